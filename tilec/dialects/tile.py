@@ -1,0 +1,380 @@
+"""The `tile` dialect (ttir): what the language needs beyond upstream arith/math/scf.
+
+Tensors are builtin `tensor<...>`; elementwise math is upstream arith/math applied to
+tensors; control flow is scf. This module holds the IRDL definition, one small builder
+and reader per op, and the verifiers for the shape and type rules IRDL cannot express.
+
+    !tile.ptr<f32>                          pointer to f32 in global memory
+    %p = "tile.get_program_id"() {axis = 0 : i32} : () -> i32
+    %r = "tile.make_range"() {start = 0 : i32, end = 128 : i32} : () -> tensor<128xi32>
+    %s = "tile.splat"(%x) : (f32) -> tensor<128xf32>
+    %b = "tile.broadcast"(%t) : (tensor<1x128xf32>) -> tensor<64x128xf32>
+    %e = "tile.expand_dims"(%t) {axis = 0 : i32} : (tensor<128xf32>) -> tensor<1x128xf32>
+    %q = "tile.addptr"(%ptrs, %offs) : (tensor<128x!tile.ptr<f32>>, tensor<128xi32>) -> tensor<128x!tile.ptr<f32>>
+    %v = "tile.load"(%q, %mask, %other) {operandSegmentSizes = array<i32: 1, 1, 1>, ...}
+    "tile.store"(%q, %v, %mask) {operandSegmentSizes = array<i32: 1, 1, 1>, ...}
+    %m = "tile.reduce"(%v) ({ ^bb0(%a: f32, %b: f32): ... gpu.yield %c : f32 }) {axis = 0 : i32, ...}
+"""
+from __future__ import annotations
+
+import functools
+from typing import Callable, Sequence
+
+from mlir import ir
+
+from ._mlir import (bool_attr, create_op, i32_attr, int_attr_value, is_tensor, operand_groups,
+                    register_irdl, str_attr, tensor_type)
+
+# Reductions take up to this many operands (each its own IRDL group, see _mlir.py).
+MAX_REDUCE_OPERANDS = 8
+
+
+def _reduce_groups(prefix: str, keyword: str) -> str:
+    lines, names = [], []
+    for i in range(MAX_REDUCE_OPERANDS):
+        lines.append(f"    %{prefix}{i} = irdl.any")
+        names.append(f"{keyword}{i}: {'optional ' if i else ''}%{prefix}{i}")
+    return "\n".join(lines), ", ".join(names)
+
+
+_RED_IN_DEFS, _RED_IN = _reduce_groups("in", "src")
+_RED_OUT_DEFS, _RED_OUT = _reduce_groups("out", "result")
+
+IRDL = f"""
+irdl.dialect @tile {{
+  irdl.type @ptr {{
+    %0 = irdl.any
+    irdl.parameters(pointee: %0)
+  }}
+  irdl.operation @get_program_id {{
+    %0 = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %0}}
+    %1 = irdl.is i32
+    irdl.results(result: %1)
+  }}
+  irdl.operation @get_num_programs {{
+    %0 = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %0}}
+    %1 = irdl.is i32
+    irdl.results(result: %1)
+  }}
+  irdl.operation @make_range {{
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.integer"
+    irdl.attributes {{"start" = %0, "end" = %1}}
+    %2 = irdl.base "!builtin.tensor"
+    irdl.results(result: %2)
+  }}
+  irdl.operation @splat {{
+    %0 = irdl.any
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @broadcast {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @expand_dims {{
+    %a = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %a}}
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @addptr {{
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    irdl.operands(ptr: %0, offset: %1)
+    irdl.results(result: %2)
+  }}
+  irdl.operation @ptr_to_int {{
+    %0 = irdl.any
+    %1 = irdl.any
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @int_to_ptr {{
+    %0 = irdl.any
+    %1 = irdl.any
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @bitcast {{
+    %0 = irdl.any
+    %1 = irdl.any
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @load {{
+    %c = irdl.base "#builtin.string"
+    %e = irdl.base "#builtin.string"
+    %v = irdl.base "#builtin.integer"
+    irdl.attributes {{"cache" = %c, "evict" = %e, "volatile" = %v}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    %3 = irdl.any
+    irdl.operands(ptr: %0, mask: optional %1, other: optional %2)
+    irdl.results(result: %3)
+  }}
+  irdl.operation @store {{
+    %c = irdl.base "#builtin.string"
+    %e = irdl.base "#builtin.string"
+    irdl.attributes {{"cache" = %c, "evict" = %e}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    irdl.operands(ptr: %0, value: %1, mask: optional %2)
+  }}
+  irdl.operation @reduce {{
+    %a = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %a}}
+{_RED_IN_DEFS}
+    irdl.operands({_RED_IN})
+{_RED_OUT_DEFS}
+    irdl.results({_RED_OUT})
+    %r = irdl.region
+    irdl.regions(combine: %r)
+  }}
+}}
+"""
+
+register_irdl("tile", IRDL)
+
+# ----------------------------------------------------------------------------- types
+
+
+@functools.lru_cache(maxsize=None)
+def _ptr_type_text(pointee_text: str) -> str:
+    return f"!tile.ptr<{pointee_text}>"
+
+
+def ptr_type(pointee: ir.Type) -> ir.Type:
+    return ir.Type.parse(_ptr_type_text(str(pointee)))
+
+
+def is_ptr_type(ty: ir.Type) -> bool:
+    return str(ty).startswith("!tile.ptr<")
+
+
+def pointee_type(ty: ir.Type) -> ir.Type:
+    text = str(ty)
+    assert text.startswith("!tile.ptr<") and text.endswith(">"), text
+    return ir.Type.parse(text[len("!tile.ptr<"):-1], context=ty.context)
+
+
+def element_type(ty: ir.Type) -> ir.Type:
+    """The element type of a tensor type; a scalar type itself."""
+    return tensor_type(ty).element_type if is_tensor(ty) else ty
+
+
+def shape_of(ty: ir.Type) -> tuple[int, ...]:
+    return tuple(tensor_type(ty).shape) if is_tensor(ty) else ()
+
+
+def with_element_type(ty: ir.Type, element: ir.Type) -> ir.Type:
+    """`ty` with its element type replaced (keeping shape and encoding)."""
+    if not is_tensor(ty):
+        return element
+    t = tensor_type(ty)
+    return ir.RankedTensorType.get(list(t.shape), element, t.encoding)
+
+
+# ----------------------------------------------------------------------------- builders
+
+
+def get_program_id(axis: int) -> ir.Value:
+    return create_op("tile.get_program_id", [ir.IntegerType.get_signless(32)],
+                     attributes={"axis": i32_attr(axis)}).result
+
+
+def get_num_programs(axis: int) -> ir.Value:
+    return create_op("tile.get_num_programs", [ir.IntegerType.get_signless(32)],
+                     attributes={"axis": i32_attr(axis)}).result
+
+
+def make_range(start: int, end: int, ty: ir.Type) -> ir.Value:
+    return create_op("tile.make_range", [ty], attributes={"start": i32_attr(start), "end": i32_attr(end)}).result
+
+
+def splat(src: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.splat", [ty], [src]).result
+
+
+def broadcast(src: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.broadcast", [ty], [src]).result
+
+
+def expand_dims(src: ir.Value, axis: int, ty: ir.Type) -> ir.Value:
+    return create_op("tile.expand_dims", [ty], [src], attributes={"axis": i32_attr(axis)}).result
+
+
+def addptr(ptr: ir.Value, offset: ir.Value) -> ir.Value:
+    return create_op("tile.addptr", [ptr.type], [ptr, offset]).result
+
+
+def load(ptr: ir.Value, mask: ir.Value | None, other: ir.Value | None, ty: ir.Type, *,
+         cache: str = "", evict: str = "", volatile: bool = False) -> ir.Value:
+    return create_op("tile.load", [ty], [ptr, mask, other], segments=[1, int(mask is not None), int(other is not None)],
+                     attributes={"cache": str_attr(cache), "evict": str_attr(evict),
+                                 "volatile": bool_attr(volatile)}).result
+
+
+def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, cache: str = "", evict: str = "") -> ir.Operation:
+    return create_op("tile.store", [], [ptr, value, mask], segments=[1, 1, int(mask is not None)],
+                     attributes={"cache": str_attr(cache), "evict": str_attr(evict)})
+
+
+def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type]) -> ir.Operation:
+    """Creates a tile.reduce with an empty combiner region (the caller fills it)."""
+    n = len(srcs)
+    if not 1 <= n <= MAX_REDUCE_OPERANDS:
+        raise ValueError(f"a reduction takes 1 to {MAX_REDUCE_OPERANDS} operands, got {n}")
+    segments = [1 if i < n else 0 for i in range(MAX_REDUCE_OPERANDS)]
+    attributes = {"axis": i32_attr(axis), "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
+    return create_op("tile.reduce", list(result_types), list(srcs), attributes=attributes,
+                     regions=1, segments=segments)
+
+
+# ----------------------------------------------------------------------------- readers
+
+
+def load_operands(op: ir.Operation) -> tuple[ir.Value, ir.Value | None, ir.Value | None]:
+    ptr, mask, other = (g[0] if g else None for g in operand_groups(op))
+    return ptr, mask, other
+
+
+def store_operands(op: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Value | None]:
+    ptr, value, mask = (g[0] if g else None for g in operand_groups(op))
+    return ptr, value, mask
+
+
+def axis_of(op: ir.Operation) -> int:
+    return int_attr_value(op, "axis")
+
+
+# ----------------------------------------------------------------------------- verifiers
+
+# Shape and type rules that IRDL cannot state. Each verifier returns an error message
+# or None; `verify_module` runs them after the frontend and between passes.
+VERIFIERS: dict[str, Callable[[ir.Operation], str | None]] = {}
+
+
+def verifier(name: str):
+    def register(fn):
+        VERIFIERS[name] = fn
+        return fn
+    return register
+
+
+def _same_shape(a: ir.Type, b: ir.Type) -> bool:
+    return shape_of(a) == shape_of(b)
+
+
+@verifier("tile.make_range")
+def _verify_make_range(op: ir.Operation) -> str | None:
+    start, end = int_attr_value(op, "start"), int_attr_value(op, "end")
+    shape = shape_of(op.results[0].type)
+    if len(shape) != 1 or shape[0] != end - start:
+        return f"result shape {list(shape)} does not match the range [{start}, {end})"
+    if str(element_type(op.results[0].type)) != "i32":
+        return "result must be a tensor of i32"
+    return None
+
+
+@verifier("tile.splat")
+def _verify_splat(op: ir.Operation) -> str | None:
+    src, res = op.operands[0].type, op.results[0].type
+    if is_tensor(src):
+        return "source of splat must be a scalar"
+    if element_type(res) != src:
+        return f"result element type {element_type(res)} differs from the scalar type {src}"
+    return None
+
+
+@verifier("tile.broadcast")
+def _verify_broadcast(op: ir.Operation) -> str | None:
+    src, res = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    if len(src) != len(res):
+        return f"broadcast cannot change the rank ({len(src)} to {len(res)})"
+    for a, b in zip(src, res):
+        if a != b and a != 1:
+            return f"cannot broadcast shape {list(src)} to {list(res)}"
+    if element_type(op.operands[0].type) != element_type(op.results[0].type):
+        return "broadcast cannot change the element type"
+    return None
+
+
+@verifier("tile.expand_dims")
+def _verify_expand_dims(op: ir.Operation) -> str | None:
+    axis = axis_of(op)
+    src, res = list(shape_of(op.operands[0].type)), list(shape_of(op.results[0].type))
+    if not 0 <= axis <= len(src) or src[:axis] + [1] + src[axis:] != res:
+        return f"expanding {src} at axis {axis} does not give {res}"
+    return None
+
+
+@verifier("tile.addptr")
+def _verify_addptr(op: ir.Operation) -> str | None:
+    ptr, off, res = op.operands[0].type, op.operands[1].type, op.results[0].type
+    if not is_ptr_type(element_type(ptr)):
+        return f"first operand must be a pointer or tensor of pointers, got {ptr}"
+    if not isinstance(element_type(off), ir.IntegerType):
+        return f"offset must be an integer or tensor of integers, got {off}"
+    if not (_same_shape(ptr, off) and ptr == res):
+        return "pointer, offset and result must have the same shape, and the result the pointer's type"
+    return None
+
+
+@verifier("tile.load")
+def _verify_load(op: ir.Operation) -> str | None:
+    ptr, mask, other = load_operands(op)
+    res = op.results[0].type
+    if not is_ptr_type(element_type(ptr.type)):
+        return f"load needs a pointer operand, got {ptr.type}"
+    if pointee_type(element_type(ptr.type)) != element_type(res):
+        return f"loading {pointee_type(element_type(ptr.type))} cannot produce {element_type(res)}"
+    for name, value in (("mask", mask), ("other", other)):
+        if value is not None and not _same_shape(value.type, ptr.type):
+            return f"{name} shape {list(shape_of(value.type))} differs from pointer shape {list(shape_of(ptr.type))}"
+    if mask is not None and str(element_type(mask.type)) != "i1":
+        return "mask must be i1"
+    if not _same_shape(res, ptr.type):
+        return "result shape differs from pointer shape"
+    return None
+
+
+@verifier("tile.store")
+def _verify_store(op: ir.Operation) -> str | None:
+    ptr, value, mask = store_operands(op)
+    if not is_ptr_type(element_type(ptr.type)):
+        return f"store needs a pointer operand, got {ptr.type}"
+    if pointee_type(element_type(ptr.type)) != element_type(value.type):
+        return "stored value type differs from the pointee type"
+    if not _same_shape(value.type, ptr.type) or (mask is not None and not _same_shape(mask.type, ptr.type)):
+        return "pointer, value and mask must have the same shape"
+    return None
+
+
+@verifier("tile.reduce")
+def _verify_reduce(op: ir.Operation) -> str | None:
+    axis = axis_of(op)
+    srcs = list(op.operands)
+    shape = list(shape_of(srcs[0].type))
+    if not 0 <= axis < len(shape):
+        return f"axis {axis} out of range for rank {len(shape)}"
+    expected = shape[:axis] + shape[axis + 1:]
+    for src, res in zip(srcs, op.results):
+        if list(shape_of(src.type)) != shape:
+            return "all reduced operands must have the same shape"
+        if list(shape_of(res.type)) != expected:
+            return f"result shape {list(shape_of(res.type))} should be {expected}"
+    block = op.regions[0].blocks[0]
+    if len(block.arguments) != 2 * len(srcs):
+        return f"combiner takes {len(block.arguments)} arguments; expected {2 * len(srcs)}"
+    return None

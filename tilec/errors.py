@@ -1,0 +1,69 @@
+"""Errors tilec raises to users."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A place in a kernel's source: file, 1-based line and column, the line's text."""
+    filename: str
+    lineno: int
+    col: int
+    source_line: str
+    function: str
+
+    def render(self) -> str:
+        line = self.source_line.rstrip("\n")
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        caret = " " * max(self.col - 1 - indent, 0) + "^"
+        return f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
+
+
+class CompilationError(Exception):
+    """A kernel could not be compiled: where, and one sentence saying why.
+
+    `location` is where the error happened; `call_stack` lists the call sites that led
+    there when it happened inside a called @jit function (outermost first).
+    """
+
+    def __init__(self, message: str, location: SourceLocation | None = None,
+                 call_stack: tuple[SourceLocation, ...] = ()):
+        self.message = message
+        self.location = location
+        self.call_stack = tuple(call_stack)
+        super().__init__(self._render())
+
+    def with_call_site(self, site: SourceLocation) -> "CompilationError":
+        return CompilationError(self.message, self.location, (site,) + self.call_stack)
+
+    def _render(self) -> str:
+        if self.location is None:
+            return self.message
+        parts = []
+        for site in self.call_stack:
+            parts.append("called from " + site.render())
+        parts.append("at " + self.location.render())
+        parts.append(self.message)
+        return "\n".join(parts)
+
+    def __reduce__(self):
+        return (CompilationError, (self.message, self.location, self.call_stack))
+
+
+class OutOfResources(Exception):
+    """A kernel needs more of a per-block resource (shared memory, registers) than the GPU has."""
+
+    def __init__(self, resource: str, required: int, available: int, kernel: str = ""):
+        self.resource, self.required, self.available, self.kernel = resource, required, available, kernel
+        where = f" by kernel {kernel}" if kernel else ""
+        super().__init__(f"out of resource: {resource}: {required} bytes required{where}, "
+                         f"but the GPU provides {available}. Reduce block sizes or num_stages.")
+
+    def __reduce__(self):
+        return (OutOfResources, (self.resource, self.required, self.available, self.kernel))
+
+
+class LaunchError(ValueError):
+    """A kernel launch was given arguments it cannot accept."""

@@ -1,0 +1,63 @@
+"""Frontend: Python AST -> ttir. `generate_ttir` is its one entry point."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from mlir import ir
+
+from ..dialects import make_context, verify_module
+from ..dialects._mlir import i32_attr
+from ..language import core as tl
+from ..language.core import activate_semantic, constexpr, tensor
+from ..language.semantic import Semantic
+from .code_generator import CodeGenerator
+from .ir_builder import IRBuilder
+from .kernel_function import KernelFunction
+
+__all__ = ["ArgSpec", "KernelFunction", "generate_ttir"]
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """How one kernel parameter is compiled.
+
+    `constant` arguments (tl.constexpr parameters, and integers specialised to 1) are
+    folded into the code; the others become function arguments of type `ty`, with
+    `divisibility` (16 or 1: bytes for pointers, units for integers) for axis info.
+    """
+    name: str
+    ty: tl.dtype | None = None
+    constant: Any = None
+    is_constant: bool = False
+    divisibility: int = 1
+
+    def key(self) -> tuple:
+        if self.is_constant:
+            return (self.name, "c", repr(self.constant))
+        return (self.name, str(self.ty), self.divisibility)
+
+
+def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None) -> ir.Module:
+    """Builds and verifies the ttir module of kernel `fn` for one specialisation."""
+    context = context or make_context()
+    with context, ir.Location.file(fn.filename, fn.first_line, 1):
+        module = ir.Module.create()
+        builder = IRBuilder(context, module)
+        semantic = Semantic(builder)
+        runtime_args = [a for a in args if not a.is_constant]
+        arg_types = [builder.get_type(a.ty) for a in runtime_args]
+        arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}
+                     for a in runtime_args]
+        func_op, entry = builder.create_function(fn.__name__, arg_types, arg_attrs)
+        scope: dict[str, Any] = {}
+        block_args = iter(entry.arguments)
+        for arg in args:
+            scope[arg.name] = constexpr(arg.constant) if arg.is_constant else tensor(next(block_args), arg.ty)
+        generator = CodeGenerator(fn, builder, semantic, scope, is_kernel=True)
+        with activate_semantic(semantic), ir.InsertionPoint(entry):
+            generator.visit(fn.parse())
+            builder.ret()
+        func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
+    verify_module(module, "the frontend")
+    return module

@@ -1,0 +1,721 @@
+"""The AST visitor: walks a @jit function's Python AST and drives the semantic layer.
+
+It owns what the language builtins cannot see: names and scopes, constexpr folding,
+structured control flow (static and runtime `if`, `for` loops with loop-carried
+values), calls to other @jit functions (inlined), and turning every failure into a
+`CompilationError` that points at the offending source.
+"""
+from __future__ import annotations
+
+import ast
+import builtins as py
+import operator
+from typing import Any, Sequence
+
+from mlir import ir
+
+from ..errors import CompilationError, SourceLocation
+from ..language import builtins as lang
+from ..language import core as tl
+from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
+from ..language.semantic import Semantic
+from .ir_builder import IRBuilder
+from .kernel_function import KernelFunction
+
+_BINARY_OPERATORS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+}
+
+_COMPARE_OPERATORS = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+}
+
+# Python builtins a kernel may call (on compile-time values, or as noted).
+_ALLOWED_PYTHON_BUILTINS = {
+    py.range, py.len, py.int, py.float, py.bool, py.abs, py.isinstance, py.getattr, py.hasattr,
+    py.tuple, py.list, py.zip, py.enumerate, py.reversed, py.min, py.max, py.print, py.type, py.str,
+    py.sorted, py.any, py.all, py.sum, py.divmod, py.round, py.pow,
+}
+
+_UNSUPPORTED_STATEMENTS = {
+    ast.Try: "try/except is not supported in kernels",
+    ast.With: "`with` is not supported in kernels",
+    ast.ClassDef: "classes cannot be defined inside kernels",
+    ast.FunctionDef: "functions cannot be defined inside kernels; define a separate @tilec.jit function",
+    ast.AsyncFunctionDef: "async functions cannot be defined inside kernels",
+    ast.Raise: "`raise` is not supported in kernels; use tl.static_assert or tl.device_assert",
+    ast.Global: "`global` is not supported in kernels",
+    ast.Nonlocal: "`nonlocal` is not supported in kernels",
+    ast.Delete: "`del` is not supported in kernels",
+    ast.Import: "imports are not allowed inside kernels; import at module level",
+    ast.ImportFrom: "imports are not allowed inside kernels; import at module level",
+    ast.Break: "`break` is not supported yet; restructure the loop with a condition",
+    ast.Continue: "`continue` is not supported yet; guard the rest of the body with an `if`",
+    ast.While: "`while` loops are not supported yet; use `for ... in range(...)`",
+}
+
+_UNSUPPORTED_EXPRESSIONS = {
+    ast.Lambda: "lambda functions are not supported in kernels; use a @tilec.jit function",
+    ast.Yield: "`yield` is not supported in kernels",
+    ast.YieldFrom: "`yield from` is not supported in kernels",
+    ast.Await: "`await` is not supported in kernels",
+    ast.ListComp: "list comprehensions are not supported in kernels; use tl.static_range",
+    ast.SetComp: "set comprehensions are not supported in kernels",
+    ast.DictComp: "dict comprehensions are not supported in kernels",
+    ast.GeneratorExp: "generator expressions are not supported in kernels",
+    ast.Set: "sets are not supported in kernels",
+    ast.Dict: "dicts are not supported in kernels",
+    ast.NamedExpr: "the walrus operator `:=` is not supported in kernels",
+}
+
+MAX_CALL_DEPTH = 64
+
+
+class _Undefined:
+    """A name that exists in some control-flow path only; using it is an error."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+def _sanitize(value: Any) -> Any:
+    """Plain Python constants become constexprs; everything else is kept."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return constexpr(value)
+    if isinstance(value, tl.dtype):
+        return constexpr(value)
+    return value
+
+
+def _assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
+    """Names a block of statements may assign (including inside nested blocks)."""
+    names: list[str] = []
+
+    def add_target(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in names:
+                names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                add_target(elt)
+
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    add_target(target)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                add_target(node.target)
+            elif isinstance(node, ast.For):
+                add_target(node.target)
+    return names
+
+
+class CodeGenerator(ast.NodeVisitor):
+    """Generates ttir for one function body (a kernel, or an inlined @jit callee)."""
+
+    def __init__(self, fn: KernelFunction, builder: IRBuilder, semantic: Semantic, scope: dict[str, Any], *,
+                 is_kernel: bool, depth: int = 0):
+        self.fn = fn
+        self.builder = builder
+        self.semantic = semantic
+        self.scope = scope
+        self.is_kernel = is_kernel
+        self.depth = depth
+        self.return_value: Any = None
+        self.has_returned = False
+        self.control_depth = 0
+        self._closure = fn.closure_values()
+
+    # ------------------------------------------------------------------ errors and locations
+    def location(self, node: ast.AST) -> SourceLocation:
+        lineno = getattr(node, "lineno", 1)
+        col = getattr(node, "col_offset", 0) + 1 + self.fn.indent
+        return SourceLocation(self.fn.filename, self.fn.file_line(lineno), col,
+                              self.fn.source_line(lineno), self.fn.__name__)
+
+    def error(self, node: ast.AST, message: str) -> CompilationError:
+        return CompilationError(message, self.location(node))
+
+    def visit(self, node: ast.AST) -> Any:
+        lineno = getattr(node, "lineno", None)
+        if lineno is None:
+            return super().visit(node)
+        loc = ir.Location.file(self.fn.filename, self.fn.file_line(lineno), node.col_offset + 1 + self.fn.indent)
+        try:
+            with loc:
+                return super().visit(node)
+        except CompilationError:
+            raise
+        except TilecSemanticError as exc:
+            raise self.error(node, str(exc)) from None
+        except RecursionError:
+            raise self.error(node, "the kernel nests too deeply to compile") from None
+        except Exception as exc:  # any other failure still points at the source
+            err = self.error(node, f"{type(exc).__name__}: {exc}")
+            err.original = exc
+            raise err from None
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        message = _UNSUPPORTED_STATEMENTS.get(type(node)) or _UNSUPPORTED_EXPRESSIONS.get(type(node))
+        raise self.error(node, message or f"unsupported syntax in a kernel: {type(node).__name__}")
+
+    # ------------------------------------------------------------------ names
+    def lookup(self, name: str, node: ast.AST) -> Any:
+        if name in self.scope:
+            value = self.scope[name]
+            if isinstance(value, _Undefined):
+                raise self.error(node, f"name '{name}' is not defined here: {value.reason}")
+            return value
+        for namespace in (self._closure, self.fn.globals):
+            if name in namespace:
+                return self._global_value(name, namespace[name], node)
+        builtin = getattr(py, name, None)
+        if builtin is not None and builtin in _ALLOWED_PYTHON_BUILTINS:
+            return builtin
+        if builtin is not None:
+            raise self.error(node, f"the Python builtin '{name}' cannot be used in a kernel")
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def _global_value(self, name: str, value: Any, node: ast.AST) -> Any:
+        import types
+        if isinstance(value, (constexpr, KernelFunction, tl.dtype, types.ModuleType)) or is_builtin(value):
+            return value
+        if isinstance(value, type) or callable(value):
+            return value  # classes and functions are checked when called
+        if value is None or isinstance(value, (bool, int, float, str, tuple)):
+            # Plain globals are read at compile time, as constants.
+            return _sanitize(value) if not isinstance(value, tuple) else constexpr(value)
+        raise self.error(node, f"global '{name}' of type {type(value).__name__} cannot be used in a kernel; "
+                               "only constants (tl.constexpr), @jit functions and modules can")
+
+    def set_name(self, name: str, value: Any) -> None:
+        self.scope[name] = _sanitize(value)
+
+    # ------------------------------------------------------------------ statements
+    def visit_block(self, statements: Sequence[ast.stmt]) -> None:
+        for stmt in statements:
+            if self.has_returned:
+                break
+            self.visit(stmt)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.visit_block(node.body)
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # docstring
+        self.visit(node.value)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return None
+        value = self.visit(node.value)
+        annotation = self.visit(node.annotation) if not isinstance(node.annotation, ast.Constant) else node.annotation.value
+        if tl.is_constexpr_annotation(_unwrap(annotation)) or _unwrap(annotation) is constexpr:
+            if isinstance(value, tensor):
+                raise self.error(node, f"'{ast.unparse(node.target)}' is annotated tl.constexpr, but its value is "
+                                       "only known when the kernel runs")
+            value = constexpr(value)
+        self.assign(node.target, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node, "augmented assignment only works on plain names in kernels "
+                                   "(tensors are immutable; item assignment is not supported)")
+        current = self.lookup(node.target.id, node.target)
+        value = self.binary(node.op, current, self.visit(node.value), node)
+        self.set_name(node.target.id, value)
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            self.set_name(target.id, value)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            items = _unwrap(value)
+            if isinstance(items, tensor) or not isinstance(items, (tuple, list)):
+                raise self.error(target, f"cannot unpack a {type(items).__name__} into {len(target.elts)} names")
+            if len(items) != len(target.elts):
+                raise self.error(target, f"cannot unpack {len(items)} values into {len(target.elts)} names")
+            for elt, item in zip(target.elts, items):
+                self.assign(elt, item)
+            return
+        if isinstance(target, ast.Subscript):
+            raise self.error(target, "item assignment is not supported: tensors are immutable in kernels; "
+                                     "build a new tensor with tl.where")
+        if isinstance(target, ast.Attribute):
+            raise self.error(target, "attribute assignment is not supported in kernels")
+        raise self.error(target, f"cannot assign to {type(target).__name__}")
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.control_depth:
+            raise self.error(node, "`return` inside an `if` or a loop is not supported; "
+                                   "assign the result to a name and return it at the end")
+        value = self.visit(node.value) if node.value is not None else None
+        if self.is_kernel and _unwrap(value) is not None:
+            raise self.error(node, "a kernel cannot return a value; store results through a pointer")
+        self.return_value = value
+        self.has_returned = True
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        test = self.visit(node.test)
+        message = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
+        if isinstance(test, tensor):
+            raise self.error(node, "`assert` on a value known only at run time needs tl.device_assert, "
+                                   "which is not supported yet")
+        if not _unwrap(test):
+            raise self.error(node, f"assertion failed: {message}" if message else "assertion failed")
+
+    # ------------------------------------------------------------------ if
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)
+        if not isinstance(cond, tensor):
+            self.visit_block(node.body if _unwrap(cond) else node.orelse)
+            return
+        if cond.type.is_block():
+            raise self.error(node.test, "an `if` condition must be a scalar; for tensors use tl.where")
+        if not cond.dtype.is_bool():
+            cond = self.semantic.compare("ne", cond, 0)
+        self._runtime_if(node, cond)
+
+    def _runtime_if(self, node: ast.If, cond: tensor) -> None:
+        before = dict(self.scope)
+        draft = self.builder.create_if(cond.handle, [])
+        then_block = draft.regions[0].blocks[0]
+        else_block = draft.regions[1].blocks[0]
+        self.control_depth += 1
+        try:
+            self.scope = dict(before)
+            with ir.InsertionPoint(then_block):
+                self.visit_block(node.body)
+            then_scope = self.scope
+            self.scope = dict(before)
+            with ir.InsertionPoint(else_block):
+                self.visit_block(node.orelse)
+            else_scope = self.scope
+        finally:
+            self.control_depth -= 1
+
+        merged = dict(before)
+        yielded: list[tuple[str, tensor, tensor]] = []
+        for name in dict.fromkeys(list(then_scope) + list(else_scope)):
+            in_then, in_else = name in then_scope, name in else_scope
+            if not (in_then and in_else):
+                merged[name] = _Undefined("it is assigned in only one branch of an `if` above")
+                continue
+            tv, ev = then_scope[name], else_scope[name]
+            if tv is ev:
+                merged[name] = tv
+                continue
+            if isinstance(tv, _Undefined) or isinstance(ev, _Undefined):
+                merged[name] = tv if isinstance(tv, _Undefined) else ev
+                continue
+            if not isinstance(tv, tensor) and not isinstance(ev, tensor):
+                if isinstance(tv, constexpr) and isinstance(ev, constexpr) and tv.value == ev.value:
+                    merged[name] = tv
+                    continue
+                if not (isinstance(tv, constexpr) and isinstance(ev, constexpr)):
+                    raise self.error(node, f"'{name}' must be the same in both branches of an `if` whose condition "
+                                           "is known only at run time")
+            with ir.InsertionPoint(then_block):
+                tv = self._promote(tv, ev, name, node)
+            with ir.InsertionPoint(else_block):
+                ev = self._promote(ev, tv, name, node)
+            if tv.type != ev.type:
+                raise self.error(node, f"'{name}' is {tv.type} in the `if` branch but {ev.type} in the `else` "
+                                       "branch; both branches must give it the same type")
+            yielded.append((name, tv, ev))
+
+        with ir.InsertionPoint(then_block):
+            self.builder.scf_yield([tv.handle for _, tv, _ in yielded])
+        with ir.InsertionPoint(else_block):
+            self.builder.scf_yield([ev.handle for _, _, ev in yielded])
+        if yielded:
+            final = self._rebuild_if(draft, [tv.handle.type for _, tv, _ in yielded])
+            for (name, tv, _), result in zip(yielded, final.results):
+                merged[name] = tensor(result, tv.type)
+        self.scope = merged
+
+    def _promote(self, value: Any, other: Any, name: str, node: ast.AST) -> tensor:
+        """A branch's constexpr value as a tensor (typed like the other branch when possible)."""
+        if isinstance(value, tensor):
+            return value
+        ty = other.type if isinstance(other, tensor) else None
+        if ty is not None and ty.is_block():
+            return self.semantic.full(ty.shape, value, ty.scalar)
+        return self.semantic.to_tensor(value, ty)
+
+    def _rebuild_if(self, draft: ir.Operation, result_types: list[ir.Type]) -> ir.Operation:
+        """scf.if needs its result types up front: move the draft's bodies into a new op."""
+        with ir.InsertionPoint(draft):
+            final = self.builder.create_if(draft.operands[0], result_types)
+        for old_region, new_region in zip(draft.regions, final.regions):
+            old_block, new_block = old_region.blocks[0], new_region.blocks[0]
+            ops = [op.operation for op in old_block.operations]
+            anchor = None
+            for op in ops:
+                if anchor is None:
+                    op.detach_from_parent()
+                    new_block.append(op)
+                else:
+                    op.move_after(anchor)
+                anchor = op
+        draft.erase()
+        return final
+
+    # ------------------------------------------------------------------ for
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.error(node, "`for ... else` is not supported in kernels")
+        iterable = _unwrap(self.visit(node.iter))
+        if isinstance(iterable, lang.static_range):
+            bounds = [_unwrap(iterable.start), _unwrap(iterable.end), _unwrap(iterable.step)]
+            if any(isinstance(b, tensor) or not isinstance(b, int) for b in bounds):
+                raise self.error(node.iter, "tl.static_range bounds must be constexpr integers")
+            self._unrolled_for(node, [constexpr(i) for i in py.range(*bounds)])
+            return
+        if isinstance(iterable, lang.range):
+            self._runtime_for(node, iterable)
+            return
+        if isinstance(iterable, (tuple, list)):
+            self._unrolled_for(node, list(iterable))
+            return
+        raise self.error(node.iter, "a kernel can loop over range(...), tl.range(...), tl.static_range(...) "
+                                    f"or a constant tuple, not over {type(iterable).__name__}")
+
+    def _unrolled_for(self, node: ast.For, values: list[Any]) -> None:
+        for value in values:
+            self.assign(node.target, value)
+            self.visit_block(node.body)
+
+    def _runtime_for(self, node: ast.For, loop: lang.range) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "the loop variable of a runtime loop must be a single name")
+        sem = self.semantic
+        bounds = [_unwrap(loop.start), _unwrap(loop.end), _unwrap(loop.step)]
+        step_value = bounds[2]
+        if isinstance(step_value, int) and step_value == 0:
+            raise self.error(node.iter, "range() step must not be zero")
+        negative = isinstance(step_value, int) and step_value < 0
+        if negative:
+            # Iterate k = 0 .. cdiv(start - end, -step) and compute i = start + k * step.
+            start, end = bounds[0], bounds[1]
+            count = sem.floordiv(sem.add(sem.sub(start, end), -step_value - 1), -step_value) \
+                if isinstance(start, tensor) or isinstance(end, tensor) else max(0, -((end - start) // -step_value))
+            bounds = [0, count, 1]
+        tensors = [sem.to_tensor(b) for b in bounds]
+        for t, what in zip(tensors, ("start", "end", "step")):
+            if t.type.is_block() or not t.dtype.is_int():
+                raise self.error(node.iter, f"range {what} must be an integer scalar, got {t.type}")
+        iv_type = tl.int64 if any(t.dtype.int_bitwidth == 64 for t in tensors) else tl.int32
+        tensors = [sem.cast(t, iv_type) for t in tensors]
+
+        assigned = _assigned_names(node.body)
+        carried: list[str] = []
+        inits: list[tensor] = []
+        for name in assigned:
+            if name == node.target.id or name not in self.scope:
+                continue
+            value = self.scope[name]
+            if isinstance(value, _Undefined):
+                continue
+            if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
+                value = sem.to_tensor(value)
+            if not isinstance(value, tensor):
+                continue  # constexprs of other kinds stay constant; reassigning them is checked below
+            carried.append(name)
+            inits.append(value)
+
+        for_op = self.builder.create_for(tensors[0].handle, tensors[1].handle, tensors[2].handle,
+                                         [t.handle for t in inits])
+        if loop.num_stages is not None:
+            for_op.attributes["tile.num_stages"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
+                                                                      int(loop.num_stages))
+        body = for_op.regions[0].blocks[0]
+        before = dict(self.scope)
+        self.scope = dict(before)
+        for name, init, arg in zip(carried, inits, list(body.arguments)[1:]):
+            self.scope[name] = tensor(arg, init.type)
+        iv = tensor(body.arguments[0], iv_type)
+        self.control_depth += 1
+        try:
+            with ir.InsertionPoint(body):
+                if negative:
+                    iv = sem.add(sem.cast(_unwrap(loop.start), iv_type) if isinstance(_unwrap(loop.start), tensor)
+                                 else sem.to_tensor(_unwrap(loop.start), iv_type), sem.mul(iv, step_value))
+                self.scope[node.target.id] = iv
+                self.visit_block(node.body)
+                yields = []
+                for name, init in zip(carried, inits):
+                    value = self.scope[name]
+                    if isinstance(value, constexpr):
+                        value = self._promote(value, init, name, node)
+                    if not isinstance(value, tensor) or value.type != init.type:
+                        got = value.type if isinstance(value, tensor) else type(_unwrap(value)).__name__
+                        raise self.error(node, f"loop-carried variable '{name}' is {init.type} before the loop but "
+                                               f"{got} at the end of its body; it must keep one type "
+                                               "(initialise it with the right type, e.g. tl.zeros(..., dtype))")
+                    yields.append(value.handle)
+                self.builder.scf_yield(yields)
+        finally:
+            self.control_depth -= 1
+
+        after = dict(before)
+        for name in assigned:
+            if name not in before and name not in carried:
+                after[name] = _Undefined("it is first assigned inside a loop body above")
+        for name in assigned:
+            if name in before and name not in carried and self.scope.get(name) is not before.get(name):
+                raise self.error(node, f"'{name}' holds a constant ({before[name]!r}) before the loop and is "
+                                       "reassigned inside it; make it a tensor before the loop")
+        for name, init, result in zip(carried, inits, for_op.results):
+            after[name] = tensor(result, init.type)
+        after[node.target.id] = _Undefined("it is the variable of a loop above") \
+            if node.target.id not in before else before[node.target.id]
+        self.scope = after
+
+    # ------------------------------------------------------------------ expressions
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return constexpr(node.value)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return self.lookup(node.id, node)
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self._visit_elements(node.elts))
+
+    def visit_List(self, node: ast.List) -> tuple:
+        return tuple(self._visit_elements(node.elts))
+
+    def _visit_elements(self, elts: Sequence[ast.expr]) -> list[Any]:
+        values = []
+        for elt in elts:
+            if isinstance(elt, ast.Starred):
+                values.extend(_unwrap(self.visit(elt.value)))
+            else:
+                values.append(self.visit(elt))
+        return values
+
+    def binary(self, op: ast.operator, lhs: Any, rhs: Any, node: ast.AST) -> Any:
+        if isinstance(op, ast.MatMult):
+            raise self.error(node, "`@` is not supported; use tl.dot")
+        fn = _BINARY_OPERATORS[type(op)]
+        if not isinstance(lhs, (tensor, constexpr)) and not isinstance(rhs, (tensor, constexpr)):
+            return _sanitize(fn(lhs, rhs))
+        if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+            if not isinstance(lhs, tensor):
+                lhs = _unwrap(lhs)
+            if not isinstance(rhs, tensor):
+                rhs = _unwrap(rhs)
+        return _sanitize(fn(lhs, rhs))
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        return self.binary(node.op, self.visit(node.left), self.visit(node.right), node)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            if isinstance(operand, tensor):
+                return operand.logical_not()
+            return constexpr(not _unwrap(operand))
+        if isinstance(node.op, ast.USub):
+            return _sanitize(-operand if isinstance(operand, (tensor, constexpr)) else -operand)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.Invert):
+            return _sanitize(~operand)
+        raise self.error(node, f"unsupported unary operator {type(node.op).__name__}")
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        left = self.visit(node.left)
+        result = None
+        for op, comparator in zip(node.ops, node.comparators):
+            right = self.visit(comparator)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if isinstance(left, tensor) or isinstance(right, tensor):
+                    symbol = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
+                    raise self.error(node, f"`{symbol}` needs compile-time operands, not tensors")
+                lv, rv = _unwrap(left), _unwrap(right)
+                value = {ast.Is: lambda: lv is rv, ast.IsNot: lambda: lv is not rv,
+                         ast.In: lambda: lv in rv, ast.NotIn: lambda: lv not in rv}[type(op)]()
+                step = constexpr(value)
+            else:
+                fn = _COMPARE_OPERATORS[type(op)]
+                if isinstance(left, tensor) or isinstance(right, tensor):
+                    step = fn(left if isinstance(left, tensor) else _unwrap(left),
+                              right if isinstance(right, tensor) else _unwrap(right))
+                else:
+                    step = constexpr(fn(_unwrap(left), _unwrap(right)))
+            result = step if result is None else self._logical(result, step, "and")
+            left = right
+        return result
+
+    def _logical(self, lhs: Any, rhs: Any, kind: str) -> Any:
+        if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+            return self.semantic.logical_and(lhs, rhs) if kind == "and" else self.semantic.logical_or(lhs, rhs)
+        return constexpr(_unwrap(lhs) and _unwrap(rhs)) if kind == "and" else constexpr(_unwrap(lhs) or _unwrap(rhs))
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        kind = "and" if isinstance(node.op, ast.And) else "or"
+        result = None
+        for value_node in node.values:
+            value = self.visit(value_node)
+            if not isinstance(value, tensor):
+                truth = bool(_unwrap(value))
+                if (kind == "and" and not truth) or (kind == "or" and truth):
+                    if result is None or not isinstance(result, tensor):
+                        return value  # Python short-circuit on compile-time values
+                    return constexpr(truth)
+                if result is None:
+                    result = value
+                    continue
+            result = value if result is None else self._logical(result, value, kind)
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        test = self.visit(node.test)
+        if not isinstance(test, tensor):
+            return self.visit(node.body if _unwrap(test) else node.orelse)
+        return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        base = self.visit(node.value)
+        target = base if isinstance(base, tensor) else _unwrap(base)
+        try:
+            value = getattr(target, node.attr)
+        except AttributeError:
+            what = "tensor" if isinstance(target, tensor) else type(target).__name__
+            if hasattr(target, "__name__"):
+                what = target.__name__
+            raise self.error(node, f"'{what}' has no attribute '{node.attr}'") from None
+        return _sanitize(value) if not callable(value) or isinstance(value, tl.dtype) else value
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        base = self.visit(node.value)
+        index = self._visit_index(node.slice)
+        if isinstance(base, tensor):
+            return base[index]
+        base = _unwrap(base)
+        if isinstance(index, tensor):
+            raise self.error(node.slice, "a tuple can only be indexed by a compile-time constant")
+        return _sanitize(base[_unwrap(index)])
+
+    def _visit_index(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Slice):
+            parts = [None if p is None else _unwrap(self.visit(p)) for p in (node.lower, node.upper, node.step)]
+            return slice(*parts)
+        if isinstance(node, ast.Tuple):
+            return tuple(self._visit_index(elt) for elt in node.elts)
+        value = self.visit(node)
+        return value if isinstance(value, tensor) else _unwrap(value)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> constexpr:
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            elif isinstance(value, ast.FormattedValue):
+                item = self.visit(value.value)
+                fmt = _unwrap(self.visit(value.format_spec)) if value.format_spec is not None else ""
+                parts.append(format(item if isinstance(item, tensor) else _unwrap(item), fmt))
+        return constexpr("".join(parts))
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        return self.visit(node.value)
+
+    def visit_Starred(self, node: ast.Starred) -> Any:
+        raise self.error(node, "starred expressions are only allowed in calls and tuple literals")
+
+    # ------------------------------------------------------------------ calls
+    def visit_Call(self, node: ast.Call) -> Any:
+        fn = _unwrap(self.visit(node.func))
+        args = self._visit_elements(node.args)
+        kwargs = {}
+        for keyword in node.keywords:
+            if keyword.arg is None:
+                mapping = _unwrap(self.visit(keyword.value))
+                if not isinstance(mapping, dict):
+                    raise self.error(keyword, "** needs a compile-time dict")
+                kwargs.update(mapping)
+            else:
+                kwargs[keyword.arg] = self.visit(keyword.value)
+        return self.call(fn, args, kwargs, node)
+
+    def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        if isinstance(fn, KernelFunction):
+            return self.call_jit(fn, args, kwargs, node)
+        if fn is py.range:
+            fn = lang.range
+        if isinstance(fn, type) and issubclass(fn, lang.range):
+            return fn(*args, **kwargs)
+        if is_builtin(fn):
+            return _sanitize(fn(*args, **kwargs))
+        if fn in _ALLOWED_PYTHON_BUILTINS:
+            return self.call_python_builtin(fn, args, kwargs, node)
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, (tensor, tl.dtype, constexpr, lang.range)):
+            return _sanitize(fn(*args, **kwargs))
+        if isinstance(fn, type) and issubclass(fn, tl.dtype):
+            return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        name = getattr(fn, "__name__", repr(fn))
+        raise self.error(node, f"'{name}' is a plain Python function and cannot be called from a kernel; "
+                               "decorate it with @tilec.jit (or use a tl builtin)")
+
+    def call_python_builtin(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        if fn in (py.min, py.max) and any(isinstance(a, tensor) for a in args):
+            if kwargs or len(args) < 2:
+                raise self.error(node, f"{fn.__name__}() on tensors takes two or more positional arguments")
+            combine = self.semantic.minimum if fn is py.min else self.semantic.maximum
+            result = args[0]
+            for arg in args[1:]:
+                result = combine(result, arg)
+            return result
+        if fn is py.print:
+            lang.static_print(*args, **kwargs)
+            return None
+        if fn is py.isinstance:
+            value, classes = args[0], _unwrap(args[1])
+            return constexpr(isinstance(value if isinstance(value, tensor) else _unwrap(value), classes))
+        if fn in (py.len,) and args and isinstance(args[0], tensor):
+            if not args[0].type.is_block():
+                raise self.error(node, "len() of a scalar")
+            return constexpr(args[0].type.shape[0])
+        if any(isinstance(a, tensor) for a in args) and fn in (py.int, py.float, py.bool, py.abs):
+            if fn is py.abs:
+                return self.semantic.abs(args[0])
+            raise self.error(node, f"{fn.__name__}() needs a compile-time value; convert tensors with .to(...)")
+        raw_args = [a if isinstance(a, tensor) else _unwrap(a) for a in args]
+        raw_kwargs = {k: v if isinstance(v, tensor) else _unwrap(v) for k, v in kwargs.items()}
+        return _sanitize(fn(*raw_args, **raw_kwargs))
+
+    def call_jit(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        if self.depth >= MAX_CALL_DEPTH:
+            raise self.error(node, f"calls nest more than {MAX_CALL_DEPTH} deep; recursion is not supported")
+        try:
+            bound = callee.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise self.error(node, f"bad arguments for {callee.__name__}(): {exc}") from None
+        bound.apply_defaults()
+        scope: dict[str, Any] = {}
+        for index, (name, value) in enumerate(bound.arguments.items()):
+            if index in callee.constexprs and isinstance(value, tensor):
+                raise self.error(node, f"argument '{name}' of {callee.__name__}() is a tl.constexpr parameter, but "
+                                       "the value passed is only known at run time")
+            scope[name] = _sanitize(value)
+        generator = CodeGenerator(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1)
+        try:
+            generator.visit(callee.parse())
+        except CompilationError as exc:
+            raise exc.with_call_site(self.location(node)) from None
+        return generator.return_value

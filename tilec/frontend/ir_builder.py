@@ -1,0 +1,187 @@
+"""The compiling builder: emits ttir (tile + arith/math/scf on tensors) for the semantic layer.
+
+Besides the `Builder` interface it offers what the code generator needs for functions
+and structured control flow (scf.if, scf.for), and tracks the insertion point.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, func, scf
+
+from ..dialects import tile
+from ..dialects._mlir import create_op
+from ..language import core as tl
+from ..language.builder import Builder
+from ..language.core import TilecSemanticError, block_type, dtype, pointer_type, tensor
+
+_SCALAR_TYPES = {
+    "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
+    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+}
+
+_UNARY_OPS = {
+    "negf": "arith.negf", "absf": "math.absf", "absi": "math.absi", "exp": "math.exp", "exp2": "math.exp2",
+    "log": "math.log", "log2": "math.log2", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "sin": "math.sin",
+    "cos": "math.cos", "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf",
+}
+
+_CAST_OPS = {
+    "extsi": "arith.extsi", "extui": "arith.extui", "trunci": "arith.trunci", "sitofp": "arith.sitofp",
+    "uitofp": "arith.uitofp", "fptosi": "arith.fptosi", "fptoui": "arith.fptoui", "extf": "arith.extf",
+    "truncf": "arith.truncf",
+}
+
+
+class IRBuilder(Builder):
+    """Builds one ttir module. Must be used inside `with context:`."""
+
+    def __init__(self, context: ir.Context, module: ir.Module):
+        self.context = context
+        self.module = module
+        self._types: dict[Any, ir.Type] = {}
+
+    # ------------------------------------------------------------------ types
+    def get_type(self, ty: dtype) -> ir.Type:
+        cached = self._types.get(ty)
+        if cached is not None:
+            return cached
+        if isinstance(ty, block_type):
+            result = ir.RankedTensorType.get(list(ty.shape), self.get_type(ty.element_ty))
+        elif isinstance(ty, pointer_type):
+            result = tile.ptr_type(self.get_type(ty.element_ty))
+        else:
+            result = ir.Type.parse(_SCALAR_TYPES[ty.name])
+        self._types[ty] = result
+        return result
+
+    # ------------------------------------------------------------------ insertion
+    @contextlib.contextmanager
+    def at_end(self, block: ir.Block):
+        with ir.InsertionPoint(block):
+            yield
+
+    @contextlib.contextmanager
+    def before(self, op: ir.Operation):
+        with ir.InsertionPoint(op):
+            yield
+
+    # ------------------------------------------------------------------ Builder: creation
+    def constant(self, value, ty: dtype) -> ir.Value:
+        mlir_ty = self.get_type(ty)
+        if ty.is_floating():
+            attr = ir.FloatAttr.get(mlir_ty, float(value))
+        else:
+            value = int(value)
+            bits = ty.primitive_bitwidth
+            if value >= 1 << (bits - 1) and bits > 1:
+                value -= 1 << bits  # unsigned values are stored as their two's complement
+            attr = ir.IntegerAttr.get(mlir_ty, value)
+        return arith.ConstantOp(mlir_ty, attr).result
+
+    def splat(self, scalar, ty: block_type):
+        return tile.splat(scalar, self.get_type(ty))
+
+    def make_range(self, start: int, end: int, ty: block_type):
+        return tile.make_range(start, end, self.get_type(ty))
+
+    def program_id(self, axis: int):
+        return tile.get_program_id(axis)
+
+    def num_programs(self, axis: int):
+        return tile.get_num_programs(axis)
+
+    # ------------------------------------------------------------------ Builder: elementwise
+    def binary(self, op: str, lhs, rhs, ty: dtype):
+        return create_op("arith." + op, [self.get_type(ty)], [lhs, rhs]).result
+
+    def unary(self, op: str, x, ty: dtype):
+        return create_op(_UNARY_OPS[op], [self.get_type(ty)], [x]).result
+
+    def compare(self, predicate: str, lhs, rhs, is_float: bool, ty: dtype):
+        if is_float:
+            return arith.CmpFOp(getattr(arith.CmpFPredicate, predicate.upper()), lhs, rhs).result
+        return arith.CmpIOp(getattr(arith.CmpIPredicate, predicate), lhs, rhs).result
+
+    def select(self, cond, true_value, false_value, ty: dtype):
+        return arith.SelectOp(cond, true_value, false_value).result
+
+    def cast(self, op: str, x, ty: dtype):
+        mlir_ty = self.get_type(ty)
+        if op == "bitcast":
+            name = "tile.bitcast" if ty.scalar.is_ptr() else "arith.bitcast"
+        elif op == "ptrtoint":
+            name = "tile.ptr_to_int"
+        elif op == "inttoptr":
+            name = "tile.int_to_ptr"
+        else:
+            name = _CAST_OPS[op]
+        return create_op(name, [mlir_ty], [x]).result
+
+    # ------------------------------------------------------------------ Builder: shape
+    def broadcast(self, x, ty: block_type):
+        return tile.broadcast(x, self.get_type(ty))
+
+    def expand_dims(self, x, axis: int, ty: block_type):
+        return tile.expand_dims(x, axis, self.get_type(ty))
+
+    # ------------------------------------------------------------------ Builder: memory
+    def addptr(self, ptr, offset, ty: dtype):
+        return tile.addptr(ptr, offset)
+
+    def load(self, ptr, mask, other, ty: dtype, *, cache_modifier: str, eviction_policy: str, volatile: bool):
+        return tile.load(ptr, mask, other, self.get_type(ty), cache=cache_modifier, evict=eviction_policy,
+                         volatile=volatile)
+
+    def store(self, ptr, value, mask, *, cache_modifier: str, eviction_policy: str) -> None:
+        tile.store(ptr, value, mask, cache=cache_modifier, evict=eviction_policy)
+
+    # ------------------------------------------------------------------ Builder: reductions
+    def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable, result_types: Sequence[dtype]):
+        op = tile.reduce([x.handle for x in inputs], axis, [self.get_type(t) for t in result_types])
+        scalar_types = [x.dtype for x in inputs]
+        arg_types = [self.get_type(t) for t in scalar_types] * 2
+        block = op.regions[0].blocks.append(*arg_types)
+        n = len(inputs)
+        with ir.InsertionPoint(block):
+            args = [tensor(block.arguments[i], scalar_types[i % n]) for i in range(2 * n)]
+            results = combine(args[:n], args[n:])
+            if len(results) != n:
+                raise TilecSemanticError(f"the combine function returned {len(results)} values; expected {n}")
+            for result, want in zip(results, scalar_types):
+                if not isinstance(result, tensor) or result.type != want:
+                    got = result.type if isinstance(result, tensor) else type(result).__name__
+                    raise TilecSemanticError(f"the combine function must return {want} scalars, got {got}")
+            create_op("gpu.yield", [], [r.handle for r in results])
+        return list(op.results)
+
+    def to_python(self, x):
+        raise TilecSemanticError(
+            "this value is only known when the kernel runs, but Python needs it now (as a bool, int or "
+            "loop bound of the compiler); use a tl.constexpr, or tl.where / an `if` on a scalar")
+
+    # ------------------------------------------------------------------ functions and control flow
+    def create_function(self, name: str, arg_types: Sequence[ir.Type],
+                        arg_attrs: Sequence[dict[str, ir.Attribute]]) -> tuple[ir.Operation, ir.Block]:
+        with ir.InsertionPoint(self.module.body):
+            fn = func.FuncOp(name, ir.FunctionType.get(list(arg_types), []))
+        if any(arg_attrs):
+            fn.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(attrs) for attrs in arg_attrs])
+        entry = fn.add_entry_block()
+        return fn.operation, entry
+
+    def ret(self, values: Sequence[ir.Value] = ()) -> None:
+        func.ReturnOp(list(values))
+
+    def create_if(self, cond: ir.Value, result_types: Sequence[ir.Type]) -> ir.Operation:
+        return scf.IfOp(cond, list(result_types), has_else=True).operation
+
+    def scf_yield(self, values: Sequence[ir.Value]) -> None:
+        scf.YieldOp(list(values))
+
+    def create_for(self, lower: ir.Value, upper: ir.Value, step: ir.Value,
+                   init_values: Sequence[ir.Value]) -> ir.Operation:
+        return scf.ForOp(lower, upper, step, list(init_values)).operation

@@ -1,0 +1,18 @@
+"""tilec.language: the tile language, with the names and semantics of `triton.language`.
+
+    import tilec.language as tl
+"""
+from . import math
+from .builtins import (PropagateNan, abs, arange, broadcast, broadcast_to, cdiv, ceil, cos, erf, exp,
+                       exp2, expand_dims, floor, full, full_like, load, log, log2, max, maximum, min,
+                       minimum, num_programs, program_id, range, rsqrt, sin, sqrt, static_assert,
+                       static_print, static_range, store, sum, where, zeros, zeros_like)
+from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, float8e5, float16,
+                   float32, float64, int1, int8, int16, int32, int64, pointer_type, tensor, uint8,
+                   uint16, uint32, uint64, void)
+
+# Short names Triton also accepts.
+float8e4m3fn = float8e4nv
+float8e5m2 = float8e5
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,247 @@
+"""The functions of `tilec.language` that kernels call (`tl.load`, `tl.sum`, ...).
+
+Each is a thin wrapper: unwrap constexprs, hand the work to the active semantic layer.
+Names, parameters and defaults follow `triton.language`.
+"""
+from __future__ import annotations
+
+import builtins as _py
+from typing import Any
+
+from . import core
+from .core import _unwrap, builtin, constexpr, current_semantic, tensor
+
+
+def _sem():
+    return current_semantic()
+
+
+# ----------------------------------------------------------------------------- programs
+
+
+@builtin
+def program_id(axis) -> tensor:
+    """The index of this program along `axis` (0, 1 or 2) of the launch grid."""
+    return _sem().program_id(axis)
+
+
+@builtin
+def num_programs(axis) -> tensor:
+    """The number of programs along `axis` of the launch grid."""
+    return _sem().num_programs(axis)
+
+
+# ----------------------------------------------------------------------------- creation
+
+
+@builtin
+def arange(start, end) -> tensor:
+    """int32 block [start, end); end - start must be a power of 2."""
+    return _sem().arange(start, end)
+
+
+@builtin
+def full(shape, value, dtype) -> tensor:
+    return _sem().full(shape, value, dtype)
+
+
+@builtin
+def zeros(shape, dtype) -> tensor:
+    return _sem().full(shape, 0, dtype)
+
+
+@builtin
+def zeros_like(input) -> tensor:
+    return _sem().full(input.shape, 0, input.dtype)
+
+
+@builtin
+def full_like(input, value, dtype=None) -> tensor:
+    return _sem().full(input.shape, value, _unwrap(dtype) or input.dtype)
+
+
+# ----------------------------------------------------------------------------- shape
+
+
+@builtin(method=True)
+def expand_dims(input, axis) -> tensor:
+    axis = _unwrap(axis)
+    sem = _sem()
+    if isinstance(axis, (tuple, list)):
+        rank = len(input.type.shape) if isinstance(input, tensor) and input.type.is_block() else 0
+        axes = sorted(a + rank + len(axis) if a < 0 else a for a in (_unwrap(a) for a in axis))
+        for a in axes:
+            input = sem.expand_dims(input, a)
+        return input
+    return sem.expand_dims(input, axis)
+
+
+@builtin(method=True)
+def broadcast_to(input, *shape) -> tensor:
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
+        shape = _unwrap(shape[0])
+    return _sem().broadcast_to(_sem().to_tensor(input), core._unwrap_shape(shape))
+
+
+@builtin
+def broadcast(input, other):
+    return tuple(_sem().broadcast_pair(_sem().to_tensor(input), _sem().to_tensor(other)))
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+@builtin
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False) -> tensor:
+    """Load the elements `pointer` points to; masked-off lanes read `other`."""
+    if _unwrap(boundary_check) or _unwrap(padding_option):
+        raise core.TilecSemanticError("boundary_check and padding_option apply to block pointers, "
+                                      "which are not supported yet")
+    return _sem().load(pointer, mask, other, cache_modifier, eviction_policy, volatile)
+
+
+@builtin
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
+    """Store `value` where `pointer` points; masked-off lanes are skipped."""
+    if _unwrap(boundary_check):
+        raise core.TilecSemanticError("boundary_check applies to block pointers, which are not supported yet")
+    _sem().store(pointer, value, mask, cache_modifier, eviction_policy)
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+@builtin
+def where(condition, x, y) -> tensor:
+    """Elementwise `x if condition else y`; both sides are evaluated."""
+    return _sem().where(condition, x, y)
+
+
+@builtin
+def maximum(x, y, propagate_nan=False) -> tensor:
+    return _sem().maximum(x, y, _propagate_nan(propagate_nan))
+
+
+@builtin
+def minimum(x, y, propagate_nan=False) -> tensor:
+    return _sem().minimum(x, y, _propagate_nan(propagate_nan))
+
+
+def _propagate_nan(value) -> bool:
+    value = _unwrap(value)
+    if isinstance(value, PropagateNan):
+        return value is PropagateNan.ALL
+    return bool(value)
+
+
+class PropagateNan:
+    """`tl.PropagateNan.ALL` / `.NONE`, as in Triton."""
+    ALL: "PropagateNan"
+    NONE: "PropagateNan"
+
+
+PropagateNan.ALL = PropagateNan()
+PropagateNan.NONE = PropagateNan()
+
+
+def _make_math(name: str, doc: str):
+    @builtin(method=True)
+    def fn(x) -> tensor:
+        return _sem().math_unary(name, x)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+exp = _make_math("exp", "e ** x, elementwise.")
+exp2 = _make_math("exp2", "2 ** x, elementwise.")
+log = _make_math("log", "Natural logarithm, elementwise.")
+log2 = _make_math("log2", "Base-2 logarithm, elementwise.")
+sqrt = _make_math("sqrt", "Square root, elementwise (may be approximate for fp32; see sqrt_rn).")
+rsqrt = _make_math("rsqrt", "1 / sqrt(x), elementwise.")
+sin = _make_math("sin", "Sine, elementwise.")
+cos = _make_math("cos", "Cosine, elementwise.")
+floor = _make_math("floor", "Largest integer not greater than x, elementwise.")
+ceil = _make_math("ceil", "Smallest integer not less than x, elementwise.")
+erf = _make_math("erf", "The error function, elementwise.")
+
+
+@builtin(method=True)
+def abs(x) -> tensor:
+    return _sem().abs(x)
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+@builtin(method=True)
+def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
+    """Sum along `axis`; small integer types accumulate in 32 bits, as in Triton."""
+    return _sem().sum(input, axis, keep_dims, dtype)
+
+
+@builtin(method=True)
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
+    if _unwrap(return_indices):
+        raise core.TilecSemanticError("max(return_indices=True) is not supported yet; use tl.argmax")
+    return _sem().max(input, axis, keep_dims)
+
+
+@builtin(method=True)
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
+    if _unwrap(return_indices):
+        raise core.TilecSemanticError("min(return_indices=True) is not supported yet; use tl.argmin")
+    return _sem().min(input, axis, keep_dims)
+
+
+# ----------------------------------------------------------------------------- misc
+
+
+@builtin
+def cdiv(x, div):
+    """ceil(x / div) for integers; folds when both are constants."""
+    x, div = _unwrap(x), _unwrap(div)
+    if isinstance(x, int) and isinstance(div, int):
+        return constexpr((x + div - 1) // div)
+    return (x + div - 1) // div
+
+
+@builtin
+def static_assert(cond, msg="") -> None:
+    """Fails compilation when the constexpr `cond` is false."""
+    cond = _unwrap(cond)
+    if isinstance(cond, tensor):
+        raise core.TilecSemanticError("static_assert needs a compile-time (constexpr) condition")
+    if not cond:
+        raise core.TilecSemanticError(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg) else "static_assert failed")
+
+
+@builtin
+def static_print(*values, sep=" ", end="\n", file=None, flush=False) -> None:
+    """Prints at compile time (and once per program in the interpreter)."""
+    print(*(_unwrap(v) for v in values), sep=_unwrap(sep), end=_unwrap(end), flush=True)
+
+
+class range:
+    """`for i in tl.range(start, end, step, num_stages=...)`: a loop kept as a loop."""
+
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False):
+        if arg2 is None:
+            self.start, self.end = constexpr(0), arg1
+        else:
+            self.start, self.end = arg1, arg2
+        self.step = step if step is not None else constexpr(1)
+        self.num_stages = _unwrap(num_stages)
+        self.loop_unroll_factor = _unwrap(loop_unroll_factor)
+
+    def __iter__(self):
+        # The interpreter iterates directly; the compiler reads the fields instead.
+        return iter(_py.range(int(_unwrap(self.start)), int(_unwrap(self.end)), int(_unwrap(self.step))))
+
+
+class static_range(range):
+    """`for i in tl.static_range(...)`: the compiler unrolls it; bounds must be constexpr."""

@@ -1,0 +1,550 @@
+"""The user-facing values of the tile language: dtypes, `constexpr` and `tensor`.
+
+Everything here is backend-neutral. A `tensor` wraps a *handle* (an MLIR value when
+compiling, a NumPy array when interpreting) and a tilec type. Operators on tensors and
+the builtins in `builtins.py` forward to the active `Semantic` (see `semantic.py`), which
+alone decides type promotion, broadcasting and legality, and asks its builder to emit
+the operation.
+"""
+from __future__ import annotations
+
+import contextvars
+import math
+from typing import Any, Sequence
+
+# ----------------------------------------------------------------------------- dtypes
+
+
+class dtype:
+    """A scalar element type. Instances are interned: compare with `==` or `is`."""
+
+    SINT_TYPES = ("int8", "int16", "int32", "int64")
+    UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
+    FP_TYPES = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+    OTHER_TYPES = ("void",)
+
+    _interned: dict[str, "dtype"] = {}
+
+    def __new__(cls, *args, **kwargs):
+        if cls is dtype and args and args[0] in dtype._interned:
+            return dtype._interned[args[0]]
+        return super().__new__(cls)
+
+    def __init__(self, name: str):
+        if getattr(self, "name", None) is not None:
+            return
+        if name not in self.SINT_TYPES + self.UINT_TYPES + self.FP_TYPES + self.OTHER_TYPES:
+            raise ValueError(f"unknown dtype {name!r}")
+        self.name = name
+        if type(self) is dtype:
+            dtype._interned[name] = self
+
+    # -- classification
+    def is_int(self) -> bool:
+        return self.name in self.SINT_TYPES or self.name in self.UINT_TYPES
+
+    def is_int_signed(self) -> bool:
+        return self.name in self.SINT_TYPES
+
+    def is_int_unsigned(self) -> bool:
+        return self.name in self.UINT_TYPES
+
+    def is_bool(self) -> bool:
+        return self.name == "int1"
+
+    def is_floating(self) -> bool:
+        return self.name in self.FP_TYPES
+
+    def is_fp8(self) -> bool:
+        return self.name in ("fp8e4nv", "fp8e5")
+
+    def is_fp16(self) -> bool:
+        return self.name == "fp16"
+
+    def is_bf16(self) -> bool:
+        return self.name == "bf16"
+
+    def is_fp32(self) -> bool:
+        return self.name == "fp32"
+
+    def is_fp64(self) -> bool:
+        return self.name == "fp64"
+
+    def is_void(self) -> bool:
+        return self.name == "void"
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def is_block(self) -> bool:
+        return False
+
+    @property
+    def scalar(self) -> "dtype":
+        return self
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        if self.is_bool():
+            return 1
+        if self.is_fp8():
+            return 8
+        digits = "".join(ch for ch in self.name if ch.isdigit())
+        return int(digits) if digits else 0
+
+    @property
+    def int_bitwidth(self) -> int:
+        assert self.is_int()
+        return self.primitive_bitwidth
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes one element takes in memory (bools are stored as one byte)."""
+        return max(1, self.primitive_bitwidth // 8)
+
+    def kind(self) -> int:
+        """Promotion kind of Python scalars: bool < unsigned < signed < float."""
+        if self.is_bool():
+            return 0
+        if self.is_int_unsigned():
+            return 1
+        if self.is_int_signed():
+            return 2
+        return 3
+
+    def to_ir(self, builder) -> Any:
+        return builder.get_type(self)
+
+    # -- identity
+    def __eq__(self, other) -> bool:
+        return isinstance(other, dtype) and type(other) is type(self) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.name))
+
+    def __repr__(self) -> str:
+        return f"tl.{_REPR_NAMES.get(self.name, self.name)}"
+
+    def __str__(self) -> str:
+        return self.name
+
+    # `tl.float32(x)` would be a cast in Triton's language; not supported, say so.
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"{self!r} is a dtype; use `x.to({self!r})` to convert a value")
+
+
+_REPR_NAMES = {
+    "int1": "int1", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16",
+    "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
+}
+
+
+class pointer_type(dtype):
+    """A pointer to elements of `element_ty` in global memory."""
+
+    def __init__(self, element_ty: dtype, address_space: int = 1):
+        if not isinstance(element_ty, dtype):
+            raise TypeError(f"pointer_type expects a dtype, got {element_ty!r}")
+        self.element_ty = element_ty
+        self.address_space = address_space
+        self.name = f"pointer<{element_ty}>"
+
+    def is_ptr(self) -> bool:
+        return True
+
+    @property
+    def primitive_bitwidth(self) -> int:
+        return 64
+
+    @property
+    def itemsize(self) -> int:
+        return 8
+
+    def kind(self) -> int:
+        return 4
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, pointer_type) and other.element_ty == self.element_ty
+
+    def __hash__(self) -> int:
+        return hash(("pointer_type", self.element_ty))
+
+    def __repr__(self) -> str:
+        return f"tl.pointer_type({self.element_ty!r})"
+
+    def __str__(self) -> str:
+        return f"*{self.element_ty}"
+
+
+class block_type(dtype):
+    """The type of a tensor: a shape (powers of two) of `element_ty`."""
+
+    def __init__(self, element_ty: dtype, shape: Sequence[int]):
+        self.element_ty = element_ty
+        self.shape = tuple(int(s) for s in shape)
+        if not self.shape:
+            raise ValueError("a block type needs at least one dimension")
+        self.numel = math.prod(self.shape)
+        self.name = f"<{self.shape}, {element_ty}>"
+
+    def is_block(self) -> bool:
+        return True
+
+    @property
+    def scalar(self) -> dtype:
+        return self.element_ty
+
+    def get_block_shapes(self) -> tuple[int, ...]:
+        return self.shape
+
+    def is_ptr(self) -> bool:
+        return False
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, block_type) and other.shape == self.shape and other.element_ty == self.element_ty
+
+    def __hash__(self) -> int:
+        return hash(("block_type", self.shape, self.element_ty))
+
+    def __repr__(self) -> str:
+        return f"block_type({self.element_ty!r}, {list(self.shape)})"
+
+    def __str__(self) -> str:
+        return f"{self.element_ty}[{', '.join(map(str, self.shape))}]"
+
+
+void = dtype("void")
+int1 = dtype("int1")
+int8 = dtype("int8")
+int16 = dtype("int16")
+int32 = dtype("int32")
+int64 = dtype("int64")
+uint8 = dtype("uint8")
+uint16 = dtype("uint16")
+uint32 = dtype("uint32")
+uint64 = dtype("uint64")
+float8e4nv = dtype("fp8e4nv")
+float8e5 = dtype("fp8e5")
+float16 = dtype("fp16")
+bfloat16 = dtype("bf16")
+float32 = dtype("fp32")
+float64 = dtype("fp64")
+
+# Triton's short spellings, used in signatures ("*fp32", "i32").
+SIGNATURE_NAMES: dict[str, dtype] = {
+    "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
+    "u1": int1, "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
+    "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp16": float16, "bf16": bfloat16,
+    "fp32": float32, "fp64": float64,
+}
+
+
+def dtype_from_signature(text: str) -> dtype:
+    """'*fp32' -> pointer_type(float32); 'i32' -> int32."""
+    text = text.strip()
+    if text.startswith("*"):
+        return pointer_type(dtype_from_signature(text[1:]))
+    try:
+        return SIGNATURE_NAMES[text]
+    except KeyError:
+        raise ValueError(f"unknown type {text!r} in signature; expected one of "
+                         f"{sorted(SIGNATURE_NAMES)} or '*' followed by one") from None
+
+
+def signature_name(ty: dtype) -> str:
+    """Inverse of `dtype_from_signature`."""
+    if isinstance(ty, pointer_type):
+        return "*" + signature_name(ty.element_ty)
+    for key, value in SIGNATURE_NAMES.items():
+        if value == ty and not key.startswith("u1"):
+            return key
+    raise ValueError(f"no signature name for {ty}")
+
+
+# ----------------------------------------------------------------------------- constexpr
+
+
+class constexpr:
+    """A value known at compile time. Arithmetic on constexprs folds in Python."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self) -> str:
+        return f"constexpr[{self.value!r}]"
+
+    def __index__(self) -> int:
+        return self.value.__index__()
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __hash__(self) -> int:
+        return hash(self.value)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    def __iter__(self):
+        return iter(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __getitem__(self, index):
+        return constexpr(self.value[_unwrap(index)])
+
+    # Arithmetic folds when both sides are constant; with a tensor on the other side,
+    # NotImplemented makes Python call the tensor's reflected method.
+    def __add__(self, other): return _fold(lambda a, b: a + b, self, other)
+    def __radd__(self, other): return _fold(lambda a, b: b + a, self, other)
+    def __sub__(self, other): return _fold(lambda a, b: a - b, self, other)
+    def __rsub__(self, other): return _fold(lambda a, b: b - a, self, other)
+    def __mul__(self, other): return _fold(lambda a, b: a * b, self, other)
+    def __rmul__(self, other): return _fold(lambda a, b: b * a, self, other)
+    def __truediv__(self, other): return _fold(lambda a, b: a / b, self, other)
+    def __rtruediv__(self, other): return _fold(lambda a, b: b / a, self, other)
+    def __floordiv__(self, other): return _fold(lambda a, b: a // b, self, other)
+    def __rfloordiv__(self, other): return _fold(lambda a, b: b // a, self, other)
+    def __mod__(self, other): return _fold(lambda a, b: a % b, self, other)
+    def __rmod__(self, other): return _fold(lambda a, b: b % a, self, other)
+    def __pow__(self, other): return _fold(lambda a, b: a ** b, self, other)
+    def __rpow__(self, other): return _fold(lambda a, b: b ** a, self, other)
+    def __and__(self, other): return _fold(lambda a, b: a & b, self, other)
+    def __rand__(self, other): return _fold(lambda a, b: b & a, self, other)
+    def __or__(self, other): return _fold(lambda a, b: a | b, self, other)
+    def __ror__(self, other): return _fold(lambda a, b: b | a, self, other)
+    def __xor__(self, other): return _fold(lambda a, b: a ^ b, self, other)
+    def __rxor__(self, other): return _fold(lambda a, b: b ^ a, self, other)
+    def __lshift__(self, other): return _fold(lambda a, b: a << b, self, other)
+    def __rlshift__(self, other): return _fold(lambda a, b: b << a, self, other)
+    def __rshift__(self, other): return _fold(lambda a, b: a >> b, self, other)
+    def __rrshift__(self, other): return _fold(lambda a, b: b >> a, self, other)
+    def __lt__(self, other): return _fold(lambda a, b: a < b, self, other)
+    def __le__(self, other): return _fold(lambda a, b: a <= b, self, other)
+    def __gt__(self, other): return _fold(lambda a, b: a > b, self, other)
+    def __ge__(self, other): return _fold(lambda a, b: a >= b, self, other)
+    def __eq__(self, other): return _fold(lambda a, b: a == b, self, other)
+    def __ne__(self, other): return _fold(lambda a, b: a != b, self, other)
+    def __neg__(self): return constexpr(-self.value)
+    def __pos__(self): return constexpr(+self.value)
+    def __invert__(self): return constexpr(~self.value)
+    def __abs__(self): return constexpr(abs(self.value))
+
+
+def _fold(fn, a: constexpr, b):
+    if isinstance(b, tensor):
+        return NotImplemented
+    return constexpr(fn(a.value, _unwrap(b)))
+
+
+def _unwrap(value: Any) -> Any:
+    """constexpr(v) -> v; anything else unchanged."""
+    return value.value if isinstance(value, constexpr) else value
+
+
+def _unwrap_shape(shape) -> tuple[int, ...]:
+    shape = _unwrap(shape)
+    if isinstance(shape, (int,)):
+        return (shape,)
+    return tuple(int(_unwrap(s)) for s in shape)
+
+
+def is_constexpr_annotation(annotation: Any) -> bool:
+    """True for `tl.constexpr`, `"tl.constexpr"`, `"constexpr"` annotations."""
+    if annotation is constexpr:
+        return True
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "constexpr"
+    return False
+
+
+# ----------------------------------------------------------------------------- semantic context
+
+_active_semantic: contextvars.ContextVar = contextvars.ContextVar("tilec_semantic", default=None)
+
+
+def current_semantic():
+    """The semantic layer of the kernel being compiled or interpreted right now."""
+    sem = _active_semantic.get()
+    if sem is None:
+        raise RuntimeError(
+            "tilec.language functions can only be called inside a @tilec.jit function "
+            "(compiled, or run with TILEC_INTERPRET=1)")
+    return sem
+
+
+class activate_semantic:
+    """`with activate_semantic(sem): ...` makes `sem` the one builtins talk to."""
+
+    def __init__(self, semantic):
+        self.semantic = semantic
+        self._token = None
+
+    def __enter__(self):
+        self._token = _active_semantic.set(self.semantic)
+        return self.semantic
+
+    def __exit__(self, *exc):
+        _active_semantic.reset(self._token)
+        return False
+
+
+# ----------------------------------------------------------------------------- tensor
+
+
+class tensor:
+    """A scalar or block value inside a kernel."""
+
+    def __init__(self, handle: Any, type: dtype):
+        self.handle = handle
+        self.type = type
+        self.dtype = type.scalar
+        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+
+    # -- plain attributes
+    @property
+    def numel(self) -> constexpr:
+        return constexpr(self.type.numel if self.type.is_block() else 1)
+
+    def __repr__(self) -> str:
+        return f"tensor({self.type})"
+
+    def __str__(self) -> str:
+        return f"tensor({self.type})"
+
+    # -- the interpreter uses these; the compiler refuses them (see Semantic.to_python_bool)
+    def __bool__(self) -> bool:
+        return current_semantic().to_python_bool(self)
+
+    def __index__(self) -> int:
+        return current_semantic().to_python_int(self)
+
+    def __int__(self) -> int:
+        return current_semantic().to_python_int(self)
+
+    def __float__(self) -> float:
+        return current_semantic().to_python_float(self)
+
+    def __iter__(self):
+        raise TypeError("a tensor cannot be iterated over in a kernel; use tl.static_range or index computations")
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- arithmetic
+    def __add__(self, other): return current_semantic().add(self, other)
+    def __radd__(self, other): return current_semantic().add(other, self)
+    def __sub__(self, other): return current_semantic().sub(self, other)
+    def __rsub__(self, other): return current_semantic().sub(other, self)
+    def __mul__(self, other): return current_semantic().mul(self, other)
+    def __rmul__(self, other): return current_semantic().mul(other, self)
+    def __truediv__(self, other): return current_semantic().truediv(self, other)
+    def __rtruediv__(self, other): return current_semantic().truediv(other, self)
+    def __floordiv__(self, other): return current_semantic().floordiv(self, other)
+    def __rfloordiv__(self, other): return current_semantic().floordiv(other, self)
+    def __mod__(self, other): return current_semantic().mod(self, other)
+    def __rmod__(self, other): return current_semantic().mod(other, self)
+    def __neg__(self): return current_semantic().minus(self)
+    def __pos__(self): return self
+    def __invert__(self): return current_semantic().invert(self)
+    def __and__(self, other): return current_semantic().and_(self, other)
+    def __rand__(self, other): return current_semantic().and_(other, self)
+    def __or__(self, other): return current_semantic().or_(self, other)
+    def __ror__(self, other): return current_semantic().or_(other, self)
+    def __xor__(self, other): return current_semantic().xor_(self, other)
+    def __rxor__(self, other): return current_semantic().xor_(other, self)
+    def __lshift__(self, other): return current_semantic().shl(self, other)
+    def __rlshift__(self, other): return current_semantic().shl(other, self)
+    def __rshift__(self, other): return current_semantic().shr(self, other)
+    def __rrshift__(self, other): return current_semantic().shr(other, self)
+    def __pow__(self, other): raise TypeError("`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication")
+
+    # -- comparisons
+    def __lt__(self, other): return current_semantic().compare("lt", self, other)
+    def __le__(self, other): return current_semantic().compare("le", self, other)
+    def __gt__(self, other): return current_semantic().compare("gt", self, other)
+    def __ge__(self, other): return current_semantic().compare("ge", self, other)
+    def __eq__(self, other): return current_semantic().compare("eq", self, other)
+    def __ne__(self, other): return current_semantic().compare("ne", self, other)
+
+    # Python's `and`/`or`/`not` on tensors: the code generator maps them to these.
+    def logical_and(self, other): return current_semantic().logical_and(self, other)
+    def logical_or(self, other): return current_semantic().logical_or(self, other)
+    def logical_not(self): return current_semantic().logical_not(self)
+
+    # -- indexing: x[:, None], x[None, :]
+    def __getitem__(self, slices):
+        return current_semantic().subscript(self, slices)
+
+    def __setitem__(self, key, value):
+        raise TypeError("tensors are immutable in a kernel: item assignment is not supported; "
+                        "build a new tensor with tl.where")
+
+    # -- methods (Triton's tensor methods)
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+        return current_semantic().cast(self, _unwrap(dtype), bitcast=bool(_unwrap(bitcast)),
+                                       fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+
+    @property
+    def T(self):
+        from . import builtins
+        return builtins.trans(self)
+
+    def __getattr__(self, name):
+        # Tensor methods that mirror builtins (x.sum(axis=0), x.to(...), ...).
+        from . import builtins
+        fn = getattr(builtins, name, None)
+        if fn is not None and getattr(fn, "__tilec_builtin__", False) and getattr(fn, "__tilec_method__", False):
+            return lambda *args, **kwargs: fn(self, *args, **kwargs)
+        raise AttributeError(f"tensor has no attribute {name!r}")
+
+
+class tuple_value(tuple):
+    """A tuple of kernel values (returned by split, reductions of tuples, calls)."""
+
+
+# ----------------------------------------------------------------------------- builtin marker
+
+
+def builtin(fn=None, *, method: bool = False):
+    """Marks a function as a language builtin callable from kernels.
+
+    `method=True` also exposes it as a tensor method (`x.sum()` for `tl.sum(x)`).
+    """
+
+    def wrap(f):
+        f.__tilec_builtin__ = True
+        f.__tilec_method__ = method
+        return f
+
+    return wrap(fn) if fn is not None else wrap
+
+
+def is_builtin(fn: Any) -> bool:
+    return getattr(fn, "__tilec_builtin__", False)
+
+
+class TilecSemanticError(Exception):
+    """A rule of the language was broken. The frontend adds the source location."""
+
+
+def next_power_of_2(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+def is_power_of_2(n: int) -> bool:
+    return n > 0 and (n & (n - 1)) == 0
+
+
+def cdiv(x: int, y: int) -> int:
+    return (x + y - 1) // y

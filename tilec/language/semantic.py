@@ -1,0 +1,658 @@
+"""The semantic layer: the one place that knows the rules of the language.
+
+Builtins and tensor operators call methods here with user values (tensors, constexprs,
+Python scalars). This layer converts them to tensors, applies Triton's type promotion
+and broadcasting, checks legality (raising `TilecSemanticError` with one clear sentence;
+the frontend adds the source location), and asks the builder to emit the result.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Callable, Sequence
+
+from . import core as tl
+from .builder import Builder
+from .core import TilecSemanticError, _unwrap, block_type, dtype, pointer_type, tensor
+
+MAX_TENSOR_NUMEL = 1 << 20
+
+_INT_RANGES = {
+    "int1": (0, 1), "int8": (-(1 << 7), (1 << 7) - 1), "int16": (-(1 << 15), (1 << 15) - 1),
+    "int32": (-(1 << 31), (1 << 31) - 1), "int64": (-(1 << 63), (1 << 63) - 1),
+    "uint8": (0, (1 << 8) - 1), "uint16": (0, (1 << 16) - 1), "uint32": (0, (1 << 32) - 1),
+    "uint64": (0, (1 << 64) - 1),
+}
+
+_CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt")
+_EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
+
+
+def _error(message: str) -> TilecSemanticError:
+    return TilecSemanticError(message)
+
+
+def integer_promote(a: dtype, b: dtype) -> dtype:
+    """C's usual arithmetic conversions between two integer types."""
+    if a.is_int_signed() == b.is_int_signed():
+        return a if a.int_bitwidth > b.int_bitwidth else b
+    unsigned, signed = (a, b) if a.is_int_unsigned() else (b, a)
+    return unsigned if unsigned.int_bitwidth >= signed.int_bitwidth else signed
+
+
+def computation_type(a: dtype, a_is_python: bool, b: dtype, b_is_python: bool, div_or_mod: bool) -> dtype:
+    """The type two operands are converted to before an arithmetic operation.
+
+    Python scalars of a lower or equal kind (bool < uint < int < float) than the tensor
+    take the tensor's type; otherwise C-like promotion, with fp16/bf16 division and
+    modulo done in fp32 (PTX has no native half division).
+    """
+    if a_is_python != b_is_python:
+        scalar_ty, tensor_ty = (a, b) if a_is_python else (b, a)
+        if scalar_ty.kind() <= tensor_ty.kind():
+            if div_or_mod and (tensor_ty.is_fp16() or tensor_ty.is_bf16()):
+                return tl.float32
+            return tensor_ty
+    if a.is_fp64() or b.is_fp64():
+        return tl.float64
+    if a.is_fp32() or b.is_fp32():
+        return tl.float32
+    if a.is_fp16() or b.is_fp16():
+        return tl.float32 if div_or_mod or a.is_bf16() or b.is_bf16() else tl.float16
+    if a.is_bf16() or b.is_bf16():
+        if div_or_mod or not (a.is_bf16() and b.is_bf16()):
+            return tl.float32
+        return tl.bfloat16
+    if a.is_fp8() or b.is_fp8():
+        if a.is_fp8() and b.is_fp8():
+            return a if a == b else tl.float16
+        return tl.float16
+    if not (a.is_int() and b.is_int()):
+        raise _error(f"unexpected operand types {a} and {b}")
+    if div_or_mod and a.is_int_signed() != b.is_int_signed():
+        raise _error(f"cannot use / // or % between {a} and {b}, which differ in signedness; "
+                     "cast one of them first")
+    return integer_promote(a, b)
+
+
+def python_scalar_type(value: Any) -> dtype:
+    """The type a Python scalar gets on its own (Triton's rules)."""
+    if isinstance(value, bool):
+        return tl.int1
+    if isinstance(value, numbers.Integral):
+        value = int(value)
+        if -(1 << 31) <= value < (1 << 31):
+            return tl.int32
+        if -(1 << 63) <= value < (1 << 63):
+            return tl.int64
+        if 0 <= value < (1 << 64):
+            return tl.uint64
+        raise _error(f"integer constant {value} does not fit in 64 bits")
+    if isinstance(value, numbers.Real):
+        return tl.float32
+    raise _error(f"cannot use a value of Python type {type(value).__name__} in a kernel")
+
+
+class Semantic:
+    """Language rules over a builder; see the module docstring."""
+
+    def __init__(self, builder: Builder):
+        self.builder = builder
+
+    # ------------------------------------------------------------------ conversions
+    def to_tensor(self, value: Any, ty: dtype | None = None) -> tensor:
+        """A tensor for `value`; Python scalars become constants of `ty` (or their own type)."""
+        value = _unwrap(value)
+        if isinstance(value, tensor):
+            return value
+        if value is None:
+            raise _error("None cannot be used as a value here")
+        if isinstance(value, dtype):
+            raise _error(f"{value!r} is a type, not a value")
+        ty = ty if ty is not None else python_scalar_type(value)
+        self._check_fits(value, ty)
+        return tensor(self.builder.constant(self._python_value(value, ty), ty), ty)
+
+    @staticmethod
+    def _python_value(value: Any, ty: dtype):
+        if ty.is_floating():
+            return float(value)
+        if ty.is_bool():
+            return bool(value)
+        return int(value)
+
+    @staticmethod
+    def _check_fits(value: Any, ty: dtype) -> None:
+        if ty.is_int() and not isinstance(value, float):
+            lo, hi = _INT_RANGES[ty.name]
+            if not lo <= int(value) <= hi:
+                raise _error(f"constant {value} is out of range for {ty}")
+
+    def to_python_bool(self, x: tensor) -> bool:
+        return bool(self.builder.to_python(x.handle))
+
+    def to_python_int(self, x: tensor) -> int:
+        if not x.dtype.is_int():
+            raise _error(f"cannot use a {x.dtype} value as an integer")
+        return int(self.builder.to_python(x.handle))
+
+    def to_python_float(self, x: tensor) -> float:
+        return float(self.builder.to_python(x.handle))
+
+    # ------------------------------------------------------------------ shapes
+    @staticmethod
+    def validate_block_shape(shape: Sequence[int]) -> tuple[int, ...]:
+        shape = tuple(int(_unwrap(s)) for s in shape)
+        numel = 1
+        for dim in shape:
+            if not isinstance(dim, int):
+                raise _error(f"shape dimensions must be constexpr integers, got {dim!r}")
+            if not tl.is_power_of_2(dim):
+                raise _error(f"shape {list(shape)}: every dimension must be a power of 2, and {dim} is not")
+            numel *= dim
+        if numel > MAX_TENSOR_NUMEL:
+            raise _error(f"shape {list(shape)} has {numel} elements; a tensor may have at most {MAX_TENSOR_NUMEL}")
+        return shape
+
+    def splat(self, x: tensor, shape: Sequence[int]) -> tensor:
+        ty = block_type(x.dtype, shape)
+        return tensor(self.builder.splat(x.handle, ty), ty)
+
+    def broadcast_to(self, x: tensor, shape: Sequence[int]) -> tensor:
+        shape = tuple(int(_unwrap(s)) for s in shape)
+        if not x.type.is_block():
+            return self.splat(x, shape)
+        src = x.type.shape
+        if src == shape:
+            return x
+        if len(src) > len(shape):
+            raise _error(f"cannot broadcast a tensor of shape {list(src)} to the smaller rank shape {list(shape)}")
+        while len(src) < len(shape):
+            x = self.expand_dims(x, 0)
+            src = x.type.shape
+        for have, want in zip(src, shape):
+            if have != want and have != 1:
+                raise _error(f"cannot broadcast shape {list(x.type.shape)} to {list(shape)}: "
+                             f"dimension of size {have} is neither 1 nor {want}")
+        if src == shape:
+            return x
+        ty = block_type(x.dtype, shape)
+        return tensor(self.builder.broadcast(x.handle, ty), ty)
+
+    def broadcast_shapes(self, a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+        rank = max(len(a), len(b))
+        a = (1,) * (rank - len(a)) + a
+        b = (1,) * (rank - len(b)) + b
+        out = []
+        for x, y in zip(a, b):
+            if x != y and 1 not in (x, y):
+                raise _error(f"shapes {list(a)} and {list(b)} are incompatible: dimension {x} vs {y}")
+            out.append(max(x, y))
+        return tuple(out)
+
+    def broadcast_pair(self, lhs: tensor, rhs: tensor) -> tuple[tensor, tensor]:
+        lb, rb = lhs.type.is_block(), rhs.type.is_block()
+        if not lb and not rb:
+            return lhs, rhs
+        if lb and not rb:
+            return lhs, self.splat(rhs, lhs.type.shape)
+        if rb and not lb:
+            return self.splat(lhs, rhs.type.shape), rhs
+        shape = self.broadcast_shapes(lhs.type.shape, rhs.type.shape)
+        return self.broadcast_to(lhs, shape), self.broadcast_to(rhs, shape)
+
+    def expand_dims(self, x: tensor, axis: int) -> tensor:
+        axis = int(_unwrap(axis))
+        if not x.type.is_block():
+            return self.splat(x, (1,))
+        rank = len(x.type.shape)
+        if axis < 0:
+            axis += rank + 1
+        if not 0 <= axis <= rank:
+            raise _error(f"expand_dims axis {axis} is out of range for a tensor of rank {rank}")
+        shape = list(x.type.shape)
+        shape.insert(axis, 1)
+        ty = block_type(x.dtype, shape)
+        return tensor(self.builder.expand_dims(x.handle, axis, ty), ty)
+
+    def subscript(self, x: tensor, slices: Any) -> tensor:
+        """`x[:, None]`: only full slices and None are allowed."""
+        if not isinstance(slices, tuple):
+            slices = (slices,)
+        slices = tuple(_unwrap(s) for s in slices)
+        out = x
+        dim = 0
+        for s in slices:
+            if s is None:
+                out = self.expand_dims(out, dim)
+                dim += 1
+            elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
+                dim += 1
+            else:
+                raise _error(f"unsupported tensor index {s!r}: only `:` and `None` are allowed "
+                             "(tensors cannot be indexed by value)")
+        rank = len(x.type.shape) if x.type.is_block() else 0
+        if dim - slices.count(None) > rank:
+            raise _error(f"too many indices for a tensor of rank {rank}")
+        return out
+
+    # ------------------------------------------------------------------ arithmetic
+    def _binary_operands(self, lhs: Any, rhs: Any, *, allow_lhs_ptr: bool = False,
+                         allow_rhs_ptr: bool = False, div_or_mod: bool = False,
+                         arithmetic: bool = True) -> tuple[tensor, tensor]:
+        lhs, rhs = _unwrap(lhs), _unwrap(rhs)
+        lhs_py = not isinstance(lhs, tensor)
+        rhs_py = not isinstance(rhs, tensor)
+        lhs_t = self.to_tensor(lhs) if lhs_py else lhs
+        rhs_t = self.to_tensor(rhs) if rhs_py else rhs
+        lty, rty = lhs_t.dtype, rhs_t.dtype
+        if lty.is_ptr() and not allow_lhs_ptr:
+            raise _error(f"unsupported operand type {lty} on the left of this operator")
+        if rty.is_ptr() and not allow_rhs_ptr:
+            raise _error(f"unsupported operand type {rty} on the right of this operator")
+        if lty.is_ptr() and rty.is_ptr():
+            raise _error(f"cannot combine two pointers ({lty} and {rty}) with this operator")
+        if arithmetic and not lty.is_ptr() and not rty.is_ptr():
+            ret = computation_type(lty, lhs_py, rty, rhs_py, div_or_mod)
+            lhs_t = self._convert_operand(lhs, lhs_t, lhs_py, ret)
+            rhs_t = self._convert_operand(rhs, rhs_t, rhs_py, ret)
+        return self.broadcast_pair(lhs_t, rhs_t)
+
+    def _convert_operand(self, raw: Any, value: tensor, is_python: bool, ty: dtype) -> tensor:
+        if is_python:
+            if ty.is_int_unsigned() and not isinstance(raw, bool) and raw < 0:
+                raise _error(f"cannot combine the negative constant {raw} with an unsigned {ty} value; "
+                             "cast one of them explicitly")
+            if ty.is_int() and isinstance(raw, float):
+                return self.cast(value, ty)
+            return self.to_tensor(raw, ty)
+        return self.cast(value, ty)
+
+    def _emit_binary(self, op: str, lhs: tensor, rhs: tensor, ty: dtype | None = None) -> tensor:
+        ty = ty or lhs.type
+        return tensor(self.builder.binary(op, lhs.handle, rhs.handle, ty), ty)
+
+    def add(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs, allow_lhs_ptr=True, allow_rhs_ptr=True)
+        if rhs.dtype.is_ptr() and not lhs.dtype.is_ptr():
+            lhs, rhs = rhs, lhs
+        if lhs.dtype.is_ptr():
+            return self.addptr(lhs, rhs)
+        op = "addf" if lhs.dtype.is_floating() else "addi"
+        return self._emit_binary(op, lhs, rhs)
+
+    def addptr(self, ptr: tensor, offset: tensor) -> tensor:
+        if not offset.dtype.is_int():
+            raise _error(f"pointer offsets must be integers, got {offset.dtype}")
+        ptr, offset = self.broadcast_pair(ptr, offset)
+        return tensor(self.builder.addptr(ptr.handle, offset.handle, ptr.type), ptr.type)
+
+    def sub(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs, allow_lhs_ptr=True)
+        if lhs.dtype.is_ptr():
+            return self.addptr(lhs, self.minus(rhs))
+        op = "subf" if lhs.dtype.is_floating() else "subi"
+        return self._emit_binary(op, lhs, rhs)
+
+    def mul(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs)
+        return self._emit_binary("mulf" if lhs.dtype.is_floating() else "muli", lhs, rhs)
+
+    def truediv(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs, div_or_mod=True, arithmetic=False)
+        lty, rty = lhs.dtype, rhs.dtype
+        if lty.is_int() and rty.is_int():
+            lhs, rhs = self.cast(lhs, tl.float32), self.cast(rhs, tl.float32)
+        elif lty.is_floating() and rty.is_int():
+            rhs = self.cast(rhs, lty)
+        elif lty.is_int() and rty.is_floating():
+            lhs = self.cast(lhs, rty)
+        elif lty.is_floating() and rty.is_floating():
+            ty = computation_type(lty, False, rty, False, div_or_mod=True)
+            lhs, rhs = self.cast(lhs, ty), self.cast(rhs, ty)
+        else:
+            raise _error(f"unsupported operand types for /: {lty} and {rty}")
+        return self._emit_binary("divf", lhs, rhs)
+
+    def floordiv(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs, div_or_mod=True)
+        if not lhs.dtype.is_int():
+            raise _error(f"`//` needs integer operands, got {lhs.dtype}; use `/` and tl.floor for floats")
+        return self._emit_binary("divsi" if lhs.dtype.is_int_signed() else "divui", lhs, rhs)
+
+    def mod(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs, div_or_mod=True)
+        if lhs.dtype.is_floating():
+            return self._emit_binary("remf", lhs, rhs)
+        return self._emit_binary("remsi" if lhs.dtype.is_int_signed() else "remui", lhs, rhs)
+
+    def _bitwise_operands(self, lhs: Any, rhs: Any, symbol: str) -> tuple[tensor, tensor]:
+        lhs, rhs = self._binary_operands(lhs, rhs)
+        if not lhs.dtype.is_int():
+            raise _error(f"bitwise operator `{symbol}` needs integer or boolean operands, got {lhs.dtype}")
+        return lhs, rhs
+
+    def and_(self, lhs: Any, rhs: Any) -> tensor:
+        return self._emit_binary("andi", *self._bitwise_operands(lhs, rhs, "&"))
+
+    def or_(self, lhs: Any, rhs: Any) -> tensor:
+        return self._emit_binary("ori", *self._bitwise_operands(lhs, rhs, "|"))
+
+    def xor_(self, lhs: Any, rhs: Any) -> tensor:
+        return self._emit_binary("xori", *self._bitwise_operands(lhs, rhs, "^"))
+
+    def shl(self, lhs: Any, rhs: Any) -> tensor:
+        return self._emit_binary("shli", *self._bitwise_operands(lhs, rhs, "<<"))
+
+    def shr(self, lhs: Any, rhs: Any) -> tensor:
+        lhs, rhs = self._bitwise_operands(lhs, rhs, ">>")
+        return self._emit_binary("shrsi" if lhs.dtype.is_int_signed() else "shrui", lhs, rhs)
+
+    def minus(self, x: Any) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_ptr():
+            raise _error(f"cannot negate a pointer ({x.dtype})")
+        if x.dtype.is_floating():
+            return tensor(self.builder.unary("negf", x.handle, x.type), x.type)
+        return self.sub(self.zeros_like_scalar(x), x)
+
+    def zeros_like_scalar(self, x: tensor) -> tensor:
+        zero = self.to_tensor(0, x.dtype)
+        return self.splat(zero, x.type.shape) if x.type.is_block() else zero
+
+    def invert(self, x: Any) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise _error(f"`~` needs an integer or boolean operand, got {x.dtype}")
+        ones = self.to_tensor(1 if x.dtype.is_bool() else -1 if x.dtype.is_int_signed()
+                              else (1 << x.dtype.int_bitwidth) - 1, x.dtype)
+        return self.xor_(x, ones)
+
+    def logical_and(self, lhs: Any, rhs: Any) -> tensor:
+        return self.and_(self._to_bool(lhs), self._to_bool(rhs))
+
+    def logical_or(self, lhs: Any, rhs: Any) -> tensor:
+        return self.or_(self._to_bool(lhs), self._to_bool(rhs))
+
+    def logical_not(self, x: Any) -> tensor:
+        return self.xor_(self._to_bool(x), self.to_tensor(True))
+
+    def _to_bool(self, x: Any) -> tensor:
+        x = self.to_tensor(x)
+        return x if x.dtype.is_bool() else self.compare("ne", x, 0)
+
+    def compare(self, kind: str, lhs: Any, rhs: Any) -> tensor:
+        """kind is one of lt le gt ge eq ne."""
+        lhs, rhs = self._same_type_operands(lhs, rhs)
+        ty = block_type(tl.int1, lhs.type.shape) if lhs.type.is_block() else tl.int1
+        scalar = lhs.dtype
+        if scalar.is_floating():
+            pred = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}[kind]
+            return tensor(self.builder.compare(pred, lhs.handle, rhs.handle, True, ty), ty)
+        if scalar.is_ptr():
+            lhs, rhs = self.cast(lhs, tl.uint64), self.cast(rhs, tl.uint64)
+            scalar = tl.uint64
+        if kind in ("eq", "ne"):
+            pred = kind
+        else:
+            pred = ("s" if scalar.is_int_signed() else "u") + kind
+        return tensor(self.builder.compare(pred, lhs.handle, rhs.handle, False, ty), ty)
+
+    def _same_type_operands(self, lhs: Any, rhs: Any) -> tuple[tensor, tensor]:
+        """Operands of compare/where: promoted numbers, or two pointers of one type."""
+        lhs, rhs = _unwrap(lhs), _unwrap(rhs)
+        lptr = isinstance(lhs, tensor) and lhs.dtype.is_ptr()
+        rptr = isinstance(rhs, tensor) and rhs.dtype.is_ptr()
+        if not (lptr or rptr):
+            return self._binary_operands(lhs, rhs)
+        if not (lptr and rptr) or lhs.dtype != rhs.dtype:
+            raise _error(f"cannot combine {getattr(lhs, 'dtype', lhs)} with {getattr(rhs, 'dtype', rhs)}: "
+                         "pointers go only with pointers of the same type")
+        return self.broadcast_pair(lhs, rhs)
+
+    def maximum(self, x: Any, y: Any, propagate_nan: bool = False) -> tensor:
+        x, y = self._binary_operands(x, y)
+        ty = x.dtype
+        if ty.is_floating():
+            return self._emit_binary("maximumf" if propagate_nan else "maxnumf", x, y)
+        return self._emit_binary("maxsi" if ty.is_int_signed() else "maxui", x, y)
+
+    def minimum(self, x: Any, y: Any, propagate_nan: bool = False) -> tensor:
+        x, y = self._binary_operands(x, y)
+        ty = x.dtype
+        if ty.is_floating():
+            return self._emit_binary("minimumf" if propagate_nan else "minnumf", x, y)
+        return self._emit_binary("minsi" if ty.is_int_signed() else "minui", x, y)
+
+    def where(self, condition: Any, x: Any, y: Any) -> tensor:
+        condition = self.to_tensor(condition)
+        if not condition.dtype.is_bool():
+            condition = self._to_bool(condition)
+        x, y = self._same_type_operands(x, y)
+        if condition.type.is_block() or x.type.is_block():
+            shape = self.broadcast_shapes(condition.type.shape if condition.type.is_block() else (),
+                                          x.type.shape if x.type.is_block() else ())
+            condition = self.broadcast_to(condition, shape)
+            x, y = self.broadcast_to(x, shape), self.broadcast_to(y, shape)
+        return tensor(self.builder.select(condition.handle, x.handle, y.handle, x.type), x.type)
+
+    # ------------------------------------------------------------------ casts
+    def cast(self, x: Any, dst: Any, bitcast: bool = False, fp_downcast_rounding: str | None = None) -> tensor:
+        x = self.to_tensor(x)
+        dst = _unwrap(dst)
+        if not isinstance(dst, dtype):
+            raise _error(f"`to` expects a tl dtype, got {dst!r}")
+        src = x.dtype
+        if src == dst:
+            return x
+        ty = block_type(dst, x.type.shape) if x.type.is_block() else dst
+        if bitcast:
+            if src.primitive_bitwidth != dst.primitive_bitwidth:
+                raise _error(f"cannot bitcast {src} to {dst}: they have different bit widths "
+                             f"({src.primitive_bitwidth} and {dst.primitive_bitwidth})")
+            return tensor(self.builder.cast("bitcast", x.handle, ty), ty)
+        if fp_downcast_rounding not in (None, "rtne", "rtz"):
+            raise _error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {fp_downcast_rounding!r}")
+        if dst.is_bool():
+            return self.compare("ne", x, 0 if not src.is_ptr() else x)
+        if src.is_ptr() or dst.is_ptr():
+            if src.is_ptr() and dst.is_ptr():
+                return tensor(self.builder.cast("bitcast", x.handle, ty), ty)
+            if src.is_ptr() and dst.is_int() and dst.int_bitwidth == 64:
+                return tensor(self.builder.cast("ptrtoint", x.handle, ty), ty)
+            if dst.is_ptr() and src.is_int() and src.int_bitwidth == 64:
+                return tensor(self.builder.cast("inttoptr", x.handle, ty), ty)
+            raise _error(f"cannot convert {src} to {dst}; pointers convert only to and from 64-bit integers")
+        if src.is_int() and dst.is_int():
+            if src.int_bitwidth == dst.int_bitwidth:
+                return tensor(self.builder.cast("bitcast", x.handle, ty), ty)
+            if src.int_bitwidth > dst.int_bitwidth:
+                return tensor(self.builder.cast("trunci", x.handle, ty), ty)
+            op = "extsi" if src.is_int_signed() else "extui"
+            return tensor(self.builder.cast(op, x.handle, ty), ty)
+        if src.is_int() and dst.is_floating():
+            op = "sitofp" if src.is_int_signed() else "uitofp"
+            return tensor(self.builder.cast(op, x.handle, ty), ty)
+        if src.is_floating() and dst.is_int():
+            op = "fptosi" if dst.is_int_signed() else "fptoui"
+            return tensor(self.builder.cast(op, x.handle, ty), ty)
+        if src.is_floating() and dst.is_floating():
+            if src.primitive_bitwidth < dst.primitive_bitwidth or (src.is_fp16() and dst.is_bf16()) or (src.is_bf16() and dst.is_fp16()):
+                if src.primitive_bitwidth == dst.primitive_bitwidth:
+                    mid = self.cast(x, tl.float32)
+                    return self.cast(mid, dst)
+                return tensor(self.builder.cast("extf", x.handle, ty), ty)
+            return tensor(self.builder.cast("truncf", x.handle, ty), ty)
+        raise _error(f"cannot convert {src} to {dst}")
+
+    # ------------------------------------------------------------------ program ids and creation
+    def program_id(self, axis: Any) -> tensor:
+        axis = int(_unwrap(axis))
+        if axis not in (0, 1, 2):
+            raise _error(f"program_id axis must be 0, 1 or 2, got {axis}")
+        return tensor(self.builder.program_id(axis), tl.int32)
+
+    def num_programs(self, axis: Any) -> tensor:
+        axis = int(_unwrap(axis))
+        if axis not in (0, 1, 2):
+            raise _error(f"num_programs axis must be 0, 1 or 2, got {axis}")
+        return tensor(self.builder.num_programs(axis), tl.int32)
+
+    def arange(self, start: Any, end: Any) -> tensor:
+        start, end = _unwrap(start), _unwrap(end)
+        if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
+            raise _error("arange's start and end must be constexpr integers "
+                         f"(got {type(start).__name__} and {type(end).__name__}); mark them tl.constexpr")
+        if end <= start:
+            raise _error(f"arange({start}, {end}): end must be greater than start")
+        if not (-(1 << 31) <= start and end <= (1 << 31)):
+            raise _error(f"arange({start}, {end}) does not fit in int32")
+        size = end - start
+        if not tl.is_power_of_2(size):
+            raise _error(f"arange({start}, {end}) has {size} elements; the number of elements must be a power of 2")
+        self.validate_block_shape([size])
+        ty = block_type(tl.int32, [size])
+        return tensor(self.builder.make_range(start, end, ty), ty)
+
+    def full(self, shape: Any, value: Any, ty: Any) -> tensor:
+        shape = self.validate_block_shape(tl._unwrap_shape(shape))
+        ty = _unwrap(ty)
+        value = _unwrap(value)
+        if isinstance(value, tensor):
+            if value.type.is_block():
+                raise _error("full's value must be a scalar")
+            scalar = self.cast(value, ty)
+        else:
+            scalar = self.to_tensor(value, ty)
+        if not shape:
+            return scalar
+        return self.splat(scalar, shape)
+
+    # ------------------------------------------------------------------ math
+    def math_unary(self, op: str, x: Any, *, float_only: bool = True) -> tensor:
+        x = self.to_tensor(x)
+        if float_only and not x.dtype.is_floating():
+            raise _error(f"{op} needs a floating-point operand, got {x.dtype}; cast it with .to(tl.float32)")
+        return tensor(self.builder.unary(op, x.handle, x.type), x.type)
+
+    def abs(self, x: Any) -> tensor:
+        x = self.to_tensor(x)
+        if x.dtype.is_floating():
+            return tensor(self.builder.unary("absf", x.handle, x.type), x.type)
+        if x.dtype.is_int_unsigned():
+            return x
+        return tensor(self.builder.unary("absi", x.handle, x.type), x.type)
+
+    # ------------------------------------------------------------------ memory
+    def _check_cache_options(self, cache_modifier: str, eviction_policy: str) -> tuple[str, str]:
+        cache_modifier = _unwrap(cache_modifier) or ""
+        eviction_policy = _unwrap(eviction_policy) or ""
+        if cache_modifier not in _CACHE_MODIFIERS:
+            raise _error(f"unknown cache_modifier {cache_modifier!r}; expected one of {list(_CACHE_MODIFIERS)}")
+        if eviction_policy not in _EVICTION_POLICIES:
+            raise _error(f"unknown eviction_policy {eviction_policy!r}; expected one of {list(_EVICTION_POLICIES)}")
+        return cache_modifier, eviction_policy
+
+    def _memory_operands(self, ptr: Any, mask: Any, what: str) -> tuple[tensor, tensor | None]:
+        ptr = _unwrap(ptr)
+        if not isinstance(ptr, tensor) or not ptr.dtype.is_ptr():
+            got = ptr.dtype if isinstance(ptr, tensor) else type(ptr).__name__
+            raise _error(f"{what} expects a pointer or a tensor of pointers, got {got}")
+        mask = _unwrap(mask)
+        if mask is None:
+            return ptr, None
+        mask = self.to_tensor(mask)
+        if not mask.dtype.is_bool():
+            raise _error(f"{what}'s mask must be boolean (int1), got {mask.dtype}")
+        if mask.type.is_block() and not ptr.type.is_block():
+            ptr = self.broadcast_to(ptr, mask.type.shape)
+        if ptr.type.is_block():
+            if mask.type.is_block() and self.broadcast_shapes(mask.type.shape, ptr.type.shape) != ptr.type.shape:
+                raise _error(f"{what}'s mask has shape {list(mask.type.shape)}, which does not broadcast to "
+                             f"the pointer shape {list(ptr.type.shape)}")
+            mask = self.broadcast_to(mask, ptr.type.shape)
+        return ptr, mask
+
+    def load(self, ptr: Any, mask: Any = None, other: Any = None, cache_modifier: str = "",
+             eviction_policy: str = "", volatile: bool = False) -> tensor:
+        cache_modifier, eviction_policy = self._check_cache_options(cache_modifier, eviction_policy)
+        ptr, mask = self._memory_operands(ptr, mask, "load")
+        elt = ptr.dtype.element_ty
+        ty = block_type(elt, ptr.type.shape) if ptr.type.is_block() else elt
+        other = _unwrap(other)
+        if other is not None:
+            if mask is None:
+                raise _error("load's `other` needs a `mask`: it is the value of masked-off elements")
+            other = self.cast(self.to_tensor(other, elt) if not isinstance(other, tensor) else other, elt)
+            if ptr.type.is_block():
+                other = self.broadcast_to(other, ptr.type.shape)
+            elif other.type.is_block():
+                raise _error("load's `other` is a block but the pointer is a scalar")
+        handle = self.builder.load(ptr.handle, None if mask is None else mask.handle,
+                                   None if other is None else other.handle, ty,
+                                   cache_modifier=cache_modifier, eviction_policy=eviction_policy,
+                                   volatile=bool(_unwrap(volatile)))
+        return tensor(handle, ty)
+
+    def store(self, ptr: Any, value: Any, mask: Any = None, cache_modifier: str = "",
+              eviction_policy: str = "") -> None:
+        cache_modifier, eviction_policy = self._check_cache_options(cache_modifier, eviction_policy)
+        ptr, mask = self._memory_operands(ptr, mask, "store")
+        value = _unwrap(value)
+        elt = ptr.dtype.element_ty
+        value = self.to_tensor(value, elt) if not isinstance(value, tensor) else value
+        if value.type.is_block() and not ptr.type.is_block():
+            raise _error(f"cannot store a block of shape {list(value.type.shape)} through a scalar pointer")
+        if ptr.type.is_block():
+            value = self.broadcast_to(value, ptr.type.shape)
+        value = self.cast(value, elt)
+        self.builder.store(ptr.handle, value.handle, None if mask is None else mask.handle,
+                           cache_modifier=cache_modifier, eviction_policy=eviction_policy)
+
+    # ------------------------------------------------------------------ reductions
+    def reduction(self, inputs: Sequence[tensor], axis: Any, combine: Callable,
+                  keep_dims: bool = False) -> list[tensor]:
+        """Reduce `inputs` (same shape) along `axis` with `combine(lhs_list, rhs_list)`."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        axis = _unwrap(axis)
+        keep_dims = bool(_unwrap(keep_dims))
+        first = inputs[0]
+        if not first.type.is_block():
+            raise _error("cannot reduce a scalar; reductions need a tensor")
+        for x in inputs[1:]:
+            if x.type.shape != first.type.shape:
+                raise _error(f"all reduced tensors must have the same shape, got {list(first.type.shape)} "
+                             f"and {list(x.type.shape)}")
+        shape = first.type.shape
+        if axis is None:
+            raise _error("reductions over all axes (axis=None) are not supported yet; pass an axis")
+        axis = int(axis)
+        rank = len(shape)
+        if not -rank <= axis < rank:
+            raise _error(f"reduction axis {axis} is out of range for a tensor of rank {rank}")
+        axis %= rank
+        out_shape = shape[:axis] + shape[axis + 1:]
+        result_types = [block_type(x.dtype, out_shape) if out_shape else x.dtype for x in inputs]
+        handles = self.builder.reduce(inputs, axis, combine, result_types)
+        results = [tensor(h, t) for h, t in zip(handles, result_types)]
+        if keep_dims:
+            results = [self.expand_dims(r, axis) for r in results]
+        return results
+
+    def sum(self, x: Any, axis: Any, keep_dims: bool = False, out_dtype: Any = None) -> tensor:
+        x = self.to_tensor(x)
+        out = _unwrap(out_dtype)
+        if out is None:
+            if x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+                out = tl.int32 if x.dtype.is_int_signed() else tl.uint32
+        if out is not None:
+            x = self.cast(x, out)
+        return self.reduction([x], axis, lambda a, b: [self.add(a[0], b[0])], keep_dims)[0]
+
+    def max(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self.to_tensor(x)
+        return self.reduction([x], axis, lambda a, b: [self.maximum(a[0], b[0])], keep_dims)[0]
+
+    def min(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self.to_tensor(x)
+        return self.reduction([x], axis, lambda a, b: [self.minimum(a[0], b[0])], keep_dims)[0]

@@ -1,0 +1,173 @@
+"""Tensor layout encodings, each a constructor of a `LinearLayout`.
+
+- `BlockedEncoding`: each thread holds `size_per_thread` contiguous elements, lanes
+  and then warps tile the tensor along `order` (fastest dimension first); a tensor
+  larger than one tile repeats it in registers, a smaller one is replicated.
+- `SliceEncoding`: the layout of a tensor produced by removing dimension `dim` of a
+  tensor laid out by `parent` (reductions; `expand_dims` reverses it).
+
+Output dimensions are named dim0..dim{rank-1}; input dimensions are register, lane,
+warp. These classes hold no IR; `tilec.dialects.tilegpu` maps them to attributes.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from .linear_layout import LinearLayout
+
+REGISTER, LANE, WARP = "register", "lane", "warp"
+THREADS_PER_WARP = 32
+
+
+def dim_names(rank: int) -> list[str]:
+    return [f"dim{i}" for i in range(rank)]
+
+
+@dataclass(frozen=True)
+class BlockedEncoding:
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]
+
+    def __post_init__(self):
+        rank = len(self.order)
+        if not (len(self.size_per_thread) == len(self.threads_per_warp) == len(self.warps_per_cta) == rank):
+            raise ValueError("blocked encoding fields must all have the rank's length")
+        if sorted(self.order) != list(range(rank)):
+            raise ValueError(f"order {self.order} is not a permutation of 0..{rank - 1}")
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    @property
+    def num_warps(self) -> int:
+        return math.prod(self.warps_per_cta)
+
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
+        return _blocked_to_linear(self, tuple(shape))
+
+
+@dataclass(frozen=True)
+class SliceEncoding:
+    dim: int
+    parent: "Encoding"
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    def parent_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
+        shape = list(shape)
+        shape.insert(self.dim, 1)
+        return tuple(shape)
+
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
+        return _slice_to_linear(self, tuple(shape))
+
+
+Encoding = BlockedEncoding | SliceEncoding
+
+
+def default_blocked(shape: Sequence[int], num_warps: int, size_per_thread: Sequence[int] | None = None,
+                    order: Sequence[int] | None = None, threads_per_warp: int = THREADS_PER_WARP) -> BlockedEncoding:
+    """A blocked layout spreading lanes and warps over `shape`, fastest dimension first.
+
+    Lanes and warps go to each dimension (in `order`, except the slowest) as far as that
+    dimension has room; whatever remains goes to the slowest dimension, where it either
+    covers more rows or replicates data when the tensor is small.
+    """
+    rank = len(shape)
+    order = tuple(order) if order is not None else tuple(reversed(range(rank)))
+    spt = tuple(size_per_thread) if size_per_thread is not None else (1,) * rank
+    tpw = [1] * rank
+    wpc = [1] * rank
+    lanes_left, warps_left, threads_left = threads_per_warp, num_warps, threads_per_warp * num_warps
+    lanes_used, warps_used = 1, 1
+    for d in order[:-1]:
+        threads_here = min(max(threads_left, 1), max(1, shape[d] // spt[d]))
+        tpw[d] = min(max(threads_here, 1), lanes_left)
+        wpc[d] = min(max(threads_here // tpw[d], 1), warps_left)
+        lanes_left //= tpw[d]
+        warps_left //= wpc[d]
+        threads_left //= max(threads_here, 1)
+        lanes_used *= tpw[d]
+        warps_used *= wpc[d]
+    tpw[order[-1]] = threads_per_warp // lanes_used
+    wpc[order[-1]] = num_warps // warps_used
+    return BlockedEncoding(spt, tuple(tpw), tuple(wpc), order)
+
+
+@functools.lru_cache(maxsize=4096)
+def _blocked_to_linear(enc: BlockedEncoding, shape: tuple[int, ...]) -> LinearLayout:
+    rank = enc.rank
+    if len(shape) != rank:
+        raise ValueError(f"blocked layout of rank {rank} applied to shape {list(shape)}")
+    names = dim_names(rank)
+    regs = LinearLayout.empty()
+    lanes = LinearLayout.empty()
+    warps = LinearLayout.empty()
+    for d in enc.order:
+        regs = regs * LinearLayout.identity_1d(enc.size_per_thread[d], REGISTER, names[d])
+        lanes = lanes * LinearLayout.identity_1d(enc.threads_per_warp[d], LANE, names[d])
+        warps = warps * LinearLayout.identity_1d(enc.warps_per_cta[d], WARP, names[d])
+    tile = (regs * lanes * warps).transpose_outs(names)
+    return fit_to_shape(tile, shape, enc.order)
+
+
+def fit_to_shape(layout: LinearLayout, shape: Sequence[int], order: Sequence[int]) -> LinearLayout:
+    """Adapts a layout tile to a tensor shape.
+
+    Where the tensor is smaller than the tile, coordinates past its end are folded to 0:
+    registers holding them are dropped, lanes and warps holding them become replicas.
+    Where it is larger, the tile repeats in registers (dimensions in `order`).
+    """
+    names = list(layout.out_dims)
+    bases = {name: [list(v) for v in layout.bases(name)] for name in layout.in_dims}
+    for d, size in enumerate(shape):
+        if layout.out_dim_size(names[d]) > size:
+            for vecs in bases.values():
+                for v in vecs:
+                    if v[d] >= size:
+                        v[d] = 0
+    if REGISTER in bases:
+        bases[REGISTER] = [v for v in bases[REGISTER] if any(v)]
+    else:
+        bases[REGISTER] = []
+    for d in order:
+        tile = layout.out_dim_size(names[d])
+        repeat = tile
+        while repeat < shape[d]:
+            v = [0] * len(shape)
+            v[d] = repeat
+            bases[REGISTER].append(v)
+            repeat *= 2
+    ordered = {REGISTER: bases.pop(REGISTER)}
+    ordered.update(bases)
+    for name in (LANE, WARP):
+        ordered.setdefault(name, [])
+    return LinearLayout(ordered, {names[d]: shape[d] for d in range(len(shape))})
+
+
+@functools.lru_cache(maxsize=4096)
+def _slice_to_linear(enc: SliceEncoding, shape: tuple[int, ...]) -> LinearLayout:
+    parent = enc.parent.to_linear(enc.parent_shape(shape))
+    names = list(parent.out_dims)
+    kept = [n for i, n in enumerate(names) if i != enc.dim]
+    projected = parent.sublayout(parent.in_dims, kept).remove_zero_bases(REGISTER)
+    # Rename the remaining dims to dim0..dim{rank-1}.
+    renamed = {name: [tuple(v) for v in projected.bases(name)] for name in projected.in_dims}
+    return LinearLayout(renamed, {f"dim{i}": shape[i] for i in range(len(shape))}) if shape \
+        else LinearLayout(renamed, {})
+
+
+def to_linear(enc: Encoding, shape: Sequence[int]) -> LinearLayout:
+    return enc.to_linear(tuple(shape))
