@@ -1,0 +1,26 @@
+"""tilec: a Python-embedded tile language with an MLIR-based JIT compiler for NVIDIA GPUs.
+
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+    add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
+"""
+from . import language  # noqa: F401
+from .errors import CompilationError, LaunchError, OutOfResources  # noqa: F401
+from .language.core import cdiv, next_power_of_2  # noqa: F401
+from .runtime.jit import JITFunction, jit  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_stages=3, debug=False):
+    """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.compiler)."""
+    from .backend.compiler import compile_kernel
+    return compile_kernel(fn, signature=signature or {}, constexprs=constexprs or {}, target=target,
+                          num_warps=num_warps, num_stages=num_stages, debug=debug)

@@ -1,0 +1,296 @@
+"""The compile driver: an ordered table of named stages, ttir -> ttgir -> llir -> ptx -> cubin.
+
+Each stage transforms the previous one's output, records its text in `asm`, and can be
+dumped (TILEC_DUMP_IR, TILEC_DUMP_DIR). When a pass fails, the IR it was given is
+written to a reproducer file together with the command that reruns that pass.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from mlir import ir, passmanager
+
+from ..config import config
+from ..dialects import make_context, verify_module
+from ..frontend import ArgSpec, KernelFunction, generate_ttir
+from ..language import core as tl
+from ..passes import PassFailure, run_pipeline
+from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
+from . import toolkit
+
+TILEC_VERSION = "0.1.0"
+
+
+class InternalCompilerError(RuntimeError):
+    """A tilec bug: a pass failed on IR the frontend accepted."""
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    num_warps: int = 4
+    num_stages: int = 3
+    target: str = "sm_90"
+    debug: bool = False
+
+    def __post_init__(self):
+        if self.num_warps not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps}")
+        if not re.fullmatch(r"sm_\d+a?", self.target):
+            raise ValueError(f"target must look like 'sm_90', got {self.target!r}")
+
+    @property
+    def chip(self) -> str:
+        """The architecture ptxas and LLVM compile for (sm_90 -> sm_90a: Hopper-only instructions allowed)."""
+        return self.target + "a" if self.target == "sm_90" else self.target
+
+
+@dataclass
+class KernelMetadata:
+    name: str
+    target: str
+    num_warps: int
+    num_stages: int
+    shared: int = 0
+    n_regs: int = 0
+    n_spills: int = 0
+    params: list[tuple[str, str]] = field(default_factory=list)  # (name, signature type) of kernel params
+    param_indices: list[int] = field(default_factory=list)       # their positions among the @jit parameters
+    tilec_version: str = TILEC_VERSION
+
+
+class CompiledKernel:
+    """The result of compiling one specialisation: every stage's text, the cubin, metadata."""
+
+    def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
+        self.metadata = metadata
+        self.asm = asm
+
+    name = property(lambda self: self.metadata.name)
+    n_regs = property(lambda self: self.metadata.n_regs)
+    n_spills = property(lambda self: self.metadata.n_spills)
+    shared = property(lambda self: self.metadata.shared)
+    num_warps = property(lambda self: self.metadata.num_warps)
+
+    def serialize(self) -> bytes:
+        texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
+        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts}).encode()
+        return len(header).to_bytes(8, "little") + header + self.asm.get("cubin", b"")
+
+    @staticmethod
+    def deserialize(data: bytes) -> "CompiledKernel":
+        size = int.from_bytes(data[:8], "little")
+        header = json.loads(data[8:8 + size])
+        meta = header["metadata"]
+        meta["params"] = [tuple(p) for p in meta["params"]]
+        asm = dict(header["asm"])
+        asm["cubin"] = data[8 + size:]
+        return CompiledKernel(KernelMetadata(**meta), asm)
+
+    def __repr__(self) -> str:
+        m = self.metadata
+        return (f"CompiledKernel({m.name}, {m.target}, num_warps={m.num_warps}, regs={m.n_regs}, "
+                f"spills={m.n_spills}, shared={m.shared})")
+
+
+# ----------------------------------------------------------------------------- stages
+
+
+@dataclass
+class _Compilation:
+    fn: KernelFunction
+    specs: list[ArgSpec]
+    options: CompileOptions
+    context: ir.Context
+    module: ir.Module | None = None
+    asm: dict[str, Any] = field(default_factory=dict)
+    metadata: KernelMetadata | None = None
+
+
+def _passes(state: _Compilation, stage: str, pipeline: str) -> None:
+    try:
+        run_pipeline(state.module, pipeline, print_ir=config.dump_ir)
+    except PassFailure as failure:
+        path = _write_reproducer(state, failure)
+        raise InternalCompilerError(
+            f"tilec internal error in pass {failure.pass_name} while compiling {state.fn.__name__} "
+            f"({stage} stage): {type(failure.error).__name__}: {failure.error}\n"
+            f"reproducer: {path}\nrerun with: python -m tilec.opt {path} -p {failure.pass_name}") from failure.error
+
+
+def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
+    directory = config.reproducer_dir or os.path.join(config.cache_dir, "reproducers")
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{state.fn.__name__}-{failure.pass_name}.mlir")
+    with open(path, "w") as f:
+        f.write(f"// reproducer: python -m tilec.opt {path} -p {failure.pass_name}\n")
+        f.write(f"// error: {type(failure.error).__name__}: {failure.error}\n")
+        f.write(failure.ir_before)
+    return path
+
+
+def make_ttir(state: _Compilation) -> None:
+    state.module = generate_ttir(state.fn, state.specs, state.context)
+    _passes(state, "ttir", "canonicalize,cse,tile-dce")
+    state.asm["ttir"] = print_module(state.module)
+
+
+def make_ttgir(state: _Compilation) -> None:
+    o = state.options
+    _passes(state, "ttgir",
+            f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target}}},tilegpu-coalesce,"
+            "tilegpu-remove-layout-conversions,tile-dce,canonicalize,cse")
+    verify_module(state.module, "ttgir")
+    state.asm["ttgir"] = print_module(state.module)
+
+
+_LLVM_CLEANUP = ("builtin.module(gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
+                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse)")
+
+
+def make_llir(state: _Compilation) -> None:
+    _passes(state, "llir", "convert-tilegpu-to-llvm")
+    with state.context:
+        pm = passmanager.PassManager.parse(_LLVM_CLEANUP)
+        if config.dump_ir:
+            pm.enable_ir_printing()
+        pm.run(state.module.operation)
+        state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
+        _set_target(state)
+        clone = state.module.operation.clone()
+        _to_binary(clone, "llvm")
+        state.asm["llir"] = toolkit.disassemble_bitcode(_binary_object(clone))
+
+
+def _set_target(state: _Compilation) -> None:
+    gpu_module = _gpu_module(state.module)
+    uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
+                         for op in gpu_module.regions[0].blocks[0].operations)
+    link = f', link = ["{toolkit.libdevice_path()}"]' if uses_libdevice else ""
+    target = ir.Attribute.parse(f'#nvvm.target<O = 3, chip = "{state.options.chip}", features = "+ptx80"{link}>')
+    gpu_module.attributes["targets"] = ir.ArrayAttr.get([target])
+
+
+def _gpu_module(module: ir.Module) -> ir.Operation:
+    for op in module.body.operations:
+        if op.operation.name == "gpu.module":
+            return op.operation
+    raise InternalCompilerError("no gpu.module after lowering")
+
+
+def _to_binary(module_op: ir.Operation, fmt: str) -> None:
+    pm = passmanager.PassManager.parse(f"builtin.module(gpu-module-to-binary{{format={fmt}}})")
+    pm.run(module_op)
+
+
+def _binary_object(module_op: ir.Operation) -> bytes:
+    from mlir.dialects.gpu import ObjectAttr
+    for op in module_op.regions[0].blocks[0].operations:
+        if op.operation.name == "gpu.binary":
+            return ObjectAttr(ir.ArrayAttr(op.operation.attributes["objects"])[0]).object
+    raise InternalCompilerError("gpu-module-to-binary produced no gpu.binary")
+
+
+def make_ptx(state: _Compilation) -> None:
+    with state.context:
+        _to_binary(state.module.operation, "isa")
+        state.asm["ptx"] = _binary_object(state.module.operation).decode()
+
+
+def make_cubin(state: _Compilation) -> None:
+    result = toolkit.assemble(state.asm["ptx"], state.options.chip, state.fn.__name__)
+    state.asm["cubin"] = result.cubin
+    state.metadata.n_regs = result.n_regs
+    state.metadata.n_spills = result.n_spills
+
+
+STAGES: list[tuple[str, Callable[[_Compilation], None]]] = [
+    ("ttir", make_ttir),
+    ("ttgir", make_ttgir),
+    ("llir", make_llir),
+    ("ptx", make_ptx),
+    ("cubin", make_cubin),
+]
+
+
+def print_module(module: ir.Module) -> str:
+    """The module's text with layout encodings given short aliases (#blocked0 = ...).
+
+    MLIR parses alias definitions back, so the text stays valid input for tilec.opt.
+    """
+    text = str(module)
+    aliases: dict[str, str] = {}
+
+    def alias(match: re.Match) -> str:
+        enc = match.group(0)
+        if enc not in aliases:
+            kind = "blocked" if enc.startswith("#tilegpu.blocked") else "slice"
+            aliases[enc] = f"#{kind}{sum(1 for a in aliases.values() if a.startswith('#' + kind))}"
+        return aliases[enc]
+
+    text = _ENCODING.sub(alias, text)
+    if not aliases:
+        return text
+    header = "".join(f"{name} = {enc}\n" for enc, name in aliases.items())
+    return header + text
+
+
+# slice encodings nest a blocked one; match the outermost attribute.
+_ENCODING = re.compile(r"#tilegpu\.slice<\{dim = \d+ : i32, parent = #tilegpu\.blocked<\{[^}]*\}>\}>"
+                       r"|#tilegpu\.blocked<\{[^}]*\}>")
+
+
+def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: CompileOptions) -> CompiledKernel:
+    """Runs every stage for one specialisation of `fn`."""
+    runtime = [(i, s) for i, s in enumerate(specs) if not s.is_constant]
+    metadata = KernelMetadata(
+        name=fn.__name__, target=options.target, num_warps=options.num_warps, num_stages=options.num_stages,
+        params=[(s.name, tl.signature_name(s.ty)) for _, s in runtime], param_indices=[i for i, _ in runtime])
+    state = _Compilation(fn, specs, options, make_context(), metadata=metadata)
+    for name, stage in STAGES:
+        stage(state)
+        if config.dump_dir:
+            _dump(state, name)
+    return CompiledKernel(metadata, state.asm)
+
+
+def _dump(state: _Compilation, stage: str) -> None:
+    os.makedirs(config.dump_dir, exist_ok=True)
+    value = state.asm.get(stage)
+    if value is None:
+        return
+    suffix = {"ttir": "ttir.mlir", "ttgir": "ttgir.mlir", "llir": "ll", "ptx": "ptx", "cubin": "cubin"}[stage]
+    path = os.path.join(config.dump_dir, f"{state.fn.__name__}.{suffix}")
+    mode = "wb" if isinstance(value, bytes) else "w"
+    with open(path, mode) as f:
+        f.write(value)
+
+
+def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | None,
+                   num_warps: int = 4, num_stages: int = 3, debug: bool = False) -> CompiledKernel:
+    """`tilec.compile`: compile without a GPU from a signature and constexpr values.
+
+    signature maps parameter names to types ("*fp32", "i32", ...; append ":16" to
+    declare a pointer 16-byte aligned or an integer divisible by 16).
+    """
+    if not isinstance(fn, KernelFunction):
+        raise TypeError("tilec.compile expects a @tilec.jit function")
+    specs = []
+    for index, name in enumerate(fn.arg_names):
+        if name in constexprs:
+            specs.append(ArgSpec(name, constant=tl._unwrap(constexprs[name]), is_constant=True))
+        elif name in signature:
+            text, _, div = str(signature[name]).partition(":")
+            specs.append(ArgSpec(name, tl.dtype_from_signature(text), divisibility=int(div) if div else 1))
+        elif name in fn.defaults:
+            specs.append(ArgSpec(name, constant=fn.defaults[name], is_constant=True))
+        else:
+            raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__} is in neither signature nor constexprs")
+    unknown = (set(signature) | set(constexprs)) - set(fn.arg_names)
+    if unknown:
+        raise ValueError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
+    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target or "sm_90", debug=debug)
+    return compile_specialized(fn, specs, options)

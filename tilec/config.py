@@ -1,0 +1,52 @@
+"""Every environment variable tilec reads, read once, here.
+
+Variables that change generated code (`TILEC_DEBUG`) are part of the cache key (see
+`runtime/cache.py`); the others only change where things go or what is printed.
+
+TILEC_INTERPRET=1       run kernels on the CPU with NumPy instead of compiling them
+TILEC_CACHE_DIR=path    on-disk kernel cache (default ~/.cache/tilec)
+TILEC_ALWAYS_COMPILE=1  ignore both caches (in memory and on disk)
+TILEC_DUMP_IR=1         print the IR after every stage and pass to stderr (implies always-compile)
+TILEC_DUMP_DIR=path     write each stage of every compiled kernel to this directory
+TILEC_DEBUG=1           compile with checks (device asserts, overflow checks)
+TILEC_CUDA_HOME=path    CUDA toolkit holding bin/ptxas and nvvm/libdevice (else CUDA_HOME, /usr/local/cuda, PATH)
+TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class Config:
+    interpret: bool = False
+    cache_dir: str = ""
+    always_compile: bool = False
+    dump_ir: bool = False
+    dump_dir: str = ""
+    debug: bool = False
+    cuda_home: str = ""
+    reproducer_dir: str = ""
+
+    @staticmethod
+    def from_env() -> "Config":
+        cache_dir = os.environ.get("TILEC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tilec")
+        return Config(
+            interpret=_flag("TILEC_INTERPRET"),
+            cache_dir=cache_dir,
+            always_compile=_flag("TILEC_ALWAYS_COMPILE") or _flag("TILEC_DUMP_IR"),
+            dump_ir=_flag("TILEC_DUMP_IR"),
+            dump_dir=os.environ.get("TILEC_DUMP_DIR", ""),
+            debug=_flag("TILEC_DEBUG"),
+            cuda_home=os.environ.get("TILEC_CUDA_HOME") or os.environ.get("CUDA_HOME") or "",
+            reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
+        )
+
+
+# The process-wide configuration; tests may change its fields.
+config = Config.from_env()

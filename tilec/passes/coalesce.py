@@ -1,0 +1,75 @@
+"""tilegpu-coalesce: chooses a memory-friendly layout for every load and store.
+
+For a tensor of pointers, axis info says along which dimension addresses are
+contiguous. The pass orders dimensions by contiguity (most contiguous first) and lets
+each thread own up to 16 bytes of consecutive elements along that dimension, with the
+lanes of a warp covering consecutive chunks: each warp then touches whole cache lines
+and each thread can use one vector instruction per chunk (the lowering decides the
+actual width from alignment and mask facts).
+
+When the chosen layout differs from the current one, the operands are converted to it
+and the loaded value converted back; tilegpu-remove-layout-conversions then removes
+the conversions that are not needed.
+"""
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from ..dialects import tilegpu
+from ..dialects._mlir import walk_ops, is_tensor
+from ..dialects.tile import element_type, pointee_type, shape_of
+from ..layout.encodings import default_blocked
+from . import register_pass
+from .axis_info import AxisInfoAnalysis
+from .utils import functions
+
+
+def _element_bits(ptr_type: ir.Type) -> int:
+    pointee = pointee_type(element_type(ptr_type))
+    width = getattr(pointee, "width", 8)
+    return max(8, width)  # i1 is stored as a byte
+
+
+def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):
+    shape = list(shape_of(ptr.type))
+    info = analysis.get(ptr)
+    rank = len(shape)
+    order = sorted(range(rank), key=lambda d: (-info.contiguity[d], -d))
+    numel = math.prod(shape)
+    per_thread = max(1, numel // (32 * num_warps))
+    fastest = order[0]
+    vec = min(info.contiguity[fastest], 128 // _element_bits(ptr.type), per_thread, shape[fastest])
+    vec = 1 << (max(1, vec).bit_length() - 1)
+    size_per_thread = [1] * rank
+    size_per_thread[fastest] = vec
+    return default_blocked(shape, num_warps, size_per_thread, order)
+
+
+@register_pass("tilegpu-coalesce", "Choose coalesced, vectorisable layouts for loads and stores")
+def coalesce(module_op: ir.Operation) -> None:
+    num_warps = tilegpu.num_warps_of(module_op)
+    for fn in functions(module_op):
+        analysis = AxisInfoAnalysis(fn)
+        memory_ops = [op for op in walk_ops(fn) if op.name in ("tile.load", "tile.store")]
+        for op in memory_ops:
+            ptr = op.operands[0]
+            if not is_tensor(ptr.type):
+                continue
+            layout = coalesced_layout(ptr, analysis, num_warps)
+            current = tilegpu.layout_of(ptr.type)
+            if layout == current:
+                continue
+            with ir.InsertionPoint(op), op.location:
+                for i, operand in enumerate(op.operands):
+                    if is_tensor(operand.type):
+                        op.operands[i] = tilegpu.convert_layout(operand, layout)
+            if op.name == "tile.load":
+                result = op.results[0]
+                old_type = result.type
+                result.set_type(tilegpu.with_layout(old_type, layout))
+                with ir.InsertionPoint.after(op), op.location:
+                    back = tilegpu.convert_layout(result, current)
+                result.replace_all_uses_except(back, back.owner.operation)
+

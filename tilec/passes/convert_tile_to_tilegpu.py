@@ -1,0 +1,168 @@
+"""convert-tile-to-tilegpu: gives every tensor a layout (ttir -> ttgir).
+
+Layouts are inferred forward, in program order, changing value types in place:
+
+- sources (make_range, splat, tensor constants) get the default blocked layout for
+  their shape: one element per thread, lanes and then warps along the fastest dim;
+- elementwise ops, loads and stores take the layout of their first tensor operand and
+  convert the others to it; broadcast keeps its operand's encoding;
+- a reduction's result is its operand's layout sliced along the reduced axis;
+  expand_dims undoes a slice (or converts its operand to one);
+- loop-carried values keep the layout they enter with; `if` results take the layout
+  of the `then` branch.
+
+Later passes choose better layouts (tilegpu-coalesce) and remove the conversions that
+become unnecessary (tilegpu-remove-layout-conversions).
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dialects import tilegpu
+from ..dialects._mlir import block_ops, is_tensor, tensor_type
+from ..dialects.tile import shape_of
+from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding, default_blocked
+from . import register_pass
+from .utils import functions, is_elementwise
+
+
+class _LayoutAssigner:
+    def __init__(self, num_warps: int):
+        self.num_warps = num_warps
+
+    def default(self, shape) -> BlockedEncoding:
+        return default_blocked(list(shape), self.num_warps)
+
+    # -- helpers
+    def set_layout(self, value: ir.Value, enc: Encoding | None) -> None:
+        if is_tensor(value.type):
+            value.set_type(tilegpu.with_layout(value.type, enc))
+
+    def ensure(self, op: ir.Operation, index: int, enc: Encoding) -> None:
+        """Makes operand `index` of `op` have layout `enc` (inserting a conversion)."""
+        value = op.operands[index]
+        if not is_tensor(value.type) or tilegpu.layout_of(value.type) == enc:
+            return
+        with ir.InsertionPoint(op), op.location:
+            op.operands[index] = tilegpu.convert_layout(value, enc)
+
+    # -- walking
+    def run_block(self, block: ir.Block) -> None:
+        for op in block_ops(block):
+            self.run_op(op)
+
+    def run_op(self, op: ir.Operation) -> None:
+        name = op.name
+        if name == "scf.for":
+            self.run_for(op)
+        elif name == "scf.if":
+            self.run_if(op)
+        elif name in ("scf.yield", "func.return", "gpu.yield") or not op.results and name != "tile.store":
+            return
+        elif name == "tile.store":
+            enc = tilegpu.layout_of(op.operands[0].type)
+            if enc is not None:
+                for i in range(1, len(op.operands)):
+                    self.ensure(op, i, enc)
+        elif name == "tile.reduce":
+            self.run_reduce(op)
+        elif name == "tile.expand_dims":
+            self.run_expand_dims(op)
+        elif name == "tile.broadcast":
+            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[0].type))
+        elif name == "tile.load" or is_elementwise(op):
+            self.run_elementwise(op)
+        elif name == "arith.constant":
+            self.run_constant(op)
+        elif name in ("tile.make_range", "tile.splat"):
+            for result in op.results:
+                if is_tensor(result.type):
+                    self.set_layout(result, self.default(shape_of(result.type)))
+        elif name == "tilegpu.convert_layout":
+            return
+        else:
+            for result in op.results:
+                if is_tensor(result.type) and tilegpu.layout_of(result.type) is None:
+                    self.set_layout(result, self.default(shape_of(result.type)))
+
+    def run_elementwise(self, op: ir.Operation) -> None:
+        tensor_operands = [i for i, v in enumerate(op.operands) if is_tensor(v.type)]
+        if not tensor_operands:
+            return
+        enc = tilegpu.layout_of(op.operands[tensor_operands[0]].type)
+        for i in tensor_operands[1:]:
+            self.ensure(op, i, enc)
+        for result in op.results:
+            self.set_layout(result, enc)
+
+    def run_constant(self, op: ir.Operation) -> None:
+        result = op.results[0]
+        if not is_tensor(result.type):
+            return
+        enc = self.default(shape_of(result.type))
+        new_type = tilegpu.with_layout(result.type, enc)
+        value = ir.DenseElementsAttr(op.attributes["value"])
+        if not value.is_splat:
+            raise NotImplementedError("non-splat tensor constants are not supported yet")
+        with ir.InsertionPoint(op), op.location:
+            new_attr = ir.DenseElementsAttr.get_splat(new_type, value.get_splat_value())
+            new_op = ir.Operation.create("arith.constant", results=[new_type], attributes={"value": new_attr})
+        result.replace_all_uses_with(new_op.result)
+        op.erase()
+
+    def run_reduce(self, op: ir.Operation) -> None:
+        enc = tilegpu.layout_of(op.operands[0].type)
+        for i in range(1, len(op.operands)):
+            self.ensure(op, i, enc)
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        for result in op.results:
+            if is_tensor(result.type):
+                self.set_layout(result, SliceEncoding(axis, enc))
+
+    def run_expand_dims(self, op: ir.Operation) -> None:
+        axis = ir.IntegerAttr(op.attributes["axis"]).value
+        src_enc = tilegpu.layout_of(op.operands[0].type)
+        result = op.results[0]
+        if isinstance(src_enc, SliceEncoding) and src_enc.dim == axis:
+            self.set_layout(result, src_enc.parent)
+            return
+        enc = self.default(shape_of(result.type))
+        self.ensure(op, 0, SliceEncoding(axis, enc))
+        self.set_layout(result, enc)
+
+    def run_for(self, op: ir.Operation) -> None:
+        body = op.regions[0].blocks[0]
+        inits = list(op.operands)[3:]
+        for init, arg, result in zip(inits, list(body.arguments)[1:], op.results):
+            arg.set_type(init.type)
+            result.set_type(init.type)
+        self.run_block(body)
+        terminator = block_ops(body)[-1]
+        for i, init in enumerate(inits):
+            enc = tilegpu.layout_of(init.type)
+            if enc is not None:
+                self.ensure(terminator, i, enc)
+
+    def run_if(self, op: ir.Operation) -> None:
+        then_block = op.regions[0].blocks[0]
+        else_block = op.regions[1].blocks[0] if len(op.regions[1].blocks) else None
+        self.run_block(then_block)
+        if else_block is not None:
+            self.run_block(else_block)
+        then_yield = block_ops(then_block)[-1]
+        for i, result in enumerate(op.results):
+            ty = then_yield.operands[i].type
+            result.set_type(ty)
+            enc = tilegpu.layout_of(ty)
+            if enc is not None and else_block is not None:
+                self.ensure(block_ops(else_block)[-1], i, enc)
+
+
+@register_pass("convert-tile-to-tilegpu", "Give every tensor a layout (ttir to ttgir)",
+               **{"num-warps": 4, "target": "sm_90"})
+def convert_tile_to_tilegpu(module_op: ir.Operation, num_warps: int = 4, target: str = "sm_90") -> None:
+    module_op.attributes[tilegpu.NUM_WARPS_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), num_warps)
+    module_op.attributes[tilegpu.TARGET_ATTR] = ir.StringAttr.get(target)
+    assigner = _LayoutAssigner(num_warps)
+    for fn in functions(module_op):
+        assigner.run_block(fn.regions[0].blocks[0])

@@ -1,0 +1,52 @@
+"""convert-tilegpu-to-llvm: ttgir -> per-thread LLVM/NVVM inside a gpu.module.
+
+Every tensor value becomes the list of scalars one thread holds, ordered by its
+layout's register index; scalars stay scalars. Each op is lowered by a rule looked up
+by op name (`@lowers("tile.load")`), a small function of an explicit `LoweringContext`;
+an op without a rule is an error naming it. Rules emit upstream arith/math, llvm and
+nvvm ops (and inline PTX for predicated vector memory access); upstream passes
+(scf-to-cf, arith-to-llvm, ...) finish the job.
+
+The result replaces the module's body:
+
+    module attributes {gpu.container_module, tilegpu.shared = N} {
+      gpu.module @tilec {
+        llvm.mlir.global external @global_smem() {addr_space = 3} : !llvm.array<0 x i8>
+        llvm.func @kernel(%arg0: !llvm.ptr<1>, ...) attributes {nvvm.kernel, nvvm.maxntid = array<i32: T>}
+      }
+    }
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dialects import tilegpu
+from ...dialects._mlir import i32_attr
+from .. import register_pass
+from ..utils import functions
+from .context import LoweringContext, lower_block
+from . import control_flow, convert_layout, elementwise, memory, reduce  # noqa: F401  (register rules)
+
+SHARED_ATTR = "tilegpu.shared"
+GPU_MODULE_NAME = "tilec"
+
+
+@register_pass("convert-tilegpu-to-llvm", "Lower ttgir to per-thread LLVM/NVVM in a gpu.module")
+def convert_tilegpu_to_llvm(module_op: ir.Operation) -> None:
+    num_warps = tilegpu.num_warps_of(module_op)
+    target = tilegpu.target_of(module_op)
+    body = module_op.regions[0].blocks[0]
+    with ir.InsertionPoint(body):
+        gpu_module = ir.Operation.create("gpu.module", regions=1,
+                                         attributes={"sym_name": ir.StringAttr.get(GPU_MODULE_NAME)})
+    gpu_block = gpu_module.regions[0].blocks.append()
+    shared = 0
+    for fn in list(functions(module_op)):
+        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target)
+        ctx.build_function()
+        lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
+        ctx.finish()
+        shared = max(shared, ctx.shared_bytes)
+        fn.erase()
+    module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
+    module_op.attributes[SHARED_ATTR] = i32_attr(shared)

@@ -1,0 +1,295 @@
+"""The lowering context, the rule table, and per-thread index arithmetic.
+
+`LoweringContext` holds what every rule needs: the mapping from ttgir values to their
+per-thread values, the thread/lane/warp ids, the shared-memory base, axis info, and
+helpers to build constants and the coordinates a thread holds in a layout.
+
+Thread-dependent index values are emitted once per layout in the function's prologue
+(before `prologue_anchor`), so every region can use them.
+"""
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import llvm as llvm_d
+
+from ...dialects import tilegpu
+from ...dialects._mlir import block_ops, create_op, is_tensor
+from ...dialects.tile import element_type, is_ptr_type, shape_of
+from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.linear_layout import LinearLayout
+from ..axis_info import AxisInfoAnalysis
+
+Lowered = "list[ir.Value] | ir.Value"
+Rule = Callable[["LoweringContext", ir.Operation], None]
+
+RULES: dict[str, Rule] = {}
+
+
+def lowers(*names: str) -> Callable[[Rule], Rule]:
+    """Registers a lowering rule for the named ops."""
+
+    def register(fn: Rule) -> Rule:
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"two lowering rules for {name}")
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+class LoweringError(Exception):
+    pass
+
+
+class LoweringContext:
+    def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str):
+        self.func_op = func_op
+        self.gpu_block = gpu_block
+        self.num_warps = num_warps
+        self.target = target
+        self.values: dict[ir.Value, object] = {}
+        self.axis_info = AxisInfoAnalysis(func_op)
+        self.shared_bytes = 0
+        self.libdevice: set[str] = set()
+        self._thread_coords: dict[LinearLayout, list[tuple[ir.Value | None, bool]]] = {}
+        self.i1 = ir.IntegerType.get_signless(1)
+        self.i8 = ir.IntegerType.get_signless(8)
+        self.i16 = ir.IntegerType.get_signless(16)
+        self.i32 = ir.IntegerType.get_signless(32)
+        self.i64 = ir.IntegerType.get_signless(64)
+        self.f32 = ir.F32Type.get()
+        self.ptr_global = ir.Type.parse("!llvm.ptr<1>")
+        self.ptr_shared = ir.Type.parse("!llvm.ptr<3>")
+
+    # ------------------------------------------------------------------ function skeleton
+    def build_function(self) -> None:
+        fn = self.func_op
+        name = ir.StringAttr(fn.attributes["sym_name"]).value
+        entry = fn.regions[0].blocks[0]
+        arg_types = [self.abi_type(a.type) for a in entry.arguments]
+        fn_type = ir.TypeAttr.get(ir.Type.parse(
+            "!llvm.func<void (" + ", ".join(str(t) for t in arg_types) + ")>"))
+        with ir.InsertionPoint(self.gpu_block), fn.location:
+            if not any(op.operation.name == "llvm.mlir.global" for op in self.gpu_block.operations):
+                llvm_d.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), "global_smem", ir.Attribute.parse("#llvm.linkage<external>"),
+                                alignment=16, addr_space=3)
+            self.llvm_func = create_op("llvm.func", attributes={
+                "sym_name": ir.StringAttr.get(name),
+                "function_type": fn_type,
+                "nvvm.kernel": ir.UnitAttr.get(),
+                "nvvm.maxntid": ir.DenseI32ArrayAttr.get([32 * self.num_warps]),
+            }, regions=1)
+        self.entry_block = self.llvm_func.regions[0].blocks.append(*arg_types)
+        with ir.InsertionPoint(self.entry_block), fn.location:
+            for old, new in zip(entry.arguments, self.entry_block.arguments):
+                if old.type == self.i1:
+                    new = create_op("arith.trunci", [self.i1], [new]).result
+                self.values[old] = new
+            self.tid = create_op("nvvm.read.ptx.sreg.tid.x", [self.i32]).result
+            self.lane = self.arith("andi", self.tid, self.const(31))
+            self.warp = self.arith("shrui", self.tid, self.const(5))
+            self.smem = create_op("llvm.mlir.addressof", [self.ptr_shared],
+                                  attributes={"global_name": ir.FlatSymbolRefAttr.get("global_smem")}).result
+            # Values built later for the prologue go before this marker (removed by canonicalize).
+            self.prologue_anchor = create_op("arith.constant", [self.i32], attributes={"value": ir.IntegerAttr.get(self.i32, 0)})
+
+    def finish(self) -> None:
+        self.prologue_anchor.erase()
+
+    # ------------------------------------------------------------------ types
+    def element_type(self, ty: ir.Type) -> ir.Type:
+        """The per-thread scalar type of a ttgir value type."""
+        elem = element_type(ty)
+        return self.ptr_global if is_ptr_type(elem) else elem
+
+    def abi_type(self, ty: ir.Type) -> ir.Type:
+        scalar = self.element_type(ty)
+        return self.i8 if scalar == self.i1 else scalar
+
+    # ------------------------------------------------------------------ values
+    def lowered(self, value: ir.Value):
+        try:
+            return self.values[value]
+        except KeyError:
+            raise LoweringError(f"value used before it was lowered: {value}") from None
+
+    def elements(self, value: ir.Value) -> list[ir.Value]:
+        lowered = self.lowered(value)
+        if isinstance(lowered, list):
+            return lowered
+        return [lowered]
+
+    def set(self, value: ir.Value, lowered) -> None:
+        self.values[value] = lowered
+
+    # ------------------------------------------------------------------ emission helpers
+    def arith(self, name: str, *operands: ir.Value, result_type: ir.Type | None = None, attrs=None) -> ir.Value:
+        return create_op("arith." + name, [result_type or operands[0].type], list(operands), attributes=attrs).result
+
+    def const(self, value: int | float, ty: ir.Type | None = None) -> ir.Value:
+        ty = ty or self.i32
+        if isinstance(ty, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type)):
+            attr = ir.FloatAttr.get(ty, float(value))
+        else:
+            attr = ir.IntegerAttr.get(ty, int(value))
+        return create_op("arith.constant", [ty], attributes={"value": attr}).result
+
+    def layout(self, value: ir.Value) -> LinearLayout:
+        enc = tilegpu.layout_of(value.type)
+        if enc is None:
+            raise LoweringError(f"tensor without a layout: {value.type}")
+        return enc.to_linear(shape_of(value.type))
+
+    def num_registers(self, value: ir.Value) -> int:
+        return self.layout(value).in_dim_size(REGISTER)
+
+    def libdevice_call(self, name: str, args: Sequence[ir.Value], result_type: ir.Type) -> ir.Value:
+        if name not in self.libdevice:
+            self.libdevice.add(name)
+            fn_type = ir.TypeAttr.get(ir.Type.parse(
+                f"!llvm.func<{result_type} (" + ", ".join(str(a.type) for a in args) + ")>"))
+            with ir.InsertionPoint.at_block_begin(self.gpu_block):
+                create_op("llvm.func", attributes={"sym_name": ir.StringAttr.get(name), "function_type": fn_type},
+                          regions=1)
+        return create_op("llvm.call", [result_type], list(args),
+                         attributes={"callee": ir.FlatSymbolRefAttr.get(name),
+                                     "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(args), 0]),
+                                     "op_bundle_sizes": ir.DenseI32ArrayAttr.get([])}).result
+
+    def inline_asm(self, asm: str, constraints: str, operands: Sequence[ir.Value],
+                   result_types: Sequence[ir.Type], side_effects: bool = True) -> list[ir.Value]:
+        """Inline PTX; returns its results as a list (extracted from a struct if several)."""
+        if len(result_types) == 0:
+            res_type = ir.Type.parse("!llvm.void")
+        elif len(result_types) == 1:
+            res_type = result_types[0]
+        else:
+            res_type = ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in result_types) + ")>")
+        attrs = {"asm_string": ir.StringAttr.get(asm), "constraints": ir.StringAttr.get(constraints),
+                 "asm_dialect": ir.IntegerAttr.get(self.i64, 0)}  # AT&T
+        if side_effects:
+            attrs["has_side_effects"] = ir.UnitAttr.get()
+        op = create_op("llvm.inline_asm", [] if not result_types else [res_type], list(operands), attributes=attrs)
+        if len(result_types) <= 1:
+            return list(op.results)
+        return [create_op("llvm.extractvalue", [t], [op.result],
+                          attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+                for i, t in enumerate(result_types)]
+
+    def barrier(self) -> None:
+        create_op("nvvm.barrier0", [])
+
+    def reserve_shared(self, nbytes: int) -> None:
+        self.shared_bytes = max(self.shared_bytes, nbytes)
+
+    def shared_address(self, byte_offset: ir.Value) -> ir.Value:
+        return create_op("llvm.getelementptr", [self.ptr_shared], [self.smem, byte_offset],
+                         attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+                                     "elem_type": ir.TypeAttr.get(self.i8)}).result
+
+    # ------------------------------------------------------------------ thread coordinates
+    def thread_coordinates(self, ll: LinearLayout) -> list[tuple[ir.Value | None, bool]]:
+        """Per output dim: (the lane/warp part of this thread's coordinate, disjoint?).
+
+        The value is None when lanes and warps do not move along the dim. `disjoint` says
+        register and thread parts occupy different bits, so they can be added (which
+        lets LLVM fold register offsets into addresses) instead of XORed.
+        """
+        cached = self._thread_coords.get(ll)
+        if cached is not None:
+            return cached
+        coords = []
+        with ir.InsertionPoint(self.prologue_anchor):
+            for d in range(len(ll.out_dims)):
+                reg_bits = 0
+                for v in ll.bases(REGISTER):
+                    reg_bits |= v[d]
+                terms: list[ir.Value] = []
+                thread_bits = 0
+                disjoint = True
+                for name, source in ((LANE, self.lane), (WARP, self.warp)):
+                    components = [v[d] for v in ll.bases(name)]
+                    for value in components:
+                        if value & thread_bits or value & reg_bits or (value & (value - 1)):
+                            disjoint = False
+                        thread_bits |= value
+                    terms.extend(self._bit_terms(source, components))
+                coords.append((self._combine(terms, disjoint), disjoint))
+        self._thread_coords[ll] = coords
+        return coords
+
+    def _bit_terms(self, source: ir.Value, components: list[int]) -> list[ir.Value]:
+        """Terms whose XOR is sum_i bit_i(source) * components[i], grouping runs of bits."""
+        terms = []
+        i = 0
+        while i < len(components):
+            c = components[i]
+            if c == 0:
+                i += 1
+                continue
+            if c & (c - 1) == 0:
+                # Extend a run: bit i -> c, bit i+1 -> 2c, ...
+                j = i + 1
+                while j < len(components) and components[j] == components[j - 1] * 2:
+                    j += 1
+                mask = ((1 << (j - i)) - 1) << i
+                shift = c.bit_length() - 1 - i
+                term = self.arith("andi", source, self.const(mask))
+                if shift > 0:
+                    term = self.arith("shli", term, self.const(shift))
+                elif shift < 0:
+                    term = self.arith("shrui", term, self.const(-shift))
+                terms.append(term)
+                i = j
+            else:
+                bit = self.arith("andi", self.arith("shrui", source, self.const(i)), self.const(1))
+                terms.append(self.arith("muli", bit, self.const(c)))
+                i += 1
+        return terms
+
+    def _combine(self, terms: list[ir.Value], disjoint: bool) -> ir.Value | None:
+        if not terms:
+            return None
+        result = terms[0]
+        for term in terms[1:]:
+            result = self.arith("ori" if disjoint else "xori", result, term)
+        return result
+
+    def register_coordinates(self, ll: LinearLayout) -> list[tuple[int, ...]]:
+        return [ll.apply({REGISTER: r}) for r in range(ll.in_dim_size(REGISTER))]
+
+    def element_coordinates(self, ll: LinearLayout, ty: ir.Type | None = None) -> list[list[ir.Value]]:
+        """Per register, the full coordinate (one i32 value per dim) of the element held."""
+        thread = self.thread_coordinates(ll)
+        out = []
+        for reg in self.register_coordinates(ll):
+            coord = []
+            for d, (part, disjoint) in enumerate(thread):
+                if part is None:
+                    coord.append(self.const(reg[d]))
+                elif reg[d] == 0:
+                    coord.append(part)
+                else:
+                    coord.append(self.arith("addi" if disjoint else "xori", part, self.const(reg[d])))
+            out.append(coord)
+        return out
+
+
+def lower_op(ctx: LoweringContext, op: ir.Operation) -> None:
+    rule = RULES.get(op.name)
+    if rule is None:
+        raise LoweringError(f"no lowering rule for '{op.name}' (at {op.location})")
+    rule(ctx, op)
+
+
+def lower_block(ctx: LoweringContext, block: ir.Block, target: ir.Block) -> None:
+    """Lowers every op of `block` (except a terminator handled by its parent) into `target`."""
+    with ir.InsertionPoint(target):
+        for op in block_ops(block):
+            if op.name in ("scf.yield", "gpu.yield"):
+                continue
+            with op.location:
+                lower_op(ctx, op)

@@ -1,0 +1,210 @@
+"""Lowering of elementwise, creation and shape ops: one scalar op per register."""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dialects._mlir import create_op, int_attr_value, is_tensor
+from ...dialects.tile import element_type, pointee_type, shape_of
+from .context import LoweringContext, LoweringError, lowers
+
+ARITH_OPS = [
+    "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
+    "maxsi", "maxui", "minsi", "minui", "addf", "subf", "mulf", "divf", "remf", "maxnumf", "minnumf", "maximumf",
+    "minimumf", "negf", "cmpi", "cmpf", "select", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
+    "extf", "truncf", "bitcast",
+]
+
+# math ops LLVM lowers well on NVPTX through its own intrinsics.
+NATIVE_MATH = ["math.absf", "math.absi", "math.sqrt", "math.floor", "math.ceil", "math.fma"]
+
+# math ops computed by libdevice: (f32 name, f64 name)
+LIBDEVICE_MATH = {
+    "math.log": ("__nv_logf", "__nv_log"), "math.log2": ("__nv_log2f", "__nv_log2"),
+    "math.sin": ("__nv_sinf", "__nv_sin"), "math.cos": ("__nv_cosf", "__nv_cos"),
+    "math.erf": ("__nv_erff", "__nv_erf"), "math.rsqrt": ("__nv_rsqrtf", "__nv_rsqrt"),
+    "math.exp": ("__nv_expf", "__nv_exp"), "math.exp2": ("__nv_exp2f", "__nv_exp2"),
+}
+
+LOG2E = 1.4426950408889634
+
+
+def _copy_attrs(op: ir.Operation) -> dict:
+    return {name: op.attributes[name] for name in op.attributes}
+
+
+def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
+    """Applies `emit(operands) -> [results]` per register (or once, for scalars)."""
+    results = list(op.results)
+    tensor_like = results[0] if results and is_tensor(results[0].type) else None
+    if tensor_like is None:
+        lowered = emit([ctx.lowered(v) for v in op.operands])
+        for result, value in zip(results, lowered):
+            ctx.set(result, value)
+        return
+    n = ctx.num_registers(tensor_like)
+    operand_lists = []
+    for v in op.operands:
+        elems = ctx.elements(v)
+        operand_lists.append(elems if len(elems) == n else elems * n if len(elems) == 1 else None)
+        if operand_lists[-1] is None:
+            raise LoweringError(f"{op.name}: operand holds {len(elems)} elements per thread, result {n}")
+    per_result: list[list[ir.Value]] = [[] for _ in results]
+    for i in range(n):
+        values = emit([lst[i] for lst in operand_lists])
+        for slot, value in zip(per_result, values):
+            slot.append(value)
+    for result, values in zip(results, per_result):
+        ctx.set(result, values)
+
+
+@lowers(*("arith." + name for name in ARITH_OPS), *NATIVE_MATH)
+def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
+    attrs = _copy_attrs(op)
+    result_types = [ctx.element_type(r.type) for r in op.results]
+    _per_element(ctx, op, lambda operands: list(
+        create_op(op.name, result_types, operands, attributes=attrs).results))
+
+
+@lowers("arith.constant")
+def lower_constant(ctx: LoweringContext, op: ir.Operation) -> None:
+    result = op.results[0]
+    if not is_tensor(result.type):
+        ctx.set(result, create_op("arith.constant", [result.type], attributes=_copy_attrs(op)).result)
+        return
+    dense = ir.DenseElementsAttr(op.attributes["value"])
+    if not dense.is_splat:
+        raise LoweringError("non-splat tensor constants are not supported yet")
+    scalar_attr = dense.get_splat_value()
+    value = create_op("arith.constant", [scalar_attr.type], attributes={"value": scalar_attr}).result
+    ctx.set(result, [value] * ctx.num_registers(result))
+
+
+def _fast_exp2(ctx: LoweringContext, x: ir.Value) -> ir.Value:
+    return ctx.inline_asm("ex2.approx.f32 $0, $1;", "=f,f", [x], [ctx.f32], side_effects=False)[0]
+
+
+@lowers(*LIBDEVICE_MATH)
+def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
+    ty = element_type(op.results[0].type)
+    f32_name, f64_name = LIBDEVICE_MATH[op.name]
+
+    def emit(operands):
+        x = operands[0]
+        narrow = isinstance(ty, (ir.F16Type, ir.BF16Type))
+        if narrow:
+            x = ctx.arith("extf", x, result_type=ctx.f32)
+        if isinstance(ty, ir.F64Type):
+            return [ctx.libdevice_call(f64_name, [x], ty)]
+        if op.name == "math.exp":
+            # exp(x) = 2^(x * log2(e)) with the hardware's approximate exp2, as Triton does.
+            y = _fast_exp2(ctx, ctx.arith("mulf", x, ctx.const(LOG2E, ctx.f32)))
+        elif op.name == "math.exp2":
+            y = _fast_exp2(ctx, x)
+        else:
+            y = ctx.libdevice_call(f32_name, [x], ctx.f32)
+        if narrow:
+            y = ctx.arith("truncf", y, result_type=ty)
+        return [y]
+
+    _per_element(ctx, op, emit)
+
+
+@lowers("tile.get_program_id", "tile.get_num_programs")
+def lower_program_id(ctx: LoweringContext, op: ir.Operation) -> None:
+    axis = "xyz"[int_attr_value(op, "axis")]
+    register = "ctaid" if op.name == "tile.get_program_id" else "nctaid"
+    ctx.set(op.results[0], create_op(f"nvvm.read.ptx.sreg.{register}.{axis}", [ctx.i32]).result)
+
+
+@lowers("tile.make_range")
+def lower_make_range(ctx: LoweringContext, op: ir.Operation) -> None:
+    start = int_attr_value(op, "start")
+    ll = ctx.layout(op.results[0])
+    coords = ctx.element_coordinates(ll)
+    values = []
+    for coord in coords:
+        value = coord[0]
+        if start:
+            value = ctx.arith("addi", value, ctx.const(start))
+        values.append(value)
+    ctx.set(op.results[0], values)
+
+
+@lowers("tile.splat")
+def lower_splat(ctx: LoweringContext, op: ir.Operation) -> None:
+    ctx.set(op.results[0], [ctx.lowered(op.operands[0])] * ctx.num_registers(op.results[0]))
+
+
+def _map_registers(ctx: LoweringContext, src: ir.Value, dst: ir.Value, project) -> None:
+    """dst register r takes the src register whose coordinate is project(coord of r).
+
+    Valid when src and dst place threads the same way on the dims they share (the
+    frontend/passes guarantee this for broadcast and expand_dims of matching layouts).
+    """
+    src_ll, dst_ll = ctx.layout(src), ctx.layout(dst)
+    src_index = {c: i for i, c in reversed(list(enumerate(ctx.register_coordinates(src_ll))))}
+    elems = ctx.elements(src)
+    values = []
+    for coord in ctx.register_coordinates(dst_ll):
+        key = project(coord)
+        if key not in src_index:
+            raise LoweringError(f"layout mismatch lowering {dst.owner.operation.name}: no source register for {key}")
+        values.append(elems[src_index[key]])
+    ctx.set(dst, values)
+
+
+@lowers("tile.broadcast")
+def lower_broadcast(ctx: LoweringContext, op: ir.Operation) -> None:
+    src, dst = op.operands[0], op.results[0]
+    src_shape = shape_of(src.type)
+    grown = [d for d, size in enumerate(src_shape) if size == 1 and shape_of(dst.type)[d] != 1]
+    _map_registers(ctx, src, dst, lambda c: tuple(0 if d in grown else x for d, x in enumerate(c)))
+
+
+@lowers("tile.expand_dims")
+def lower_expand_dims(ctx: LoweringContext, op: ir.Operation) -> None:
+    src, dst = op.operands[0], op.results[0]
+    axis = int_attr_value(op, "axis")
+    if not is_tensor(src.type):
+        ctx.set(dst, [ctx.lowered(src)] * ctx.num_registers(dst))
+        return
+    _map_registers(ctx, src, dst, lambda c: c[:axis] + c[axis + 1:])
+
+
+def _memory_element_type(ptr_type: ir.Type) -> ir.Type:
+    pointee = pointee_type(element_type(ptr_type))
+    if str(pointee) == "i1":
+        return ir.IntegerType.get_signless(8)
+    if str(pointee).startswith("!tile.ptr"):
+        return ir.IntegerType.get_signless(64)
+    return pointee
+
+
+@lowers("tile.addptr")
+def lower_addptr(ctx: LoweringContext, op: ir.Operation) -> None:
+    elem = ir.TypeAttr.get(_memory_element_type(op.operands[0].type))
+
+    def emit(operands):
+        ptr, offset = operands
+        return [create_op("llvm.getelementptr", [ctx.ptr_global], [ptr, offset],
+                          attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
+                                      "elem_type": elem}).result]
+
+    _per_element(ctx, op, emit)
+
+
+@lowers("tile.bitcast")
+def lower_ptr_bitcast(ctx: LoweringContext, op: ir.Operation) -> None:
+    _per_element(ctx, op, lambda operands: [operands[0]])
+
+
+@lowers("tile.ptr_to_int")
+def lower_ptr_to_int(ctx: LoweringContext, op: ir.Operation) -> None:
+    ty = element_type(op.results[0].type)
+    _per_element(ctx, op, lambda operands: [create_op("llvm.ptrtoint", [ty], operands).result])
+
+
+@lowers("tile.int_to_ptr")
+def lower_int_to_ptr(ctx: LoweringContext, op: ir.Operation) -> None:
+    _per_element(ctx, op, lambda operands: [create_op("llvm.inttoptr", [ctx.ptr_global], operands).result])
+

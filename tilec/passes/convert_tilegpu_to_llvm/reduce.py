@@ -1,0 +1,227 @@
+"""Lowering of tile.reduce: within a thread, then across lanes, then across warps.
+
+With the operand's linear layout L and the reduced axis a:
+
+1. registers whose coordinates differ only along a are combined in register order;
+2. every lane bit whose basis moves along a is a butterfly step: `shfl.sync.bfly`
+   with that bit as the lane mask, then combine (after all steps every lane holds the
+   result of its group);
+3. if warp bits move along a, each warp writes its partial result to shared memory,
+   and after a barrier every thread combines the partials of its elements in warp
+   order.
+
+The combiner region is lowered inline for each combine step, so user-defined
+combiners (and tuples of operands, such as argmax's value and index) work the same way.
+The result holds, per thread, the elements of the sliced layout, in its register order.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+from mlir import ir
+
+from ...dialects import tilegpu
+from ...dialects._mlir import block_ops, create_op, is_tensor
+from ...dialects.tile import shape_of
+from ...layout.encodings import LANE, REGISTER, WARP, SliceEncoding
+from .context import LoweringContext, LoweringError, lower_op, lowers
+
+
+def _combine(ctx: LoweringContext, region: ir.Region, lhs: Sequence[ir.Value], rhs: Sequence[ir.Value]) -> list[ir.Value]:
+    """Emits the combiner region for one pair of (tuples of) values."""
+    block = region.blocks[0]
+    for arg, value in zip(block.arguments, list(lhs) + list(rhs)):
+        ctx.set(arg, value)
+    results = None
+    for op in block_ops(block):
+        if op.name == "gpu.yield":
+            results = [ctx.lowered(v) for v in op.operands]
+            break
+        lower_op(ctx, op)
+    if results is None:
+        raise LoweringError("reduction combiner has no gpu.yield")
+    return results
+
+
+def _shuffle_xor(ctx: LoweringContext, value: ir.Value, lane_mask: int) -> ir.Value:
+    """value from lane (lane ^ lane_mask), for any scalar type up to 64 bits."""
+    ty = value.type
+    width = getattr(ty, "width", 64)
+    full = ctx.const(-1)
+    clamp = ctx.const(0x1F)
+    offset = ctx.const(lane_mask)
+
+    def shfl32(v: ir.Value) -> ir.Value:
+        return create_op("nvvm.shfl.sync", [v.type], [full, v, offset, clamp],
+                         attributes={"kind": ir.Attribute.parse("#nvvm<shfl_kind bfly>")}).result
+
+    if ty == ctx.f32 or ty == ctx.i32:
+        return shfl32(value)
+    if ty == ctx.ptr_global:
+        as_int = create_op("llvm.ptrtoint", [ctx.i64], [value]).result
+        return create_op("llvm.inttoptr", [ctx.ptr_global], [_shuffle_xor(ctx, as_int, lane_mask)]).result
+    if width == 64:
+        as_int = value if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [ctx.i64], [value]).result
+        lo = ctx.arith("trunci", as_int, result_type=ctx.i32)
+        hi = ctx.arith("trunci", ctx.arith("shrui", as_int, ctx.const(32, ctx.i64)), result_type=ctx.i32)
+        lo, hi = shfl32(lo), shfl32(hi)
+        joined = ctx.arith("ori", ctx.arith("extui", lo, result_type=ctx.i64),
+                           ctx.arith("shli", ctx.arith("extui", hi, result_type=ctx.i64), ctx.const(32, ctx.i64)))
+        return joined if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [ty], [joined]).result
+    # narrower than 32 bits: widen the bits, shuffle, narrow
+    int_ty = ir.IntegerType.get_signless(width)
+    as_int = value if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [int_ty], [value]).result
+    wide = shfl32(ctx.arith("extui", as_int, result_type=ctx.i32))
+    narrow = ctx.arith("trunci", wide, result_type=int_ty)
+    return narrow if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [ty], [narrow]).result
+
+
+def _store_type(ctx: LoweringContext, ty: ir.Type) -> ir.Type:
+    """How a value is kept in shared memory (bools as bytes, pointers as integers)."""
+    if ty == ctx.i1:
+        return ctx.i8
+    if ty == ctx.ptr_global:
+        return ctx.i64
+    return ty
+
+
+def _bytes(ctx: LoweringContext, ty: ir.Type) -> int:
+    return max(1, getattr(_store_type(ctx, ty), "width", 64) // 8)
+
+
+@lowers("tile.reduce")
+def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    srcs = list(op.operands)
+    region = op.regions[0]
+    ll = ctx.layout(srcs[0])
+    inputs = [ctx.elements(s) for s in srcs]
+
+    def project(coord: tuple[int, ...]) -> tuple[int, ...]:
+        return coord[:axis] + coord[axis + 1:]
+
+    # 1. within the thread
+    groups: dict[tuple[int, ...], list[ir.Value]] = {}
+    for r, coord in enumerate(ctx.register_coordinates(ll)):
+        key = project(coord)
+        values = [inp[r] for inp in inputs]
+        groups[key] = values if key not in groups else _combine(ctx, region, groups[key], values)
+
+    # 2. across lanes
+    for bit, basis in enumerate(ll.bases(LANE)):
+        if basis[axis] == 0:
+            continue
+        if any(c for d, c in enumerate(basis) if d != axis):
+            raise LoweringError("reduction over a layout whose lanes mix the reduced axis with others")
+        for key, values in groups.items():
+            others = [_shuffle_xor(ctx, v, 1 << bit) for v in values]
+            groups[key] = _combine(ctx, region, values, others)
+
+    # 3. across warps, through shared memory
+    warp_bits = [bit for bit, basis in enumerate(ll.bases(WARP)) if basis[axis] != 0]
+    if warp_bits:
+        for bit in warp_bits:
+            if any(c for d, c in enumerate(ll.bases(WARP)[bit]) if d != axis):
+                raise LoweringError("reduction over a layout whose warps mix the reduced axis with others")
+        groups = _reduce_across_warps(ctx, ll, axis, warp_bits, groups, region)
+
+    # Order the results as the sliced layout's registers.
+    results = list(op.results)
+    if not is_tensor(results[0].type):
+        values = next(iter(groups.values()))
+        for result, value in zip(results, values):
+            ctx.set(result, value)
+        return
+    out_ll = SliceEncoding(axis, tilegpu.layout_of(srcs[0].type)).to_linear(shape_of(results[0].type))
+    ordered = []
+    for coord in ctx.register_coordinates(out_ll):
+        if coord not in groups:
+            raise LoweringError(f"reduction result element {coord} is not held by the thread")
+        ordered.append(groups[coord])
+    for i, result in enumerate(results):
+        ctx.set(result, [values[i] for values in ordered])
+
+
+def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[int],
+                         groups: dict, region: ir.Region) -> dict:
+    """Each warp writes its partials; after a barrier every thread combines them."""
+    shape = list(ll.out_dim_sizes.values())
+    out_shape = shape[:axis] + shape[axis + 1:]
+    out_numel = math.prod(out_shape) if out_shape else 1
+    n_partials = 1 << len(warp_bits)
+    types = [v.type for v in next(iter(groups.values()))]
+    # One array per operand: [out element][warp partial]
+    array_bytes = [out_numel * n_partials * _bytes(ctx, t) for t in types]
+    offsets = []
+    at = 0
+    for size in array_bytes:
+        offsets.append(at)
+        at += (size + 15) // 16 * 16
+    ctx.reserve_shared(at)
+
+    thread = ctx.thread_coordinates(ll)
+    # This warp's index among the warps that split the axis.
+    partial_index = None
+    for k, bit in enumerate(warp_bits):
+        term = ctx.arith("andi", ctx.arith("shrui", ctx.warp, ctx.const(bit)), ctx.const(1))
+        if k:
+            term = ctx.arith("shli", term, ctx.const(k))
+        partial_index = term if partial_index is None else ctx.arith("ori", partial_index, term)
+
+    strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
+    out_dims = [d for d in range(len(shape)) if d != axis]
+
+    def element_index(key: tuple[int, ...]) -> ir.Value:
+        """Linear index of the output element `key` (register part) held by this thread."""
+        index = ctx.const(0)
+        for k, d in enumerate(out_dims):
+            part, disjoint = thread[d]
+            coord = ctx.const(key[k]) if part is None else (
+                part if key[k] == 0 else ctx.arith("addi" if disjoint else "xori", part, ctx.const(key[k])))
+            if strides[k] != 1:
+                coord = ctx.arith("muli", coord, ctx.const(strides[k]))
+            index = ctx.arith("addi", index, coord)
+        return index
+
+    def address(operand: int, slot: ir.Value) -> ir.Value:
+        size = _bytes(ctx, types[operand])
+        byte = ctx.arith("addi", ctx.const(offsets[operand]), ctx.arith("muli", slot, ctx.const(size)))
+        return ctx.shared_address(byte)
+
+    ctx.barrier()  # earlier users of the scratch space are done
+    bases = {}
+    for key, values in groups.items():
+        base = ctx.arith("muli", element_index(key), ctx.const(n_partials))
+        bases[key] = base
+        slot = ctx.arith("addi", base, partial_index)
+        for i, value in enumerate(values):
+            stored = _to_shared(ctx, value)
+            create_op("llvm.store", [], [stored, address(i, slot)])
+    ctx.barrier()
+    result = {}
+    for key in groups:
+        acc = None
+        for p in range(n_partials):
+            slot = ctx.arith("addi", bases[key], ctx.const(p))
+            loaded = [_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, t)], [address(i, slot)]).result, t)
+                      for i, t in enumerate(types)]
+            acc = loaded if acc is None else _combine(ctx, region, acc, loaded)
+        result[key] = acc
+    return result
+
+
+def _to_shared(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    if value.type == ctx.i1:
+        return ctx.arith("extui", value, result_type=ctx.i8)
+    if value.type == ctx.ptr_global:
+        return create_op("llvm.ptrtoint", [ctx.i64], [value]).result
+    return value
+
+
+def _from_shared(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
+    if ty == ctx.i1:
+        return ctx.arith("trunci", value, result_type=ctx.i1)
+    if ty == ctx.ptr_global:
+        return create_op("llvm.inttoptr", [ctx.ptr_global], [value]).result
+    return value

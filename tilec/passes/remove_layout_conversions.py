@@ -1,0 +1,173 @@
+"""tilegpu-remove-layout-conversions: removes layout conversions that are not needed.
+
+A `convert_layout` moves data between threads, through shared memory in general, so
+the pass removes as many as it can, repeating three rewrites until none applies:
+
+1. fold: a conversion to the layout the value already has disappears; a conversion of
+   a conversion converts the original value;
+2. rematerialise (backward): when the converted value is cheap to compute — index
+   arithmetic built from make_range, splat, constants and elementwise ops — compute it
+   again directly in the wanted layout, and use that instead;
+3. sink (forward): when the value is expensive (a load, a reduction), move the
+   conversion past its layout-agnostic users — elementwise ops, stores, reductions —
+   by running those users in the value's own layout instead (their other operands
+   must be rematerialisable in it). A conversion that reaches a store or a reduction
+   to a scalar vanishes.
+
+After coalescing, this makes whole chains of elementwise work run in the layout of the
+loads that feed them, which is what a hand-written kernel would do.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dialects import tilegpu
+from ..dialects._mlir import is_tensor, walk_ops
+from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
+from . import register_pass
+from .utils import erase_dead_ops, functions, is_elementwise
+
+MAX_ITERATIONS = 64
+
+# Ops recomputed in another layout instead of converting their result.
+_CHEAP_SOURCES = {"tile.make_range", "tile.splat", "arith.constant"}
+
+
+class _Rewriter:
+    def __init__(self):
+        self.memo: dict[tuple[ir.Value, Encoding], ir.Value | None] = {}
+
+    # ------------------------------------------------------------------ rematerialisation
+    def rematerialize(self, value: ir.Value, layout: Encoding, depth: int = 0) -> ir.Value | None:
+        """`value` computed in `layout` without a conversion, or None if too costly."""
+        if not is_tensor(value.type):
+            return value
+        if tilegpu.layout_of(value.type) == layout:
+            return value
+        key = (value, layout)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = None  # guards cycles
+        result = self._rematerialize(value, layout, depth) if depth < 32 else None
+        self.memo[key] = result
+        return result
+
+    def _rematerialize(self, value: ir.Value, layout: Encoding, depth: int) -> ir.Value | None:
+        if not isinstance(value, ir.OpResult):
+            return None
+        op = value.owner.operation
+        name = op.name
+        if name == "tilegpu.convert_layout":
+            return self.rematerialize(op.operands[0], layout, depth + 1)
+        if name in _CHEAP_SOURCES:
+            operand_layouts = [None] * len(op.operands)
+        elif is_elementwise(op) or name == "tile.broadcast":
+            operand_layouts = [layout if is_tensor(v.type) else None for v in op.operands]
+        elif name == "tile.expand_dims" and isinstance(layout, BlockedEncoding):
+            axis = ir.IntegerAttr(op.attributes["axis"]).value
+            operand_layouts = [SliceEncoding(axis, layout)]
+        else:
+            return None
+        if len(op.results) != 1:
+            return None
+        operands = []
+        for operand, want in zip(op.operands, operand_layouts):
+            if want is None:
+                operands.append(operand)
+                continue
+            new = self.rematerialize(operand, want, depth + 1)
+            if new is None:
+                return None
+            operands.append(new)
+        new_type = tilegpu.with_layout(value.type, layout)
+        with ir.InsertionPoint.after(op), op.location:
+            if name == "arith.constant":
+                dense = ir.DenseElementsAttr(op.attributes["value"])
+                attrs = {"value": ir.DenseElementsAttr.get_splat(new_type, dense.get_splat_value())}
+            else:
+                attrs = {key: op.attributes[key] for key in op.attributes}
+            clone = ir.Operation.create(name, results=[new_type], operands=operands, attributes=attrs)
+        return clone.result
+
+    # ------------------------------------------------------------------ rewrites of one conversion
+    def fold(self, convert: ir.Operation) -> bool:
+        src = convert.operands[0]
+        if src.type == convert.results[0].type:
+            convert.results[0].replace_all_uses_with(src)
+            convert.erase()
+            return True
+        if isinstance(src, ir.OpResult) and src.owner.operation.name == "tilegpu.convert_layout":
+            convert.operands[0] = src.owner.operands[0]
+            return True
+        return False
+
+    def try_rematerialize(self, convert: ir.Operation) -> bool:
+        layout = tilegpu.layout_of(convert.results[0].type)
+        new = self.rematerialize(convert.operands[0], layout)
+        if new is None:
+            return False
+        convert.results[0].replace_all_uses_with(new)
+        convert.erase()
+        return True
+
+    def try_sink(self, convert: ir.Operation) -> bool:
+        src = convert.operands[0]
+        src_layout = tilegpu.layout_of(src.type)
+        changed = False
+        for use in list(convert.results[0].uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if self._sink_into(user, convert.results[0], src, src_layout):
+                changed = True
+        if changed and not any(True for _ in convert.results[0].uses):
+            convert.erase()
+        return changed
+
+    def _sink_into(self, user: ir.Operation, converted: ir.Value, src: ir.Value, layout: Encoding) -> bool:
+        name = user.name
+        if not (is_elementwise(user) or name in ("tile.store", "tile.reduce", "tile.broadcast")):
+            return False
+        # Every other tensor operand must be available in `layout` without a conversion.
+        replacements = []
+        for i, operand in enumerate(user.operands):
+            if operand == converted:
+                replacements.append((i, src))
+            elif is_tensor(operand.type):
+                new = self.rematerialize(operand, layout)
+                if new is None:
+                    return False
+                replacements.append((i, new))
+        for i, value in replacements:
+            user.operands[i] = value
+        for result in user.results:
+            if not is_tensor(result.type):
+                continue
+            old_type = result.type
+            if name == "tile.reduce":
+                axis = ir.IntegerAttr(user.attributes["axis"]).value
+                new_layout = SliceEncoding(axis, layout)
+            else:
+                new_layout = layout
+            result.set_type(tilegpu.with_layout(old_type, new_layout))
+            with ir.InsertionPoint.after(user), user.location:
+                back = tilegpu.convert_layout(result, tilegpu.layout_of(old_type))
+            result.replace_all_uses_except(back, back.owner.operation)
+        return True
+
+
+@register_pass("tilegpu-remove-layout-conversions", "Remove unnecessary layout conversions")
+def remove_layout_conversions(module_op: ir.Operation) -> None:
+    for fn in functions(module_op):
+        for _ in range(MAX_ITERATIONS):
+            rewriter = _Rewriter()
+            changed = False
+            for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+                if rewriter.fold(op) or rewriter.try_rematerialize(op):
+                    changed = True
+            erase_dead_ops(fn)
+            for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+                if rewriter.try_sink(op):
+                    changed = True
+                    break  # the IR changed under the walk; start over
+            erase_dead_ops(fn)
+            if not changed:
+                break

@@ -1,0 +1,95 @@
+"""From launch arguments to the types a kernel is compiled for.
+
+Every runtime argument gets a tilec type and a specialisation:
+
+- integers: int32 when the value fits, else int64 (uint64 past int64); equal to 1 ->
+  folded into the code as a constant; divisible by 16 -> marked so (axis info);
+- floats: fp32; bools: int1;
+- arrays (torch tensors, objects with `__cuda_array_interface__` or `data_ptr()`):
+  pointers to their element type; 16-byte aligned -> marked so;
+- None: a constant None (an unused pointer).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import LaunchError
+from ..language import core as tl
+
+# torch / NumPy dtype names -> tilec dtypes
+_DTYPE_NAMES: dict[str, tl.dtype] = {
+    "bool": tl.int1, "int8": tl.int8, "int16": tl.int16, "int32": tl.int32, "int64": tl.int64,
+    "uint8": tl.uint8, "uint16": tl.uint16, "uint32": tl.uint32, "uint64": tl.uint64,
+    "float16": tl.float16, "bfloat16": tl.bfloat16, "float32": tl.float32, "float64": tl.float64,
+    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5, "half": tl.float16, "float": tl.float32,
+    "double": tl.float64,
+}
+
+# __cuda_array_interface__ typestr (without byte order) -> tilec dtype
+_TYPESTR: dict[str, tl.dtype] = {
+    "b1": tl.int1, "i1": tl.int8, "i2": tl.int16, "i4": tl.int32, "i8": tl.int64,
+    "u1": tl.uint8, "u2": tl.uint16, "u4": tl.uint32, "u8": tl.uint64,
+    "f2": tl.float16, "f4": tl.float32, "f8": tl.float64,
+}
+
+
+def dtype_of_array(obj: Any) -> tl.dtype | None:
+    """The element type of an array-like argument, or None if `obj` is not one."""
+    dtype = getattr(obj, "dtype", None)
+    if dtype is not None and (hasattr(obj, "data_ptr") or hasattr(obj, "__cuda_array_interface__")
+                              or hasattr(obj, "__array_interface__")):
+        name = str(dtype).replace("torch.", "")
+        found = _DTYPE_NAMES.get(name)
+        if found is not None:
+            return found
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _TYPESTR.get(cai["typestr"][1:])
+    return None
+
+
+def data_pointer(obj: Any) -> int:
+    """The device address of an array argument."""
+    data_ptr = getattr(obj, "data_ptr", None)
+    if data_ptr is not None:
+        return int(data_ptr())
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    raise TypeError(f"{type(obj).__name__} is not a GPU array")
+
+
+def scalar_int_type(value: int) -> tl.dtype:
+    if -(1 << 31) <= value < (1 << 31):
+        return tl.int32
+    if -(1 << 63) <= value < (1 << 63):
+        return tl.int64
+    if 0 <= value < (1 << 64):
+        return tl.uint64
+    raise LaunchError(f"integer {value} does not fit in 64 bits")
+
+
+def scalar_type(value: Any) -> tl.dtype | None:
+    """The tilec type of a Python scalar argument (None if not a scalar)."""
+    if isinstance(value, bool):
+        return tl.int1
+    if isinstance(value, int):
+        return scalar_int_type(value)
+    if isinstance(value, float):
+        return tl.float32
+    # NumPy scalars
+    name = type(value).__name__
+    if name.startswith(("int", "uint", "float")) and hasattr(value, "dtype"):
+        return _DTYPE_NAMES.get(str(value.dtype))
+    return None
+
+
+def describe(value: Any) -> str:
+    """A short description of an argument for error messages."""
+    if value is None:
+        return "None"
+    dtype = dtype_of_array(value)
+    if dtype is not None:
+        device = getattr(value, "device", None)
+        return f"{type(value).__name__} of {dtype}" + (f" on {device}" if device is not None else "")
+    return f"{type(value).__name__} {value!r}"[:80]
