@@ -18,7 +18,8 @@ Operation vocabulary (shared by both builders, named after the MLIR ops they bec
 - `unary(op, ...)`: negf absf absi exp exp2 log log2 sqrt rsqrt sin cos floor ceil erf
 - `compare(predicate, ...)`: for ints eq ne slt sle sgt sge ult ule ugt uge; for floats
   oeq une olt ole ogt oge (ordered except `une`, as C's `!=`)
-- `cast(op, ...)`: extsi extui trunci sitofp uitofp fptosi fptoui extf truncf bitcast
+- `cast(op, ...)`: extsi extui trunci sitofp uitofp fptosi fptoui extf truncf bitcast, and
+  ptrtoint / inttoptr between pointers and 64-bit integers
 """
 from __future__ import annotations
 

@@ -103,14 +103,15 @@ class dtype:
         return max(1, self.primitive_bitwidth // 8)
 
     def kind(self) -> int:
-        """Promotion kind of Python scalars: bool < unsigned < signed < float."""
+        """Promotion kind, as in Triton: bool < integer < floating point.
+
+        A Python scalar whose kind is not above a tensor's takes the tensor's type.
+        """
         if self.is_bool():
             return 0
-        if self.is_int_unsigned():
+        if self.is_int():
             return 1
-        if self.is_int_signed():
-            return 2
-        return 3
+        return 2
 
     def to_ir(self, builder) -> Any:
         return builder.get_type(self)
@@ -161,7 +162,7 @@ class pointer_type(dtype):
         return 8
 
     def kind(self) -> int:
-        return 4
+        return 3
 
     def __eq__(self, other) -> bool:
         return isinstance(other, pointer_type) and other.element_ty == self.element_ty

@@ -41,11 +41,12 @@ def integer_promote(a: dtype, b: dtype) -> dtype:
 
 
 def computation_type(a: dtype, a_is_python: bool, b: dtype, b_is_python: bool, div_or_mod: bool) -> dtype:
-    """The type two operands are converted to before an arithmetic operation.
+    """The type two operands are converted to before an arithmetic operation (Triton's rules).
 
-    Python scalars of a lower or equal kind (bool < uint < int < float) than the tensor
-    take the tensor's type; otherwise C-like promotion, with fp16/bf16 division and
-    modulo done in fp32 (PTX has no native half division).
+    A Python scalar whose kind (bool < integer < float) is not above the tensor's takes
+    the tensor's type. Otherwise: fp64, then fp32, then fp16 (also with bf16), then
+    bf16 win; fp16/bf16 division and modulo happen in fp32 (PTX has no half division);
+    integers follow C's usual arithmetic conversions.
     """
     if a_is_python != b_is_python:
         scalar_ty, tensor_ty = (a, b) if a_is_python else (b, a)
@@ -58,17 +59,15 @@ def computation_type(a: dtype, a_is_python: bool, b: dtype, b_is_python: bool, d
     if a.is_fp32() or b.is_fp32():
         return tl.float32
     if a.is_fp16() or b.is_fp16():
-        return tl.float32 if div_or_mod or a.is_bf16() or b.is_bf16() else tl.float16
+        return tl.float32 if div_or_mod else tl.float16
     if a.is_bf16() or b.is_bf16():
         if div_or_mod or not (a.is_bf16() and b.is_bf16()):
             return tl.float32
         return tl.bfloat16
-    if a.is_fp8() or b.is_fp8():
-        if a.is_fp8() and b.is_fp8():
-            return a if a == b else tl.float16
-        return tl.float16
+    if a.is_fp8() and b.is_fp8():
+        return a if a == b else tl.float16
     if not (a.is_int() and b.is_int()):
-        raise _error(f"unexpected operand types {a} and {b}")
+        raise _error(f"unexpected operand types {a} and {b}; convert one of them with .to()")
     if div_or_mod and a.is_int_signed() != b.is_int_signed():
         raise _error(f"cannot use / // or % between {a} and {b}, which differ in signedness; "
                      "cast one of them first")
@@ -454,7 +453,9 @@ class Semantic:
         if fp_downcast_rounding not in (None, "rtne", "rtz"):
             raise _error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {fp_downcast_rounding!r}")
         if dst.is_bool():
-            return self.compare("ne", x, 0 if not src.is_ptr() else x)
+            if src.is_ptr():
+                x = self.cast(x, tl.uint64)
+            return self.compare("ne", x, 0)
         if src.is_ptr() or dst.is_ptr():
             if src.is_ptr() and dst.is_ptr():
                 return tensor(self.builder.cast("bitcast", x.handle, ty), ty)

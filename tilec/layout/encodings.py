@@ -88,6 +88,9 @@ def default_blocked(shape: Sequence[int], num_warps: int, size_per_thread: Seque
     rank = len(shape)
     order = tuple(order) if order is not None else tuple(reversed(range(rank)))
     spt = tuple(size_per_thread) if size_per_thread is not None else (1,) * rank
+    if len(spt) != rank or sorted(order) != list(range(rank)):
+        raise ValueError(f"default_blocked: size_per_thread {list(spt)} and order {list(order)} must match "
+                         f"the rank of shape {list(shape)}")
     tpw = [1] * rank
     wpc = [1] * rank
     lanes_left, warps_left, threads_left = threads_per_warp, num_warps, threads_per_warp * num_warps

@@ -112,6 +112,9 @@ class LinearLayout:
     # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: Mapping[str, int]) -> tuple[int, ...]:
         """The output coordinates of `inputs` (missing input dims are 0)."""
+        unknown = set(inputs) - set(self.in_dims)
+        if unknown:
+            raise ValueError(f"unknown input dimension(s) {sorted(unknown)}; this layout has {list(self.in_dims)}")
         out = [0] * len(self._out_dims)
         for name, vecs in self._bases:
             value = inputs.get(name, 0)
@@ -274,37 +277,15 @@ class LinearLayout:
         return self._pseudo_inverse()
 
     def _pseudo_inverse(self) -> "LinearLayout":
-        """A map from outputs to inputs that inverts self on its image.
-
-        For each output bit, some input whose image is that bit (if in the image).
-        """
-        flat_inputs: list[tuple[int, int]] = []  # (image, input-vector as flat int)
-        in_shifts, at = {}, 0
-        for name, vecs in self._bases:
-            in_shifts[name] = at
-            at += len(vecs)
-        for name, vecs in self._bases:
-            for i, v in enumerate(vecs):
-                flat_inputs.append((self._flat(v), 1 << (in_shifts[name] + i)))
-        # Gaussian elimination tracking the combination of inputs.
-        rows: list[tuple[int, int]] = []
-        for image, combo in flat_inputs:
-            for r_img, r_combo in rows:
-                if image & _top_bit(r_img):
-                    image ^= r_img
-                    combo ^= r_combo
-            if image:
-                rows.append((image, combo))
-                rows.sort(key=lambda r: -r[0])
-        # Fully reduce so each row has a unique top bit absent from the others.
-        rows = _fully_reduce(rows)
+        """A map from outputs to inputs: for each output bit, an input whose image it is
+        (zero when that bit alone is not in the image)."""
+        rows = self._elimination_rows()
         bases: dict[str, list[Basis]] = {}
         for name, size in self._out_dims:
             shift = self._out_shifts()[self.out_dims.index(name)]
             vecs = []
             for b in range(_log2(size)):
-                target = 1 << (shift + b)
-                combo = _solve(rows, target)
+                combo = _solve(rows, 1 << (shift + b))
                 vecs.append(_combo_to_inputs(combo, self._bases) if combo is not None
                             else (0,) * len(self._bases))
             bases[name] = vecs
@@ -314,19 +295,47 @@ class LinearLayout:
         """A map X with outer(X(a)) == self(a), where self: A -> C and outer: B -> C.
 
         Used to express one layout's inputs in terms of another's (for conversions).
-        `outer` must be surjective onto what self reaches.
+        Every output self reaches must be reachable through outer (outer need not be
+        surjective); among several preimages, one is chosen.
         """
         if set(self.out_dims) != set(outer.out_dims):
             raise ValueError("layouts must have the same output dimensions")
-        aligned = self.transpose_outs(outer.out_dims)
-        inverse = outer._pseudo_inverse()
-        result = aligned.compose(inverse)
-        # Check: every element of self must be reachable through outer.
+        for name in self.out_dims:
+            if self.out_dim_size(name) > outer.out_dim_size(name):
+                raise ValueError(f"output {name} of size {self.out_dim_size(name)} exceeds outer's "
+                                 f"{outer.out_dim_size(name)}")
+        aligned = LinearLayout({n: self.bases(n) for n in self.in_dims},
+                               {name: outer.out_dim_size(name) for name in self.out_dims}).transpose_outs(outer.out_dims)
+        rows = outer._elimination_rows()
+        bases: dict[str, list[Basis]] = {}
         for name, vecs in aligned._bases:
-            for v, w in zip(vecs, result.bases(name)):
-                if outer.apply(dict(zip(outer.in_dims, w))) != v:
+            out = []
+            for v in vecs:
+                combo = _solve(rows, outer._flat(v))
+                if combo is None:
                     raise ValueError("invert_and_compose: outer does not reach every output of self")
-        return result
+                out.append(_combo_to_inputs(combo, outer._bases))
+            bases[name] = out
+        return LinearLayout(bases, {name: 1 << len(vecs) for name, vecs in outer._bases})
+
+    def _elimination_rows(self) -> list[tuple[int, int]]:
+        """Row-reduced (image, input combination) pairs spanning this layout's image."""
+        in_shifts, at = {}, 0
+        for name, vecs in self._bases:
+            in_shifts[name] = at
+            at += len(vecs)
+        rows: list[tuple[int, int]] = []
+        for name, vecs in self._bases:
+            for i, v in enumerate(vecs):
+                image, combo = self._flat(v), 1 << (in_shifts[name] + i)
+                for r_img, r_combo in rows:
+                    if image & _top_bit(r_img):
+                        image ^= r_img
+                        combo ^= r_combo
+                if image:
+                    rows.append((image, combo))
+                    rows.sort(key=lambda r: -r[0])
+        return _fully_reduce(rows)
 
     # ------------------------------------------------------------------ identity
     def __eq__(self, other) -> bool:
@@ -336,11 +345,11 @@ class LinearLayout:
         return self._hash
 
     def equivalent(self, other: "LinearLayout") -> bool:
-        """Equal after dropping empty input dims and output dims of size 1."""
+        """The same map, ignoring empty input dims, outputs of size 1 and the order of dims."""
         def canon(layout):
-            outs = [n for n, s in layout._out_dims if s > 1]
+            outs = sorted(n for n, s in layout._out_dims if s > 1)
             keep = layout.sublayout([n for n, v in layout._bases if v], outs)
-            return tuple(sorted(keep._bases)), tuple(sorted(keep._out_dims))
+            return tuple(sorted(keep._bases)), keep._out_dims
         return canon(self) == canon(other)
 
     def __repr__(self) -> str:

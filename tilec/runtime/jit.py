@@ -45,6 +45,7 @@ class JITFunction(KernelFunction):
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
                                 for p in self.params]
         self._n_params = len(self.params)
+        self._cache_hash: str | None = None
 
     # ------------------------------------------------------------------ user API
     def __getitem__(self, grid) -> _Launcher:
@@ -57,7 +58,7 @@ class JITFunction(KernelFunction):
         options, values = self._split_call(args, kwargs)
         kernel = self._get_kernel(values, options)
         kernel.launch(self._resolve_grid(grid, values), values, options.get("stream"))
-        return kernel
+        return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles (and loads, when a GPU answers) without launching; returns the CompiledKernel."""
@@ -158,8 +159,9 @@ class JITFunction(KernelFunction):
 
     # ------------------------------------------------------------------ compile and cache
     def _get_kernel(self, values: list, options: dict, load: bool = True):
+        """The kernel for these arguments: in memory, else on disk, else compiled now."""
         from ..backend.compiler import CompileOptions, compile_specialized
-        from . import driver
+        from . import cache, driver
         specs = self.specialization(values)
         device = driver.device_of(values, specs, self.__name__) if load else None
         compile_options = CompileOptions(
@@ -168,14 +170,56 @@ class JITFunction(KernelFunction):
             target=driver.target_of(device) if load else options.get("target") or driver.default_target(),
             debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
         )
-        key = (device, tuple(s.key() for s in specs), compile_options)
-        kernel = self._kernels.get(key)
-        if kernel is None or _config.always_compile:
-            kernel = compile_specialized(self, specs, compile_options)
-            if load:
-                kernel.load(device)
-            self._kernels[key] = kernel
+        spec_key = tuple(s.key() for s in specs)
+        memory_key = (device, spec_key, compile_options)
+        kernel = None if _config.always_compile else self._kernels.get(memory_key)
+        if kernel is not None:
+            return kernel
+        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options)
+        compiled = None if _config.always_compile else cache.load(disk_key)
+        if compiled is None:
+            compiled = compile_specialized(self, specs, compile_options)
+            cache.store(disk_key, compiled)
+        if not load:
+            return compiled
+        from .kernel import LoadedKernel
+        kernel = LoadedKernel(compiled, device)
+        self._kernels[memory_key] = kernel
         return kernel
+
+    def cache_hash(self) -> str:
+        """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""
+        if self._cache_hash is None:
+            import hashlib
+            digest = hashlib.sha256()
+            for part in sorted(_dependencies(self)):
+                digest.update(part.encode())
+            self._cache_hash = digest.hexdigest()
+        return self._cache_hash
+
+
+def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
+    """Source of `fn` and its @jit callees, plus the constant globals they read."""
+    import ast
+    seen = seen if seen is not None else set()
+    if id(fn) in seen:
+        return set()
+    seen.add(id(fn))
+    parts = {f"{fn.__module__}.{fn.__qualname__}:{fn.source_hash()}"}
+    namespaces = [fn.closure_values(), fn.globals]
+    for node in ast.walk(fn.parse()):
+        if not isinstance(node, ast.Name):
+            continue
+        for namespace in namespaces:
+            if node.id not in namespace:
+                continue
+            value = namespace[node.id]
+            if isinstance(value, KernelFunction):
+                parts |= _dependencies(value, seen)
+            elif isinstance(value, (tl.constexpr, int, float, bool, str, tl.dtype)) or value is None:
+                parts.add(f"global {node.id}={tl._unwrap(value)!r}")
+            break
+    return parts
 
 
 def _spec_from_type(name: str, value: Any) -> ArgSpec:

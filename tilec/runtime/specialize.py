@@ -70,17 +70,18 @@ def scalar_int_type(value: int) -> tl.dtype:
 
 
 def scalar_type(value: Any) -> tl.dtype | None:
-    """The tilec type of a Python scalar argument (None if not a scalar)."""
+    """The tilec type of a Python or NumPy scalar argument (None if not a scalar).
+
+    Python floats (and NumPy float64 scalars, a float subclass) are fp32, as in Triton.
+    """
     if isinstance(value, bool):
         return tl.int1
     if isinstance(value, int):
         return scalar_int_type(value)
     if isinstance(value, float):
         return tl.float32
-    # NumPy scalars
-    name = type(value).__name__
-    if name.startswith(("int", "uint", "float")) and hasattr(value, "dtype"):
-        return _DTYPE_NAMES.get(str(value.dtype))
+    if getattr(value, "shape", None) == () and hasattr(value, "dtype") and not hasattr(value, "data_ptr"):
+        return _DTYPE_NAMES.get(str(value.dtype))  # NumPy scalars: np.int64(3), np.True_
     return None
 
 

@@ -1,0 +1,222 @@
+"""Running a kernel in the interpreter: bind arguments, map memory, run every program.
+
+The interpreter does not parse the kernel: it calls the user's Python function itself,
+once per program id, with a `Semantic(NumpyBuilder)` active, so every `tl.*` builtin
+and tensor operator goes through the same semantic layer as the compiler and only the
+last step (emitting vs. computing) differs. Python control flow then simply runs:
+`if pid == 0:` and `for i in range(n)` ask the builder for the scalar's value.
+
+Errors are reported against the kernel's source, found by walking the traceback to the
+innermost frame that runs kernel code (the launched kernel, or a @jit function it
+called): an out-of-bounds access becomes `OutOfBoundsAccess`, a broken language rule a
+`KernelSemanticError` (a `CompilationError` located like the compiler's, and still a
+`TilecSemanticError`).
+"""
+from __future__ import annotations
+
+import linecache
+from types import CodeType, FrameType, TracebackType
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import CompilationError, LaunchError, SourceLocation
+from ..frontend.kernel_function import KernelFunction
+from ..language import core as tl
+from ..language.core import TilecSemanticError, activate_semantic, tensor
+from ..language.semantic import Semantic
+from ..runtime import specialize
+from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
+from .numpy_builder import NumpyBuilder, numpy_dtype
+
+
+class KernelSemanticError(CompilationError, TilecSemanticError):
+    """A language rule broken while interpreting, located at the kernel's source line.
+
+    It is a `CompilationError` (what the compiled path raises for the same mistake, so
+    tests expecting one pass under both backends) and a `TilecSemanticError` (what the
+    semantic layer raised).
+    """
+
+
+def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -> None:
+    """Runs `fn[grid](*args, **kwargs)` on the CPU; arrays are updated in place.
+
+    Launch options (num_warps, stream, ...) are accepted and ignored. Binding and grid
+    resolution are the compiled path's own (`JITFunction._split_call/_resolve_grid`), so
+    defaults, keyword arguments, callable grids and their errors behave identically.
+    """
+    _options, values = fn._split_call(tuple(args), dict(kwargs))
+    dims = fn._resolve_grid(grid, values)
+    with _DeviceMirror() as mirror:
+        arrays: dict[str, Any] = {}
+        for index, (name, value) in enumerate(zip(fn.arg_names, values)):
+            if index not in fn.constexprs and _is_array(value):
+                arrays[name] = mirror.host_array(name, value, fn.__name__)
+        memory = Memory(arrays)
+        kernel_args = [_kernel_argument(fn, index, name, value, memory, arrays)
+                       for index, (name, value) in enumerate(zip(fn.arg_names, values))]
+        if 0 in dims:
+            return
+        _run_grid(fn, dims, kernel_args, memory)
+
+
+def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[Any], memory: Memory) -> None:
+    builder = NumpyBuilder(memory, dims)
+    body: Callable = fn.fn
+    # Handles are never mutated, so one set of argument tensors serves every program.
+    with activate_semantic(Semantic(builder)), np.errstate(all="ignore"):
+        for z in range(dims[2]):
+            for y in range(dims[1]):
+                for x in range(dims[0]):
+                    builder.program = (x, y, z)
+                    try:
+                        body(*kernel_args)
+                    except MemoryFault as fault:
+                        raise _out_of_bounds(fn, fault, builder.program) from None
+                    except KernelSemanticError:
+                        raise
+                    except TilecSemanticError as exc:
+                        raise _located_semantic_error(fn, exc, builder.program) from None
+
+
+# ----------------------------------------------------------------------------- arguments
+
+
+def _is_array(value: Any) -> bool:
+    return not isinstance(value, (tl.constexpr, str, tl.dtype)) and specialize.scalar_type(value) is None \
+        and value is not None and specialize.dtype_of_array(value) is not None
+
+
+def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memory: Memory,
+                     arrays: dict[str, Any]) -> Any:
+    """What the kernel body receives for one parameter.
+
+    constexpr parameters get the plain Python value (as the compiler folds them); runtime
+    scalars become scalar tensors typed like the compiled path's arguments
+    (`specialize.scalar_type`: ints int32/int64/uint64, floats fp32, bools int1); arrays
+    become pointer scalars holding their virtual address; None stays None.
+    """
+    if index in fn.constexprs or isinstance(value, tl.constexpr):
+        return tl._unwrap(value)
+    if value is None:
+        return None
+    ty = specialize.scalar_type(value)
+    if ty is not None:
+        return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
+    if name in arrays:
+        element = specialize.dtype_of_array(value)
+        return tensor(np.array(memory.address_of(name), dtype=np.uint64), tl.pointer_type(element))
+    raise LaunchError(f"argument '{name}' of {fn.__name__}() is a {specialize.describe(value)}; the interpreter "
+                      "expects a NumPy array, a torch tensor, an int, a float, a bool or None")
+
+
+class _DeviceMirror:
+    """Host copies of CUDA torch tensors for the duration of a launch.
+
+    The interpreter can only address host memory, so each CUDA *storage* an argument
+    lives in is copied to the host whole (views keep their offsets and strides, and two
+    views of one storage keep sharing it), and copied back when the grid has run, even
+    after an error, as the GPU would have kept the writes done so far.
+    """
+
+    def __init__(self):
+        self._storages: dict[int, tuple[Any, Any]] = {}  # device data_ptr -> (device, host)
+
+    def host_array(self, name: str, value: Any, kernel: str) -> Any:
+        if isinstance(value, np.ndarray):
+            return value
+        if is_torch_tensor(value):
+            if value.device.type == "cpu":
+                return value
+            if value.device.type == "cuda":
+                import torch
+                storage = value.untyped_storage()
+                key = storage.data_ptr()
+                if key not in self._storages:
+                    self._storages[key] = (storage, storage.cpu())
+                host = self._storages[key][1]
+                return torch.empty(0, dtype=value.dtype).set_(host, value.storage_offset(), value.size(),
+                                                             value.stride())
+        raise LaunchError(f"argument '{name}' of {kernel}() is a {specialize.describe(value)}; the interpreter "
+                          "supports NumPy arrays and torch tensors (CPU or CUDA)")
+
+    def __enter__(self) -> "_DeviceMirror":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        for device, host in self._storages.values():
+            device.copy_(host)
+        return False
+
+
+# ----------------------------------------------------------------------------- error locations
+
+
+def _is_kernel_frame(frame: FrameType, kernel_code: CodeType) -> bool:
+    """True for the launched kernel's frame and for @jit functions it called.
+
+    Inside the interpreter a @jit function is called through `KernelFunction.__call__`,
+    so its frame is the one whose caller is that method.
+    """
+    if frame.f_code is kernel_code:
+        return True
+    caller = frame.f_back
+    return (caller is not None and caller.f_code.co_name == "__call__"
+            and isinstance(caller.f_locals.get("self"), KernelFunction))
+
+
+def _kernel_sites(tb: TracebackType | None, kernel_code: CodeType) -> list[SourceLocation]:
+    """Source locations of the kernel frames in a traceback, outermost first."""
+    sites = []
+    while tb is not None:
+        frame = tb.tb_frame
+        if _is_kernel_frame(frame, kernel_code):
+            code = frame.f_code
+            sites.append(SourceLocation(code.co_filename, tb.tb_lineno, _column(code, tb.tb_lasti),
+                                        linecache.getline(code.co_filename, tb.tb_lineno), code.co_name))
+        tb = tb.tb_next
+    return sites
+
+
+def _column(code: CodeType, lasti: int) -> int:
+    """1-based column of the instruction at `lasti` (the call that failed), or 1."""
+    positions = getattr(code, "co_positions", None)
+    if positions is None or lasti < 0:
+        return 1
+    for index, position in enumerate(positions()):
+        if index == lasti // 2:
+            return (position[2] or 0) + 1
+    return 1
+
+
+def _where(fn: KernelFunction, sites: list[SourceLocation]) -> SourceLocation:
+    if sites:
+        return sites[-1]
+    # Not reached in practice (the kernel frame is always on the traceback); be safe.
+    return SourceLocation(fn.filename, fn.first_line, 1, fn.source_line(1), fn.__name__)
+
+
+def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, int, int]) -> OutOfBoundsAccess:
+    sites = _kernel_sites(fault.__traceback__, fn.fn.__code__)
+    site = _where(fn, sites)
+    inner = f" (in @jit function `{site.function}`)" if site.function != fn.__name__ else ""
+    lines = [f"out-of-bounds {fault.access} in kernel `{fn.__name__}`{inner} at {site.filename}:{site.lineno}, "
+             f"program id {program}:",
+             f"    {site.source_line.strip()}",
+             fault.detail]
+    for caller in reversed(sites[:-1]):
+        lines.append(f"called from {caller.filename}:{caller.lineno}: {caller.source_line.strip()}")
+    return OutOfBoundsAccess("\n".join(lines), kernel=fn.__name__, filename=site.filename, lineno=site.lineno,
+                             source_line=site.source_line.strip(), program_id=program, access=fault.access,
+                             argument=fault.argument, element_offset=fault.element_offset)
+
+
+def _located_semantic_error(fn: KernelFunction, exc: TilecSemanticError,
+                            program: tuple[int, int, int]) -> KernelSemanticError:
+    sites = _kernel_sites(exc.__traceback__, fn.fn.__code__)
+    message = f"{exc}\n(interpreting kernel `{fn.__name__}`, program id {program})"
+    return KernelSemanticError(message, _where(fn, sites), tuple(sites[:-1]))
+
+
+__all__ = ["KernelSemanticError", "OutOfBoundsAccess", "interpret_kernel"]

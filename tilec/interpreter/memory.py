@@ -1,0 +1,304 @@
+"""Virtual memory for the interpreter: kernels compute addresses, NumPy holds the bytes.
+
+A kernel sees its array arguments as pointers and reaches elements by pointer arithmetic,
+so the interpreter must turn arbitrary computed addresses back into array elements, and
+must notice when an address is wrong (the GPU would fault, or worse, silently corrupt
+memory). Real host addresses would make such bugs undetectable: an address past one
+array can land in another Python object. Instead every argument's *buffer* (the whole
+allocation it lives in: the owning NumPy array, or the torch storage) gets its own
+*virtual* address range:
+
+    buffer i  ->  [FIRST_BASE + i * REGION_SPAN, ... + its size in bytes)
+
+Ranges are 2**40 bytes apart, so an address is decoded with a shift and a mask, every
+buffer base is aligned far beyond 16 bytes, and a pointer that runs off one buffer lands
+in unmapped space (never in the next buffer) until it is 1 TiB away. A view's pointer is
+its buffer's base plus its byte offset inside the buffer, so views of one array share
+memory exactly as on the GPU, and reading a view's parent outside the view is legal.
+
+Every access is checked on its *active* lanes only (masked-off lanes are never touched):
+the element must lie entirely inside one buffer, at an offset aligned to the element
+size. A bad access raises `MemoryFault`, which the launcher turns into an
+`OutOfBoundsAccess` naming the kernel line and program (see launcher.py).
+"""
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+REGION_SPAN = 1 << 40
+FIRST_BASE = 1 << 44
+_REGION_SHIFT = np.uint64(40)
+_OFFSET_MASK = np.uint64(REGION_SPAN - 1)
+
+try:  # NumPy >= 2.0 moved byte_bounds
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:  # pragma: no cover - NumPy 1.x
+    _byte_bounds = np.byte_bounds
+
+
+class OutOfBoundsAccess(IndexError):
+    """A kernel loaded or stored outside the memory of its array arguments.
+
+    Also raised for misaligned accesses and for stores into read-only arrays. The
+    message names the kernel, the source line, the program id and the offending element;
+    the same facts are available as attributes.
+    """
+
+    def __init__(self, message: str, *, kernel: str = "", filename: str = "", lineno: int = 0,
+                 source_line: str = "", program_id: tuple[int, int, int] = (0, 0, 0),
+                 access: str = "", argument: str | None = None, element_offset: int | None = None):
+        super().__init__(message)
+        self.kernel = kernel
+        self.filename = filename
+        self.lineno = lineno
+        self.source_line = source_line
+        self.program_id = program_id
+        self.access = access
+        self.argument = argument
+        self.element_offset = element_offset
+
+
+class MemoryFault(Exception):
+    """A bad access found by `Memory`; carries what the launcher needs for its message."""
+
+    def __init__(self, access: str, detail: str, argument: str | None, element_offset: int | None):
+        super().__init__(detail)
+        self.access = access
+        self.detail = detail
+        self.argument = argument
+        self.element_offset = element_offset
+
+
+@dataclass
+class _Argument:
+    name: str
+    address: int  # virtual address of its first element
+    description: str  # e.g. "numpy float32 array of shape (1000,)"
+    region: int
+
+
+@dataclass
+class _Region:
+    lo: int  # real host address of the buffer's first byte
+    hi: int  # one past its last byte
+    writable: bool
+    owners: list[Any]  # keep the user's objects alive while we alias their memory
+    base: int = 0  # virtual address of the first byte
+    data: np.ndarray | None = None  # uint8 alias of the buffer
+    typed: dict[np.dtype, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return self.hi - self.lo
+
+
+def is_torch_tensor(obj: Any) -> bool:
+    return type(obj).__module__.startswith("torch") and hasattr(obj, "untyped_storage")
+
+
+def _host_span(obj: Any) -> tuple[int, int, int, bool, Any]:
+    """(pointer to first element, buffer start, buffer end, writable, owner) in real addresses."""
+    if is_torch_tensor(obj):
+        storage = obj.untyped_storage()
+        lo = int(storage.data_ptr())
+        return int(obj.data_ptr()), lo, lo + int(storage.nbytes()), True, obj
+    if isinstance(obj, np.ndarray):
+        # Follow views to the array that owns the memory (NumPy collapses view chains, but
+        # a view of an array that itself wraps a foreign buffer stops at that array).
+        root = obj
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        lo, hi = _byte_bounds(root)
+        return int(obj.__array_interface__["data"][0]), int(lo), int(hi), bool(root.flags.writeable), root
+    raise TypeError(f"the interpreter cannot address a {type(obj).__name__}")
+
+
+def _alias(lo: int, size: int) -> np.ndarray:
+    """A writable uint8 NumPy array over real memory [lo, lo + size)."""
+    if size == 0:
+        return np.empty(0, dtype=np.uint8)
+    return np.frombuffer((ctypes.c_uint8 * size).from_address(lo), dtype=np.uint8)
+
+
+def _describe(obj: Any) -> str:
+    if is_torch_tensor(obj):
+        return f"torch {str(obj.dtype).replace('torch.', '')} tensor of shape {tuple(obj.shape)}"
+    return f"numpy {obj.dtype} array of shape {obj.shape}"
+
+
+class Memory:
+    """The virtual address space of one launch: one region per distinct buffer."""
+
+    def __init__(self, arrays: dict[str, Any]):
+        """`arrays` maps argument names to host arrays (NumPy arrays, CPU torch tensors)."""
+        spans = {name: _host_span(obj) for name, obj in arrays.items()}
+        # Arguments whose buffers overlap (views of one array, or two arrays over one
+        # foreign buffer) must share a region, or a store through one would be invisible
+        # to the bounds of the other. Merge overlapping [lo, hi) ranges.
+        self._regions: list[_Region] = []
+        for _, lo, hi, writable, owner in sorted(spans.values(), key=lambda s: (s[1], s[2])):
+            last = self._regions[-1] if self._regions else None
+            if last is not None and lo < last.hi:
+                last.hi = max(last.hi, hi)
+                last.writable = last.writable and writable
+                last.owners.append(owner)
+            else:
+                self._regions.append(_Region(lo, hi, writable, [owner]))
+        for index, region in enumerate(self._regions):
+            if region.size >= REGION_SPAN:
+                raise ValueError("the interpreter cannot address a buffer of 1 TiB or more")
+            region.base = FIRST_BASE + index * REGION_SPAN
+            region.data = _alias(region.lo, region.size)
+        self._sizes = np.array([r.size for r in self._regions], dtype=np.int64)
+        self._arguments: dict[str, _Argument] = {}
+        for name, (ptr, lo, hi, _, _) in spans.items():
+            index = next(i for i, r in enumerate(self._regions) if r.lo <= lo and hi <= r.hi)
+            region = self._regions[index]
+            self._arguments[name] = _Argument(name, region.base + (ptr - region.lo), _describe(arrays[name]), index)
+
+    def address_of(self, name: str) -> int:
+        """The virtual address of argument `name`'s first element."""
+        return self._arguments[name].address
+
+    # ------------------------------------------------------------------ access
+    def load(self, addresses: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None,
+             dtype: np.dtype) -> np.ndarray:
+        """Elements of `dtype` at `addresses` (uint64) where `mask`; `other` (or 0) elsewhere."""
+        shape = addresses.shape
+        flat = addresses.reshape(-1)
+        lanes = None if mask is None else np.flatnonzero(mask.reshape(-1))
+        active = flat if lanes is None else flat[lanes]
+        regions, index = self._check("load", active, lanes, dtype, shape)
+        storage = _storage_dtype(dtype)
+        values = np.empty(active.shape, dtype=storage)
+        for r, selected in _by_region(regions):
+            values[selected] = self._typed(r, storage)[index[selected]]
+        if dtype == np.bool_:
+            values = values != 0  # a bool in memory is any nonzero byte
+        if lanes is None:
+            return values.reshape(shape)
+        if other is None:
+            out = np.zeros(flat.shape, dtype=dtype)
+        else:
+            out = np.broadcast_to(np.asarray(other, dtype=dtype), shape).reshape(-1).copy()
+        out[lanes] = values
+        return out.reshape(shape)
+
+    def store(self, addresses: np.ndarray, values: np.ndarray, mask: np.ndarray | None) -> None:
+        """Write `values` (same shape as `addresses`) where `mask`."""
+        flat = addresses.reshape(-1)
+        data = np.broadcast_to(values, addresses.shape).reshape(-1)
+        if mask is not None:
+            lanes = np.flatnonzero(mask.reshape(-1))
+            flat, data = flat[lanes], data[lanes]
+        else:
+            lanes = None
+        regions, index = self._check("store", flat, lanes, data.dtype, addresses.shape)
+        storage = _storage_dtype(data.dtype)
+        data = data.astype(storage)
+        groups = list(_by_region(regions))
+        for r, selected in groups:  # refuse before writing anything, as for bounds
+            if not self._regions[r].writable:
+                arg = self._nearest_argument(int(flat[selected][0]))
+                raise MemoryFault("store", f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
+        for r, selected in groups:
+            self._typed(r, storage)[index[selected]] = data[selected]
+
+    def _typed(self, region: int, storage: np.dtype) -> np.ndarray:
+        """The region's bytes viewed as `storage` elements (built once per dtype)."""
+        r = self._regions[region]
+        view = r.typed.get(storage)
+        if view is None:
+            k = storage.itemsize
+            view = r.data[: r.size - r.size % k].view(storage)
+            r.typed[storage] = view
+        return view
+
+    def _check(self, access: str, addresses: np.ndarray, lanes: np.ndarray | None,
+               dtype: np.dtype, shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(region index, element index) of each address; raises MemoryFault on the first bad one."""
+        itemsize = _storage_dtype(dtype).itemsize
+        # Addresses below FIRST_BASE wrap around to huge values and fail `known`.
+        relative = addresses - np.uint64(FIRST_BASE)
+        region = relative >> _REGION_SHIFT
+        offset = (relative & _OFFSET_MASK).astype(np.int64)
+        known = region < len(self._regions)
+        region = np.where(known, region, 0).astype(np.intp)
+        sizes = self._sizes[region] if len(self._regions) else np.zeros(region.shape, np.int64)
+        ok = known & (offset + itemsize <= sizes) & (offset % itemsize == 0)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            self._fault(access, addresses, lanes, bad, dtype, shape)
+        return region, offset // itemsize
+
+    # ------------------------------------------------------------------ error messages
+    def _nearest_argument(self, address: int) -> _Argument | None:
+        """The argument whose buffer is nearest to `address` (None when none is near)."""
+        best, best_distance = None, REGION_SPAN // 2
+        for index, region in enumerate(self._regions):
+            if region.base <= address < region.base + region.size:
+                distance = 0
+            else:
+                distance = min(abs(address - region.base), abs(address - (region.base + region.size)))
+            if distance < best_distance:
+                best, best_distance = index, distance
+        if best is None:
+            return None
+        candidates = [a for a in self._arguments.values() if a.region == best]
+        below = [a for a in candidates if a.address <= address]
+        return max(below, key=lambda a: a.address) if below else min(candidates, key=lambda a: a.address)
+
+    def _fault(self, access: str, addresses: np.ndarray, lanes: np.ndarray | None, bad: np.ndarray,
+               dtype: np.dtype, shape: tuple[int, ...]) -> None:
+        first = int(bad[0])
+        flat_lane = first if lanes is None else int(lanes[first])
+        # Name the lane by its index in the block: 5, or (2, 3) in a 2-D block.
+        lane = tuple(int(i) for i in np.unravel_index(flat_lane, shape)) if len(shape) > 1 else flat_lane
+        address = int(addresses[first])
+        itemsize = _storage_dtype(dtype).itemsize
+        type_name = "bool" if dtype == np.bool_ else str(np.dtype(dtype))
+        if shape == ():
+            count = "the scalar access is invalid"
+        else:
+            count = f"{len(bad)} of {len(addresses)} active lanes are invalid; the first is lane {lane}"
+        arg = self._nearest_argument(address)
+        if arg is None:
+            raise MemoryFault(access, f"{count}, at address {address:#x}, which is outside the memory of "
+                              "every array argument", None, None)
+        region = self._regions[arg.region]
+        delta = address - arg.address
+        start = region.base - arg.address
+        end = start + region.size
+        if (address - region.base) % itemsize:
+            raise MemoryFault(access, f"{count}: its address, byte offset {delta} from argument "
+                              f"'{arg.name}' ({arg.description}), is not aligned to the {itemsize}-byte "
+                              f"size of {type_name}", arg.name, None)
+        element = delta // itemsize
+        lo_el, hi_el = start // itemsize, end // itemsize
+        where = "beyond its end" if element >= hi_el else "before its start"
+        raise MemoryFault(access, f"{count}: it {'reads' if access == 'load' else 'writes'} {type_name} "
+                          f"element offset {element} from argument '{arg.name}' ({arg.description}), "
+                          f"whose memory spans element offsets [{lo_el}, {hi_el}): {where}",
+                          arg.name, element)
+
+
+def _storage_dtype(dtype: np.dtype) -> np.dtype:
+    """How elements are kept in memory: bools as one byte each, the rest as themselves."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.uint8) if dtype == np.bool_ else dtype
+
+
+def _by_region(regions: np.ndarray):
+    """Yield (region index, lane selector) groups; one slice-free group in the common case."""
+    if regions.size == 0:
+        return
+    first = int(regions[0])
+    if (regions == first).all():
+        yield first, slice(None)
+        return
+    for r in np.unique(regions):
+        yield int(r), regions == r

@@ -1,0 +1,344 @@
+"""`NumpyBuilder`: the `Builder` of the interpreter, computing with NumPy arrays at once.
+
+The semantic layer (tilec/language/semantic.py) has already promoted types, broadcast
+shapes and checked legality, so this builder only has to compute each operation the way
+the GPU does. That is mostly NumPy, except where NumPy's semantics differ from MLIR's
+arith dialect, which the compiled code follows:
+
+- integers wrap in their own width (NumPy arrays already do; 0-d results are kept as
+  arrays, never NumPy scalars, whose arithmetic warns on overflow). The launcher runs
+  kernels under `np.errstate(all="ignore")`, so no operation warns;
+- `//` and `%` on signed integers truncate toward zero, as in C, where NumPy floors;
+- integer division by zero is undefined on the GPU; here it gives a deterministic value:
+  the quotient has every bit set (-1 when signed), the remainder is the dividend. The
+  signed overflow case MIN // -1 wraps to MIN, remainder 0;
+- shifts by the bit width or more give 0 (`<<`, unsigned `>>`) or the sign fill (signed
+  `>>`), as the GPU's shift instructions clamp;
+- `int1` is arithmetic modulo 2 (addi is xor), where NumPy's bool `+` is `or`;
+- float-to-int conversions saturate, NaN converts to 0 (PTX `cvt.rzi` does the same);
+- float results keep their element type: fp32 math stays in fp32.
+
+Handles are NumPy arrays: 0-d arrays for scalars, arrays of the block shape for blocks,
+uint64 virtual addresses (see memory.py) for pointers.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..language.builder import Builder
+from ..language.core import TilecSemanticError, block_type, dtype, tensor
+from .memory import Memory
+
+_NP_DTYPES: dict[str, np.dtype] = {
+    "int1": np.dtype(np.bool_),
+    "int8": np.dtype(np.int8), "int16": np.dtype(np.int16),
+    "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
+    "uint8": np.dtype(np.uint8), "uint16": np.dtype(np.uint16),
+    "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64),
+    "fp16": np.dtype(np.float16), "fp32": np.dtype(np.float32), "fp64": np.dtype(np.float64),
+}
+
+
+def numpy_dtype(ty: dtype) -> np.dtype:
+    """The NumPy dtype holding values of tilec type `ty` (blocks: their element type)."""
+    scalar = ty.scalar
+    if scalar.is_ptr():
+        return np.dtype(np.uint64)
+    found = _NP_DTYPES.get(scalar.name)
+    if found is None:
+        raise TilecSemanticError(f"the interpreter does not support {scalar!r} values yet "
+                                 "(bfloat16 and fp8 are planned); use float16 or float32")
+    return found
+
+
+def _signed(dt: np.dtype) -> np.dtype:
+    return np.dtype(f"int{dt.itemsize * 8}")
+
+
+def _unsigned(dt: np.dtype) -> np.dtype:
+    return np.dtype(f"uint{dt.itemsize * 8}")
+
+
+def _array(value: Any, dt: np.dtype) -> np.ndarray:
+    """`value` as an array of `dt` (0-d arrays stay arrays; NumPy scalars become 0-d arrays)."""
+    return np.asarray(value).astype(dt, copy=False)
+
+
+# ----------------------------------------------------------------------------- integer arithmetic
+
+
+def _int_divide(a: np.ndarray, b: np.ndarray, signed: bool) -> tuple[np.ndarray, np.ndarray]:
+    """C-style (quotient, remainder): truncating, with the division-by-zero rule above."""
+    dt = a.dtype
+    zero = b == 0
+    # -1 is special too: MIN % -1 traps in C (and so inside NumPy) on x86.
+    minus_one = (b == -1) if signed else np.zeros(b.shape, dtype=bool)
+    safe = np.where(zero | minus_one, 1, b).astype(dt)
+    if signed:
+        remainder = np.fmod(a, safe)  # fmod takes the dividend's sign: C's %
+        quotient = (a - remainder) // safe  # exact, so flooring is truncating
+    else:
+        quotient, remainder = a // safe, a % safe
+    all_ones = np.array(-1, dtype=dt) if signed else np.array(np.iinfo(dt).max, dtype=dt)
+    quotient = np.where(zero, all_ones, np.where(minus_one, np.negative(a), quotient))
+    remainder = np.where(zero, a, np.where(minus_one, 0, remainder))
+    return quotient.astype(dt, copy=False), remainder.astype(dt, copy=False)
+
+
+def _shift(op: str, a: np.ndarray, b: np.ndarray, width: int) -> np.ndarray:
+    """Shifts with the amount taken as unsigned and clamped at the bit width."""
+    dt = a.dtype
+    udt = _unsigned(dt)
+    amount = b.astype(dt, copy=False).view(udt)
+    too_far = amount >= width
+    amount = np.where(too_far, 0, amount).astype(udt)
+    if op == "shrsi":
+        # Arithmetic shift of the signed value; a too-far shift leaves only the sign.
+        amount = np.where(too_far, width - 1, amount).astype(dt)
+        return np.right_shift(a, amount)
+    # Shift the unsigned bits, so left shifts of negative numbers are well defined.
+    bits = a.view(udt)
+    shifted = np.left_shift(bits, amount) if op == "shli" else np.right_shift(bits, amount)
+    return np.where(too_far, 0, shifted).astype(udt).view(dt)
+
+
+_INT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "addi": np.add, "subi": np.subtract, "muli": np.multiply,
+    "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor,
+    "maxsi": np.maximum, "maxui": np.maximum, "minsi": np.minimum, "minui": np.minimum,
+}
+
+_FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
+    "remf": np.fmod,  # arith.remf is C's fmod: the result takes the dividend's sign
+    "maxnumf": np.fmax, "minnumf": np.fmin,  # ignore a NaN operand
+    "maximumf": np.maximum, "minimumf": np.minimum,  # propagate NaN
+}
+
+
+def _int_binary(op: str, a: np.ndarray, b: np.ndarray, dt: np.dtype) -> np.ndarray:
+    if dt == np.bool_:
+        # int1 arithmetic is modulo 2: compute in uint8, keep the low bit.
+        result = _int_binary_wide(op, a.astype(np.uint8), b.astype(np.uint8), width=1)
+        return (result & 1).astype(np.bool_)
+    return _int_binary_wide(op, a, b, width=dt.itemsize * 8)
+
+
+def _int_binary_wide(op: str, a: np.ndarray, b: np.ndarray, width: int) -> np.ndarray:
+    fn = _INT_BINARY.get(op)
+    if fn is not None:
+        if op in ("maxsi", "minsi"):
+            a, b = a.view(_signed(a.dtype)), b.view(_signed(b.dtype))
+        elif op in ("maxui", "minui"):
+            a, b = a.view(_unsigned(a.dtype)), b.view(_unsigned(b.dtype))
+        return fn(a, b)
+    if op in ("divsi", "remsi", "divui", "remui"):
+        signed = op.endswith("si")
+        view = _signed if signed else _unsigned
+        quotient, remainder = _int_divide(a.view(view(a.dtype)), b.view(view(b.dtype)), signed)
+        return quotient if op.startswith("div") else remainder
+    if op in ("shli", "shrsi", "shrui"):
+        if op == "shrsi":
+            a = a.view(_signed(a.dtype))
+        return _shift(op, a, b, width)
+    raise TilecSemanticError(f"the interpreter does not implement the integer operation {op!r}")
+
+
+# ----------------------------------------------------------------------------- unary and casts
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "negf": np.negative, "absf": np.abs, "absi": np.abs,  # abs(MIN) wraps to MIN, as on the GPU
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
+    "rsqrt": lambda x: np.reciprocal(np.sqrt(x)), "sin": np.sin, "cos": np.cos,
+    "floor": np.floor, "ceil": np.ceil,
+    # No float32 erf in NumPy: compute exactly in float64, round once to the element type.
+    "erf": lambda x: _erf(x.astype(np.float64)) if x.size else x.astype(np.float64),
+}
+
+
+def _float_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """Saturating truncation toward zero; NaN -> 0 (PTX cvt.rzi semantics), without warnings."""
+    if dt == np.bool_:
+        return x != 0
+    info = np.iinfo(dt)
+    wide = np.trunc(x.astype(np.float64))  # exact for fp16/fp32/fp64
+    bits = dt.itemsize * 8
+    lo, hi = (-(2.0 ** (bits - 1)), 2.0 ** (bits - 1)) if info.min < 0 else (0.0, 2.0 ** bits)
+    below, above = wide < lo, wide >= hi
+    in_range = np.where(np.isnan(wide) | below | above, 0, wide).astype(dt)
+    result = np.where(below, np.array(info.min, dt), np.where(above, np.array(info.max, dt), in_range))
+    return result.astype(dt, copy=False)
+
+
+def _int_cast(op: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    if dt == np.bool_:  # trunci to i1 keeps the low bit
+        return (x & 1).astype(np.bool_) if x.dtype != np.bool_ else x.copy()
+    if op == "extsi" and x.dtype != np.bool_:
+        x = x.view(_signed(x.dtype))
+    elif op == "extui" and x.dtype != np.bool_:
+        x = x.view(_unsigned(x.dtype))
+    return x.astype(dt)  # NumPy's integer astype wraps (trunci) or extends as C does
+
+
+def _check_combined(results: list[Any], operands: list[tensor]) -> None:
+    """A reduction's combine must return one value per input, of the input's type (as the
+    compiler's combiner region requires; checked here too so both paths agree)."""
+    if len(results) != len(operands):
+        raise TilecSemanticError(f"the combine function returned {len(results)} values; expected {len(operands)}")
+    for result, operand in zip(results, operands):
+        if not isinstance(result, tensor) or result.dtype != operand.dtype:
+            got = result.dtype if isinstance(result, tensor) else type(result).__name__
+            raise TilecSemanticError(f"the combine function must return {operand.dtype} values, got {got}")
+        if result.type != operand.type:
+            raise TilecSemanticError("the combine function must combine elementwise, without changing shapes "
+                                     f"(got {result.type} for operands of type {operand.type})")
+
+
+# ----------------------------------------------------------------------------- the builder
+
+
+class NumpyBuilder(Builder):
+    """Computes every operation of one program immediately; see the module docstring."""
+
+    def __init__(self, memory: Memory, grid: tuple[int, int, int]):
+        self.memory = memory
+        self.grid = tuple(int(g) for g in grid)
+        self.program = (0, 0, 0)  # set by the launcher before each program runs
+
+    # -- constants and creation
+    def constant(self, value: int | float | bool, ty: dtype) -> np.ndarray:
+        return np.array(value, dtype=numpy_dtype(ty))
+
+    def splat(self, scalar: np.ndarray, ty: block_type) -> np.ndarray:
+        return np.full(ty.shape, scalar, dtype=numpy_dtype(ty))
+
+    def make_range(self, start: int, end: int, ty: block_type) -> np.ndarray:
+        return np.arange(start, end, dtype=np.int32)
+
+    def program_id(self, axis: int) -> np.ndarray:
+        return np.array(self.program[axis], dtype=np.int32)
+
+    def num_programs(self, axis: int) -> np.ndarray:
+        return np.array(self.grid[axis], dtype=np.int32)
+
+    # -- elementwise
+    def binary(self, op: str, lhs: np.ndarray, rhs: np.ndarray, ty: dtype) -> np.ndarray:
+        dt = numpy_dtype(ty)
+        lhs, rhs = _array(lhs, dt), _array(rhs, dt)
+        fn = _FLOAT_BINARY.get(op)
+        result = fn(lhs, rhs) if fn is not None else _int_binary(op, lhs, rhs, dt)
+        return _array(result, dt)
+
+    def unary(self, op: str, x: np.ndarray, ty: dtype) -> np.ndarray:
+        fn = _UNARY.get(op)
+        if fn is None:
+            raise TilecSemanticError(f"the interpreter does not implement the operation {op!r}")
+        dt = numpy_dtype(ty)
+        return _array(fn(_array(x, dt)), dt)
+
+    def compare(self, predicate: str, lhs: np.ndarray, rhs: np.ndarray, is_float: bool, ty: dtype) -> np.ndarray:
+        lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+        kind = predicate
+        if not is_float and predicate not in ("eq", "ne"):
+            # The predicate, not the arrays' dtype, says how to read the bits.
+            if lhs.dtype != np.bool_:
+                view = _signed if predicate[0] == "s" else _unsigned
+                lhs, rhs = lhs.view(view(lhs.dtype)), rhs.view(view(rhs.dtype))
+            kind = predicate[1:]
+        elif is_float:
+            # Ordered predicates are false on NaN, as NumPy's; `une` (!=) is true on NaN.
+            kind = {"oeq": "eq", "une": "ne", "olt": "lt", "ole": "le", "ogt": "gt", "oge": "ge"}[predicate]
+        fn = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+              "gt": np.greater, "ge": np.greater_equal}[kind]
+        return np.asarray(fn(lhs, rhs), dtype=np.bool_)
+
+    def select(self, cond: np.ndarray, true_value: np.ndarray, false_value: np.ndarray, ty: dtype) -> np.ndarray:
+        return _array(np.where(cond, true_value, false_value), numpy_dtype(ty))
+
+    def cast(self, op: str, x: np.ndarray, ty: dtype) -> np.ndarray:
+        x = np.asarray(x)
+        dt = numpy_dtype(ty)
+        if op in ("extsi", "extui", "trunci"):
+            result = _int_cast(op, x, dt)
+        elif op == "sitofp":
+            result = (x if x.dtype == np.bool_ else x.view(_signed(x.dtype))).astype(dt)
+        elif op == "uitofp":
+            result = (x if x.dtype == np.bool_ else x.view(_unsigned(x.dtype))).astype(dt)
+        elif op in ("fptosi", "fptoui"):
+            result = _float_to_int(x, dt)
+        elif op in ("extf", "truncf"):
+            result = x.astype(dt)  # round to nearest even, overflow to inf
+        elif op == "bitcast":
+            result = x.copy() if x.dtype == np.bool_ or dt == np.bool_ else x.view(dt).copy()
+        elif op in ("ptrtoint", "inttoptr"):
+            result = x.astype(np.uint64).view(dt) if dt.itemsize == 8 else x.astype(dt)
+        else:
+            raise TilecSemanticError(f"the interpreter does not implement the conversion {op!r}")
+        return _array(result, dt)
+
+    # -- shape
+    def broadcast(self, x: np.ndarray, ty: block_type) -> np.ndarray:
+        return np.broadcast_to(x, ty.shape).copy()
+
+    def expand_dims(self, x: np.ndarray, axis: int, ty: block_type) -> np.ndarray:
+        return np.expand_dims(x, axis)
+
+    # -- memory
+    def addptr(self, ptr: np.ndarray, offset: np.ndarray, ty: dtype) -> np.ndarray:
+        itemsize = ty.scalar.element_ty.itemsize
+        # Offsets of any integer type become 64-bit byte counts (signed types sign-extend,
+        # unsigned ones zero-extend); the uint64 sum wraps like the GPU's 64-bit address
+        # arithmetic, so a negative offset moves backwards.
+        delta = np.asarray(np.asarray(offset).astype(np.int64) * np.int64(itemsize)).view(np.uint64)
+        return np.asarray(np.asarray(ptr, dtype=np.uint64) + delta, dtype=np.uint64)
+
+    def load(self, ptr: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None, ty: dtype, *,
+             cache_modifier: str, eviction_policy: str, volatile: bool) -> np.ndarray:
+        return self.memory.load(np.asarray(ptr, dtype=np.uint64), None if mask is None else np.asarray(mask),
+                                other, numpy_dtype(ty))
+
+    def store(self, ptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, *,
+              cache_modifier: str, eviction_policy: str) -> None:
+        self.memory.store(np.asarray(ptr, dtype=np.uint64), np.asarray(value),
+                          None if mask is None else np.asarray(mask))
+
+    # -- reductions
+    def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable,
+               result_types: Sequence[dtype]) -> list[np.ndarray]:
+        """Pairwise tree: combine the two halves of `axis` until one element is left.
+
+        `combine` goes through the semantic layer, so its operands must be well-typed
+        tensors: blocks of the current half shape (the axis never disappears inside the
+        loop, so every shape stays a valid block shape).
+        """
+        values = [np.asarray(x.handle) for x in inputs]
+        elements = [x.dtype for x in inputs]
+        length = values[0].shape[axis]
+        while length > 1:
+            if length % 2:
+                raise TilecSemanticError(f"cannot reduce an axis of length {length}: not a power of 2")
+            half = length // 2
+            lower = [slice(None)] * values[0].ndim
+            upper = list(lower)
+            lower[axis], upper[axis] = slice(0, half), slice(half, length)
+            shape = values[0][tuple(lower)].shape
+            lhs = [tensor(v[tuple(lower)], block_type(e, shape)) for v, e in zip(values, elements)]
+            rhs = [tensor(v[tuple(upper)], block_type(e, shape)) for v, e in zip(values, elements)]
+            combined = list(combine(lhs, rhs))
+            _check_combined(combined, lhs)
+            values = [np.asarray(t.handle) for t in combined]
+            length = half
+        return [_array(np.squeeze(v, axis=axis), numpy_dtype(rt)) for v, rt in zip(values, result_types)]
+
+    # -- host interaction
+    def to_python(self, x: np.ndarray) -> Any:
+        x = np.asarray(x)
+        if x.ndim != 0:
+            raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; only "
+                                     "scalars can be used in `if`, `while` and `range` (reduce it first)")
+        return x.item()
