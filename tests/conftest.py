@@ -2,7 +2,7 @@
 
 Language tests take the `backend` fixture: each runs once in the interpreter (always)
 and once compiled on the GPU (marked `gpu`, skipped where no GPU answers). Use
-`device_array`/`to_numpy` to move data to and from the backend under test.
+`tilec_testing.device_array`/`to_numpy` to move data to and from the backend under test.
 """
 from __future__ import annotations
 
@@ -44,20 +44,6 @@ def fresh_cache(monkeypatch, tmp_path):
     """An empty on-disk kernel cache for the test."""
     monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
     return tmp_path / "cache"
-
-
-def device_array(array: np.ndarray, backend: str):
-    """`array` where kernels under `backend` can read and write it."""
-    if backend == "gpu":
-        import torch
-        return torch.from_numpy(np.ascontiguousarray(array)).cuda()
-    return np.ascontiguousarray(array).copy()
-
-
-def to_numpy(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
-    return np.asarray(value)
 
 
 @pytest.fixture

@@ -55,14 +55,14 @@ class CompilationError(Exception):
 class OutOfResources(Exception):
     """A kernel needs more of a per-block resource (shared memory, registers) than the GPU has."""
 
-    def __init__(self, resource: str, required: int, available: int, kernel: str = ""):
-        self.resource, self.required, self.available, self.kernel = resource, required, available, kernel
+    def __init__(self, resource: str, required: int, available: int, kernel: str = "", unit: str = "bytes"):
+        self.resource, self.required, self.available, self.kernel, self.unit = resource, required, available, kernel, unit
         where = f" by kernel {kernel}" if kernel else ""
-        super().__init__(f"out of resource: {resource}: {required} bytes required{where}, "
-                         f"but the GPU provides {available}. Reduce block sizes or num_stages.")
+        super().__init__(f"out of resource: {resource}: {required} {unit} required{where}, "
+                         f"but the GPU provides {available}. Reduce block sizes, num_warps or num_stages.")
 
     def __reduce__(self):
-        return (OutOfResources, (self.resource, self.required, self.available, self.kernel))
+        return (OutOfResources, (self.resource, self.required, self.available, self.kernel, self.unit))
 
 
 class LaunchError(ValueError):

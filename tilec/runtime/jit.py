@@ -41,11 +41,15 @@ class JITFunction(KernelFunction):
                  do_not_specialize: Sequence[str | int] = ()):
         super().__init__(fn, noinline=noinline, debug=debug)
         self.do_not_specialize = {self.arg_names[i] if isinstance(i, int) else i for i in do_not_specialize}
-        self._kernels: dict[tuple, Any] = {}  # (device, key) -> loaded kernel
+        self._kernels: dict[tuple, Any] = {}  # launch key (see _value_key) -> LoadedKernel
+        self._by_spec: dict[tuple, Any] = {}  # (device, specialisation, options) -> LoadedKernel
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
                                 for p in self.params]
         self._n_params = len(self.params)
         self._cache_hash: str | None = None
+        self._key_fns = [_constexpr_key if i in self.constexprs else
+                         _unspecialized_key if name in self.do_not_specialize else _value_key
+                         for i, name in enumerate(self.arg_names)]
 
     # ------------------------------------------------------------------ user API
     def __getitem__(self, grid) -> _Launcher:
@@ -55,9 +59,23 @@ class JITFunction(KernelFunction):
         if _config.interpret:
             from ..interpreter import interpret_kernel
             return interpret_kernel(self, grid, args, kwargs)
-        options, values = self._split_call(args, kwargs)
-        kernel = self._get_kernel(values, options)
-        kernel.launch(self._resolve_grid(grid, values), values, options.get("stream"))
+        if kwargs or len(args) != self._n_params:
+            options, values = self._split_call(args, kwargs)
+        else:
+            options, values = _NO_OPTIONS, args
+        # The hot path: a cheap key from the argument types, then one dict lookup.
+        key = tuple([f(v) for f, v in zip(self._key_fns, values)])
+        if options:
+            key += tuple(options.get(name) for name in _KEYED_OPTIONS)
+        kernel = self._kernels.get(key)
+        if kernel is None or _config.always_compile:
+            kernel = self._get_kernel(list(values), options)
+            self._kernels[key] = kernel
+        if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
+            grid3 = (grid[0], 1, 1)
+        else:
+            grid3 = self._resolve_grid(grid, values)
+        kernel.launch(grid3, values, options.get("stream") if options else None)
         return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):
@@ -159,9 +177,13 @@ class JITFunction(KernelFunction):
 
     # ------------------------------------------------------------------ compile and cache
     def _get_kernel(self, values: list, options: dict, load: bool = True):
-        """The kernel for these arguments: in memory, else on disk, else compiled now."""
+        """The kernel for these arguments: in memory, else on disk, else compiled now.
+
+        The slow path: `run` calls it only when its cheap key misses.
+        """
         from ..backend.compiler import CompileOptions, compile_specialized
         from . import cache, driver
+        self._check_options(options)
         specs = self.specialization(values)
         device = driver.device_of(values, specs, self.__name__) if load else None
         compile_options = CompileOptions(
@@ -171,8 +193,8 @@ class JITFunction(KernelFunction):
             debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
         )
         spec_key = tuple(s.key() for s in specs)
-        memory_key = (device, spec_key, compile_options)
-        kernel = None if _config.always_compile else self._kernels.get(memory_key)
+        by_spec = (device, spec_key, compile_options)
+        kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel
         disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options)
@@ -184,8 +206,14 @@ class JITFunction(KernelFunction):
             return compiled
         from .kernel import LoadedKernel
         kernel = LoadedKernel(compiled, device)
-        self._kernels[memory_key] = kernel
+        self._by_spec[by_spec] = kernel
         return kernel
+
+    def _check_options(self, options: dict) -> None:
+        for name, value in options.items():
+            if name in ("num_warps", "num_stages", "maxnreg", "num_ctas") and value is not None and (
+                    not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise LaunchError(f"{self.__name__}(): launch option {name} must be a non-negative int, got {value!r}")
 
     def cache_hash(self) -> str:
         """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""
@@ -220,6 +248,61 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
                 parts.add(f"global {node.id}={tl._unwrap(value)!r}")
             break
     return parts
+
+
+# ----------------------------------------------------------------------------- launch keys
+#
+# Each parameter contributes one small hashable value to the in-memory cache key; two
+# launches with equal keys need the same compiled kernel. They mirror `_arg_spec`:
+# whatever changes the ArgSpec (or the device) must change the key.
+
+_NO_OPTIONS: dict = {}
+_KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion")
+_INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _constexpr_key(value: Any) -> Any:
+    return ("c", value.value if isinstance(value, tl.constexpr) else value)
+
+
+def _value_key(value: Any) -> Any:
+    kind = type(value)
+    if kind is int:
+        if value == 1:
+            return 1
+        return ("i32" if _INT32_MIN <= value <= _INT32_MAX else "i64", value % 16 == 0)
+    if kind is float:
+        return "f32"
+    data_ptr = getattr(value, "data_ptr", None)
+    if data_ptr is not None and hasattr(value, "get_device"):  # torch tensors
+        return (value.dtype, data_ptr() % 16 == 0, value.get_device())
+    return _slow_key(value, specialize_alignment=True)
+
+
+def _unspecialized_key(value: Any) -> Any:
+    if type(value) is int:
+        return "i32" if _INT32_MIN <= value <= _INT32_MAX else "i64"
+    return _slow_key(value, specialize_alignment=False)
+
+
+def _slow_key(value: Any, specialize_alignment: bool) -> Any:
+    """Keys for everything else: bools, None, NumPy scalars, CUDA-array-interface objects."""
+    if value is None or isinstance(value, (bool, str, tl.dtype)):
+        return ("v", type(value).__name__, value)
+    if isinstance(value, tl.constexpr):
+        return ("c", value.value)
+    ty = specialize.scalar_type(value)
+    if ty is not None:
+        return ("s", str(ty), int(value) == 1 and specialize_alignment if ty.is_int() else False,
+                int(value) % 16 == 0 if ty.is_int() and not ty.is_bool() else False)
+    cai = getattr(value, "__cuda_array_interface__", None)
+    if cai is not None:
+        from .driver import _device_of_array
+        pointer = int(cai["data"][0])
+        aligned = pointer % 16 == 0 if specialize_alignment else False
+        return ("a", cai["typestr"], aligned, _device_of_array(value, "", ""))
+    # Unknown objects: a key that never matches twice, so the slow path explains the error.
+    return ("?", id(value), object())
 
 
 def _spec_from_type(name: str, value: Any) -> ArgSpec:

@@ -1,0 +1,62 @@
+"""Shared benchmark helpers: one timing method for every contender, and a result table.
+
+Timing follows the usual GPU method: warm up, then for each repetition flush the L2
+cache (zero a 256 MB buffer), time the call alone with CUDA events, and report the
+median. Every contender is timed by this same function in the same process.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Callable
+
+
+def have_triton() -> bool:
+    try:
+        import triton  # noqa: F401
+        return True
+    except ImportError:
+        return False
+
+
+def time_gpu(fn: Callable[[], object], warmup: int = 10, reps: int = 50) -> float:
+    """Median milliseconds of fn() on the GPU, with a cold L2 for each call."""
+    import torch
+    flush = torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int32, device="cuda")
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        flush.zero_()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+@dataclass
+class Row:
+    name: str
+    results: dict[str, float]  # contender -> value (higher is better)
+    unit: str
+
+
+def print_table(title: str, rows: list[Row], reference: str = "triton") -> None:
+    contenders = []
+    for row in rows:
+        for name in row.results:
+            if name not in contenders:
+                contenders.append(name)
+    print(f"\n{title}")
+    header = f"{'case':<28}" + "".join(f"{c:>14}" for c in contenders) + f"{'tilec/' + reference:>16}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        cells = "".join(f"{row.results[c]:>10.3f} {row.unit:<3}" if c in row.results else f"{'-':>14}"
+                        for c in contenders)
+        ratio = row.results.get("tilec", 0) / row.results[reference] if row.results.get(reference) else float("nan")
+        print(f"{row.name:<28}{cells}{ratio:>15.3f}x")

@@ -1,0 +1,33 @@
+"""Runs every benchmark in one process and prints tilec beside Triton and torch.
+
+    python benchmarks/run_all.py
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import bench_launch  # noqa: E402
+import bench_softmax  # noqa: E402
+import bench_vector_add  # noqa: E402
+from common import print_table  # noqa: E402
+
+
+def main() -> None:
+    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
+    try:
+        import triton
+        print(f"triton {triton.__version__}")
+    except ImportError:
+        print("triton: not installed")
+    print_table("vector add f32 (TB/s, higher is better)", bench_vector_add.run())
+    print_table("softmax f32 (TB/s, higher is better)", bench_softmax.run())
+    launch, cold = bench_launch.run()
+    print_table("host time per launch (us, lower is better)", launch)
+    print_table("first call, cold cache (ms, lower is better)", cold)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,447 @@
+// tilec._launcher: the launch hot path.
+//
+// Everything a kernel launch does per call lives here: convert each Python argument to
+// the bytes of its kernel parameter (per a one-letter type code precomputed from the
+// kernel's signature), then call cuLaunchKernel. Loading modules, querying devices and
+// the like happen once per kernel and stay in Python (tilec/runtime/driver.py).
+//
+// The extension must import on machines without a GPU or a CUDA toolkit (CI builds and
+// tests there), so it neither links against libcuda nor includes cuda.h: the driver is
+// opened with dlopen on first use and the handful of entry points it needs are declared
+// below, with the symbol names cuda.h maps them to.
+//
+// Type codes (one per argument):
+//   P  pointer: int address, None (0), object with data_ptr() (torch) or
+//      __cuda_array_interface__ (CuPy, Numba)
+//   b  int8 / bool     B  uint8      h  int16    H  uint16
+//   i  int32           I  uint32     l  int64    L  uint64
+//   e  fp16            E  bf16       f  fp32     d  fp64
+// Errors name the argument by index, or by name when a `names` tuple is given.
+#include <pybind11/pybind11.h>
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// ----------------------------------------------------------------------------------
+// The CUDA driver API, as far as the launcher uses it.
+
+using CUresult = int;
+using CUcontext = void*;
+using CUfunction = void*;
+using CUstream = void*;
+constexpr CUresult CUDA_SUCCESS = 0;
+
+struct Driver {
+    bool loaded = false;  // libcuda opened, every entry point found, cuInit(0) succeeded
+    std::string error;    // why not, when !loaded
+    CUresult (*cuInit)(unsigned int) = nullptr;
+    CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
+    CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+    CUresult (*cuCtxGetCurrent)(CUcontext*) = nullptr;
+    CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;  // cuda.h: cuCtxPushCurrent_v2
+    CUresult (*cuCtxPopCurrent)(CUcontext*) = nullptr;  // cuda.h: cuCtxPopCurrent_v2
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                               unsigned int, unsigned int, unsigned int, CUstream, void**,
+                               void**) = nullptr;
+};
+
+template <typename Fn>
+bool resolve(void* library, const char* symbol, Fn& out, std::string& error) {
+    out = reinterpret_cast<Fn>(dlsym(library, symbol));
+    if (out == nullptr) error = std::string("libcuda lacks ") + symbol;
+    return out != nullptr;
+}
+
+Driver open_driver() {
+    Driver d;
+    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) {
+        const char* why = dlerror();
+        d.error = std::string("cannot load the CUDA driver: ") + (why ? why : "libcuda.so.1 not found");
+        return d;
+    }
+    bool ok = resolve(library, "cuInit", d.cuInit, d.error) &&
+              resolve(library, "cuGetErrorName", d.cuGetErrorName, d.error) &&
+              resolve(library, "cuGetErrorString", d.cuGetErrorString, d.error) &&
+              resolve(library, "cuCtxGetCurrent", d.cuCtxGetCurrent, d.error) &&
+              resolve(library, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent, d.error) &&
+              resolve(library, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent, d.error) &&
+              resolve(library, "cuLaunchKernel", d.cuLaunchKernel, d.error);
+    if (!ok) return d;
+    CUresult status = d.cuInit(0);
+    if (status != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        d.cuGetErrorName(status, &name);
+        d.error = std::string("cuInit failed: ") + (name ? name : std::to_string(status));
+        return d;
+    }
+    d.loaded = true;
+    return d;
+}
+
+// Opened once, on first use (thread-safe: C++11 static initialisation).
+const Driver& driver() {
+    static const Driver instance = open_driver();
+    return instance;
+}
+
+// Sets a Python exception and unwinds to pybind11, which re-raises it in Python.
+[[noreturn]] void fail(PyObject* type, const std::string& message) {
+    PyErr_SetString(type, message.c_str());
+    throw py::error_already_set();
+}
+
+[[noreturn]] void raise_cuda(const Driver& d, const char* call, CUresult status) {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    d.cuGetErrorName(status, &name);
+    d.cuGetErrorString(status, &text);
+    fail(PyExc_RuntimeError, std::string(call) + " failed: " + (name ? name : std::to_string(status)) +
+                                  " (" + (text ? text : "unknown error") + ")");
+}
+
+// ----------------------------------------------------------------------------------
+// Argument conversion.
+
+// Interned attribute names, created at module import.
+PyObject* kDataPtr = nullptr;
+PyObject* kIsCuda = nullptr;
+PyObject* kCudaArrayInterface = nullptr;
+PyObject* kArrayInterface = nullptr;
+
+// getattr(obj, name, None) without raising (and paying for) an AttributeError.
+// Returns a new reference or nullptr; other errors propagate.
+PyObject* optional_attr(PyObject* obj, PyObject* name) {
+    PyObject* result = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (PyObject_GetOptionalAttr(obj, name, &result) < 0) throw py::error_already_set();
+#else
+    if (_PyObject_LookupAttr(obj, name, &result) < 0) throw py::error_already_set();
+#endif
+    return result;
+}
+
+// How an argument is named in error messages: "argument 3" or "argument 'n'".
+struct Label {
+    size_t index;
+    PyObject* names;  // a tuple (or list) of str, or nullptr
+    std::string str() const {
+        PyObject* name_obj = nullptr;
+        if (names != nullptr && PyTuple_Check(names) && index < size_t(PyTuple_GET_SIZE(names)))
+            name_obj = PyTuple_GET_ITEM(names, index);
+        else if (names != nullptr && PyList_Check(names) && index < size_t(PyList_GET_SIZE(names)))
+            name_obj = PyList_GET_ITEM(names, index);
+        if (name_obj != nullptr) {
+            const char* name = PyUnicode_AsUTF8(name_obj);
+            if (name != nullptr) return std::string("argument '") + name + "'";
+            PyErr_Clear();
+        }
+        return "argument " + std::to_string(index);
+    }
+};
+
+std::string repr(PyObject* obj) {
+    py::str text = py::repr(py::handle(obj));
+    std::string s = text;
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+}
+
+std::string type_name(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
+
+[[noreturn]] void raise_host_array(const Label& label, PyObject* obj) {
+    fail(PyExc_ValueError, label.str() + " is a host (CPU) tensor; a GPU kernel needs device memory (got " +
+                                type_name(obj) + "; move it to the GPU first, e.g. with .cuda())");
+}
+
+// A Python int as a 64-bit device address.
+uint64_t to_address(PyObject* value, const Label& label, const char* source) {
+    if (!PyLong_Check(value) || PyBool_Check(value))
+        fail(PyExc_TypeError, label.str() + ": " + source + " is a " + type_name(value) + ", not an int address");
+    unsigned long long address = PyLong_AsUnsignedLongLong(value);
+    if (address == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        fail(PyExc_OverflowError, label.str() + ": " + repr(value) + " is not a 64-bit device address");
+    }
+    return address;
+}
+
+uint64_t to_pointer(PyObject* obj, const Label& label) {
+    if (obj == Py_None) return 0;
+    if (PyLong_Check(obj) && !PyBool_Check(obj)) return to_address(obj, label, "the value");
+    // torch tensors: refuse host tensors, then data_ptr().
+    if (py::object data_ptr = py::reinterpret_steal<py::object>(optional_attr(obj, kDataPtr))) {
+        py::object is_cuda = py::reinterpret_steal<py::object>(optional_attr(obj, kIsCuda));
+        if (is_cuda && is_cuda.ptr() == Py_False) raise_host_array(label, obj);
+        py::object address = data_ptr();
+        return to_address(address.ptr(), label, "data_ptr()");
+    }
+    // CuPy, Numba, ...: __cuda_array_interface__["data"][0]
+    if (py::object cai = py::reinterpret_steal<py::object>(optional_attr(obj, kCudaArrayInterface))) {
+        py::object data = cai["data"];
+        py::object address = data[py::int_(0)];
+        return to_address(address.ptr(), label, "__cuda_array_interface__['data'][0]");
+    }
+    py::object is_cuda = py::reinterpret_steal<py::object>(optional_attr(obj, kIsCuda));
+    py::object host_interface = py::reinterpret_steal<py::object>(optional_attr(obj, kArrayInterface));
+    if ((is_cuda && is_cuda.ptr() == Py_False) || host_interface) raise_host_array(label, obj);
+    fail(PyExc_TypeError, label.str() + ": expected a GPU array (torch tensor or object with "
+                                         "__cuda_array_interface__), an int address or None, got " +
+                               type_name(obj));
+}
+
+// An integer argument in [lo, hi]; `type` names the parameter type for messages.
+// uint64 goes through `to_uint64` since its range does not fit in long long.
+long long to_int(PyObject* obj, const Label& label, const char* type, long long lo, long long hi) {
+    if (!PyLong_Check(obj) && !PyIndex_Check(obj))  // PyIndex_Check: NumPy integers
+        fail(PyExc_TypeError, label.str() + ": expected an int for " + type + ", got " + type_name(obj));
+    py::object number = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
+    if (!number) throw py::error_already_set();
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(number.ptr(), &overflow);
+    if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+    if (overflow != 0 || value < lo || value > hi)
+        fail(PyExc_OverflowError, label.str() + ": " + repr(obj) + " does not fit in " + type);
+    return value;
+}
+
+uint64_t to_uint64(PyObject* obj, const Label& label) {
+    if (!PyLong_Check(obj) && !PyIndex_Check(obj))
+        fail(PyExc_TypeError, label.str() + ": expected an int for uint64, got " + type_name(obj));
+    py::object number = py::reinterpret_steal<py::object>(PyNumber_Index(obj));
+    if (!number) throw py::error_already_set();
+    unsigned long long value = PyLong_AsUnsignedLongLong(number.ptr());  // raises for < 0 and >= 2**64
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        fail(PyExc_OverflowError, label.str() + ": " + repr(obj) + " does not fit in uint64");
+    }
+    return value;
+}
+
+double to_double(PyObject* obj, const Label& label, const char* type) {
+    if (PyFloat_Check(obj)) return PyFloat_AS_DOUBLE(obj);
+    double value = PyFloat_AsDouble(obj);  // ints, NumPy scalars, anything with __float__
+    if (value == -1.0 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            fail(PyExc_OverflowError, label.str() + ": " + repr(obj) + " does not fit in " + type);
+        }
+        PyErr_Clear();
+        fail(PyExc_TypeError, label.str() + ": expected a float for " + type + ", got " + type_name(obj));
+    }
+    return value;
+}
+
+// Rounds a double to the nearest value of a binary format with `exponent_bits` and
+// `mantissa_bits` (fp16: 5, 10; bf16: 8, 7), ties to even, straight from the double so
+// that nothing is rounded twice. Returns the bit pattern; *overflow is set when a finite
+// value rounds past the largest finite value of the format.
+uint16_t round_to_narrow_float(double value, int exponent_bits, int mantissa_bits, bool* overflow) {
+    const uint16_t sign = std::signbit(value) ? uint16_t(1u << (exponent_bits + mantissa_bits)) : 0;
+    const uint16_t infinity = uint16_t(((1u << exponent_bits) - 1) << mantissa_bits);
+    *overflow = false;
+    if (std::isnan(value)) return sign | infinity | uint16_t(1u << (mantissa_bits - 1));  // quiet NaN
+    if (std::isinf(value)) return sign | infinity;
+    const double magnitude = std::fabs(value);
+    if (magnitude == 0.0) return sign;
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const int min_exponent = 1 - bias;  // of the smallest normal number
+    int exponent;                       // magnitude = m * 2**exponent with m in [1, 2)
+    std::frexp(magnitude, &exponent);
+    exponent -= 1;
+    const bool subnormal = exponent < min_exponent;
+    // In units of the format's last place at this magnitude, the value has at most
+    // mantissa_bits + 1 integer bits; scaling by a power of two is exact.
+    const double units = std::ldexp(magnitude, -((subnormal ? min_exponent : exponent) - mantissa_bits));
+    double whole = std::floor(units);
+    const double fraction = units - whole;
+    if (fraction > 0.5 || (fraction == 0.5 && std::fmod(whole, 2.0) != 0.0)) whole += 1.0;
+    const uint32_t significand = uint32_t(whole);
+    // A significand that rounded up to the next power of two carries into the exponent
+    // field by itself (also from the largest subnormal to the smallest normal).
+    const uint32_t bits = subnormal ? significand
+                                    : (uint32_t(exponent + bias) << mantissa_bits) + significand -
+                                          (1u << mantissa_bits);
+    if (bits >= infinity) {
+        *overflow = true;
+        return sign | infinity;
+    }
+    return sign | uint16_t(bits);
+}
+
+template <typename T>
+size_t store(void* out, T value) {
+    std::memcpy(out, &value, sizeof(T));
+    return sizeof(T);
+}
+
+// Writes the parameter bytes of `obj` as type `code` to `out` (8 bytes, 8-aligned);
+// returns how many bytes it wrote.
+size_t convert(char code, PyObject* obj, const Label& label, void* out) {
+    switch (code) {
+        case 'P': return store<uint64_t>(out, to_pointer(obj, label));
+        case 'b': return store<int8_t>(out, int8_t(to_int(obj, label, "int8", INT8_MIN, INT8_MAX)));
+        case 'B': return store<uint8_t>(out, uint8_t(to_int(obj, label, "uint8", 0, UINT8_MAX)));
+        case 'h': return store<int16_t>(out, int16_t(to_int(obj, label, "int16", INT16_MIN, INT16_MAX)));
+        case 'H': return store<uint16_t>(out, uint16_t(to_int(obj, label, "uint16", 0, UINT16_MAX)));
+        case 'i': return store<int32_t>(out, int32_t(to_int(obj, label, "int32", INT32_MIN, INT32_MAX)));
+        case 'I': return store<uint32_t>(out, uint32_t(to_int(obj, label, "uint32", 0, UINT32_MAX)));
+        case 'l': return store<int64_t>(out, int64_t(to_int(obj, label, "int64", INT64_MIN, INT64_MAX)));
+        case 'L': return store<uint64_t>(out, to_uint64(obj, label));
+        case 'd': return store<double>(out, to_double(obj, label, "fp64"));
+        case 'f': {
+            const double value = to_double(obj, label, "fp32");
+            const float narrow = float(value);  // IEEE conversion: rounds to nearest even
+            if (std::isinf(narrow) && !std::isinf(value))
+                fail(PyExc_OverflowError, label.str() + ": " + repr(obj) + " does not fit in fp32");
+            return store<float>(out, narrow);
+        }
+        case 'e': case 'E': {
+            const bool half = code == 'e';
+            const double value = to_double(obj, label, half ? "fp16" : "bf16");
+            bool overflow;
+            const uint16_t bits = half ? round_to_narrow_float(value, 5, 10, &overflow)
+                                       : round_to_narrow_float(value, 8, 7, &overflow);
+            if (overflow)
+                fail(PyExc_OverflowError, label.str() + ": " + repr(obj) + " does not fit in " +
+                                               (half ? "fp16" : "bf16"));
+            return store<uint16_t>(out, bits);
+        }
+        default:
+            fail(PyExc_ValueError, std::string("unknown type code '") + code + "' for " + label.str());
+    }
+}
+
+// The codes as a C string (no copy for ASCII str) after checking them against the args.
+const char* checked_codes(py::handle codes, Py_ssize_t n_args) {
+    Py_ssize_t n_codes = 0;
+    const char* text = PyUnicode_Check(codes.ptr()) ? PyUnicode_AsUTF8AndSize(codes.ptr(), &n_codes) : nullptr;
+    if (text == nullptr) {
+        PyErr_Clear();
+        fail(PyExc_TypeError, "codes must be a str of type codes");
+    }
+    if (n_codes != n_args)
+        fail(PyExc_ValueError, "got " + std::to_string(n_args) + " arguments for " + std::to_string(n_codes) +
+                                    " type codes '" + text + "'");
+    return text;
+}
+
+// ----------------------------------------------------------------------------------
+// The module's functions.
+
+bool available() { return driver().loaded; }
+
+py::bytes pack(py::handle codes, py::handle args, py::handle names) {
+    py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
+    if (!items) throw py::error_already_set();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+    const char* code = checked_codes(codes, n);
+    PyObject* name_tuple = names.is_none() ? nullptr : names.ptr();
+    std::string buffer;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        alignas(8) unsigned char slot[8];
+        const size_t size = convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, slot);
+        buffer.resize((buffer.size() + size - 1) / size * size, '\0');  // align to the argument's size
+        buffer.append(reinterpret_cast<const char*>(slot), size);
+    }
+    return py::bytes(buffer);
+}
+
+void launch(uint64_t function, long long grid_x, long long grid_y, long long grid_z, long long block_x,
+            long long shared_bytes, uint64_t stream, py::handle codes, py::handle args, py::handle names,
+            uint64_t context) {
+    if (function == 0) fail(PyExc_ValueError, "launch: the function handle is null");
+    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0 || grid_x > UINT32_MAX || grid_y > UINT32_MAX ||
+        grid_z > UINT32_MAX)
+        fail(PyExc_ValueError, "launch: grid dimensions must be positive 32-bit integers, got (" +
+                                    std::to_string(grid_x) + ", " + std::to_string(grid_y) + ", " +
+                                    std::to_string(grid_z) + ")");
+    if (block_x <= 0 || block_x > UINT32_MAX)
+        fail(PyExc_ValueError, "launch: block size must be positive, got " + std::to_string(block_x));
+    if (shared_bytes < 0 || shared_bytes > UINT32_MAX)
+        fail(PyExc_ValueError, "launch: invalid dynamic shared memory size " + std::to_string(shared_bytes));
+
+    // Borrowed items of a list or tuple, without copying.
+    py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
+    if (!items) throw py::error_already_set();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+    const char* code = checked_codes(codes, n);
+    PyObject* name_tuple = names.is_none() ? nullptr : names.ptr();
+
+    // One 8-byte slot per parameter; cuLaunchKernel reads each parameter's size from the
+    // kernel image. Up to kInline parameters live on the stack.
+    constexpr Py_ssize_t kInline = 32;
+    uint64_t inline_slots[kInline];
+    void* inline_params[kInline];
+    std::vector<uint64_t> heap_slots;
+    std::vector<void*> heap_params;
+    uint64_t* slots = inline_slots;
+    void** params = inline_params;
+    if (n > kInline) {
+        heap_slots.resize(n);
+        heap_params.resize(n);
+        slots = heap_slots.data();
+        params = heap_params.data();
+    }
+    for (Py_ssize_t i = 0; i < n; ++i) {
+        convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, &slots[i]);
+        params[i] = &slots[i];
+    }
+
+    const Driver& d = driver();
+    if (!d.loaded) fail(PyExc_RuntimeError, "cannot launch: " + d.error);
+    CUresult status = CUDA_SUCCESS;
+    const char* failed_call = "cuLaunchKernel";
+    {
+        // cuLaunchKernel blocks when the launch queue is full; other Python threads run meanwhile.
+        py::gil_scoped_release no_gil;
+        // The kernel's module lives in `context`; when another one (or none) is current on
+        // this thread, push it for the launch only, leaving the caller's state as it was.
+        CUcontext wanted = reinterpret_cast<CUcontext>(context);
+        CUcontext current = nullptr;
+        bool pushed = false;
+        if (wanted != nullptr && d.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current != wanted) {
+            status = d.cuCtxPushCurrent(wanted);
+            failed_call = "cuCtxPushCurrent";
+            pushed = status == CUDA_SUCCESS;
+        }
+        if (status == CUDA_SUCCESS) {
+            failed_call = "cuLaunchKernel";
+            status = d.cuLaunchKernel(reinterpret_cast<CUfunction>(function), unsigned(grid_x), unsigned(grid_y),
+                                      unsigned(grid_z), unsigned(block_x), 1, 1, unsigned(shared_bytes),
+                                      reinterpret_cast<CUstream>(stream), params, nullptr);
+        }
+        if (pushed) {
+            CUcontext popped;
+            d.cuCtxPopCurrent(&popped);
+        }
+    }
+    if (status != CUDA_SUCCESS) raise_cuda(d, failed_call, status);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_launcher, m) {
+    m.doc() = "tilec's kernel launcher: argument packing and cuLaunchKernel (libcuda opened lazily).";
+    kDataPtr = PyUnicode_InternFromString("data_ptr");
+    kIsCuda = PyUnicode_InternFromString("is_cuda");
+    kCudaArrayInterface = PyUnicode_InternFromString("__cuda_array_interface__");
+    kArrayInterface = PyUnicode_InternFromString("__array_interface__");
+
+    m.def("available", &available, "True when libcuda loads and cuInit(0) succeeds.");
+    m.def("pack", &pack, py::arg("codes"), py::arg("args"), py::arg("names") = py::none(),
+          "The kernel parameter bytes of `args` per type `codes`, each argument aligned to its size.");
+    m.def("launch", &launch, py::arg("function"), py::arg("grid_x"), py::arg("grid_y"), py::arg("grid_z"),
+          py::arg("block_x"), py::arg("shared_bytes"), py::arg("stream"), py::arg("codes"), py::arg("args"),
+          py::arg("names") = py::none(), py::arg("context") = 0,
+          "cuLaunchKernel(function, grid, (block_x, 1, 1), shared_bytes, stream) with `args` packed per "
+          "`codes`; `context`, when not 0, is made current for the launch if it is not already.");
+}

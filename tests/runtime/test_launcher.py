@@ -1,0 +1,417 @@
+"""The C++ launcher (`tilec._launcher`): argument packing and validation, without a GPU;
+`LoadedKernel.launch` with the driver and launcher replaced by fakes; and, on a GPU, a
+hand-written PTX kernel that stores its parameters, so what the launcher packs is what
+the kernel receives."""
+from __future__ import annotations
+
+import bisect
+import math
+import shutil
+import struct
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from tilec import LaunchError
+from tilec import _launcher
+from tilec.runtime import driver, kernel as kernel_module
+from tilec.runtime.kernel import LoadedKernel, type_code
+
+# Launcher code -> the struct format of the same C type
+STRUCT_FORMATS = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
+                  "f": "f", "d": "d", "e": "e", "P": "Q"}
+
+
+class FakeTensor:
+    """Looks like a torch tensor to the launcher."""
+
+    def __init__(self, address: int, is_cuda: bool = True):
+        self.address, self.is_cuda = address, is_cuda
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+class FakeCupyArray:
+    def __init__(self, address: int):
+        self.__cuda_array_interface__ = {"data": (address, False), "shape": (4,), "typestr": "<f4", "version": 3}
+
+
+# ------------------------------------------------------------------------- driver
+
+def test_available_is_a_bool():
+    assert isinstance(_launcher.available(), bool)
+    assert _launcher.available() == _launcher.available()
+
+
+# ------------------------------------------------------------------------- layout
+
+@pytest.mark.parametrize("code, value", [
+    ("b", -128), ("b", 127), ("b", True), ("B", 255), ("h", -32768), ("H", 65535),
+    ("i", -2**31), ("i", 2**31 - 1), ("I", 2**32 - 1), ("l", -2**63), ("l", 2**63 - 1),
+    ("L", 2**64 - 1), ("f", 1.25), ("f", 3), ("d", -2.5e300), ("e", 0.333), ("P", 0xDEADBEEF000),
+])
+def test_pack_one(code, value):
+    assert _launcher.pack(code, [value]) == struct.pack("@" + STRUCT_FORMATS[code], value)
+
+
+def test_pack_aligns_each_argument_to_its_size():
+    codes = "bPhiBdHeflIL"
+    args = [-3, 4096, -7, 123456, 200, 0.1, 65000, 1.5, -2.25, -(2**40), 7, 2**63]
+    expected = struct.pack("@" + "".join(STRUCT_FORMATS[c] for c in codes), *args)
+    assert _launcher.pack(codes, args) == expected
+    assert _launcher.pack(codes, tuple(args)) == expected
+    assert _launcher.pack("", []) == b""
+
+
+def test_pack_bf16_is_the_rounded_bit_pattern():
+    assert _launcher.pack("E", [1.0]) == struct.pack("<H", 0x3F80)
+    assert _launcher.pack("bE", [1, -2.0]) == struct.pack("<bxH", 1, 0xC000)
+
+
+def test_integer_like_objects():
+    assert _launcher.pack("iLb", [np.int64(-5), np.uint64(2**64 - 1), np.int8(-1)]) == \
+        struct.pack("@iQb", -5, 2**64 - 1, -1)
+    assert _launcher.pack("fd", [np.float32(0.5), np.float16(2.0)]) == struct.pack("@fd", 0.5, 2.0)
+
+
+# ------------------------------------------------------------------------- pointers
+
+def test_pointer_arguments():
+    packed = _launcher.pack("PPPP", [0x1000, None, FakeTensor(0x2000), FakeCupyArray(0x3000)])
+    assert struct.unpack("@4Q", packed) == (0x1000, 0, 0x2000, 0x3000)
+
+
+def test_host_tensor_is_refused():
+    with pytest.raises(ValueError, match=r"argument 1 is a host \(CPU\) tensor"):
+        _launcher.pack("PP", [None, FakeTensor(0x1000, is_cuda=False)])
+    with pytest.raises(ValueError, match=r"argument 'x' is a host \(CPU\) tensor"):
+        _launcher.pack("P", [np.zeros(4)], names=("x",))
+
+
+@pytest.mark.parametrize("value, error", [("abc", TypeError), (1.5, TypeError), (-1, OverflowError),
+                                          (2**64, OverflowError), (True, TypeError)])
+def test_bad_pointers(value, error):
+    with pytest.raises(error, match="argument 0"):
+        _launcher.pack("P", [value])
+
+
+def test_data_ptr_must_return_an_int():
+    class Odd:
+        def data_ptr(self):
+            return "0x1000"
+
+    with pytest.raises(TypeError, match=r"argument 'x': data_ptr\(\) is a str, not an int address"):
+        _launcher.pack("P", [Odd()], names=("x",))
+
+
+def test_exceptions_in_data_ptr_propagate():
+    class Broken:
+        def data_ptr(self):
+            raise KeyError("inside data_ptr")
+
+    with pytest.raises(KeyError, match="inside data_ptr"):
+        _launcher.pack("P", [Broken()])
+
+
+# ------------------------------------------------------------------------- integer checks
+
+@pytest.mark.parametrize("code, low, high, name", [
+    ("b", -2**7, 2**7 - 1, "int8"), ("B", 0, 2**8 - 1, "uint8"), ("h", -2**15, 2**15 - 1, "int16"),
+    ("H", 0, 2**16 - 1, "uint16"), ("i", -2**31, 2**31 - 1, "int32"), ("I", 0, 2**32 - 1, "uint32"),
+    ("l", -2**63, 2**63 - 1, "int64"), ("L", 0, 2**64 - 1, "uint64"),
+])
+def test_integer_ranges(code, low, high, name):
+    _launcher.pack(code, [low])
+    _launcher.pack(code, [high])
+    for value in (low - 1, high + 1):
+        with pytest.raises(OverflowError, match=f"^argument 0: {value} does not fit in {name}$"):
+            _launcher.pack(code, [value])
+    for value in (2**200, -2**200):  # long numbers are cut short in the message
+        with pytest.raises(OverflowError, match=rf"^argument 0: -?\d+\.\.\. does not fit in {name}$"):
+            _launcher.pack(code, [value])
+
+
+def test_errors_name_the_argument():
+    with pytest.raises(OverflowError, match="^argument 3: 5000000000 does not fit in int32$"):
+        _launcher.pack("PPPi", [0, 0, 0, 5000000000])
+    with pytest.raises(OverflowError, match="^argument 'n': 5000000000 does not fit in int32$"):
+        _launcher.pack("Pi", [0, 5000000000], names=("x_ptr", "n"))
+    with pytest.raises(TypeError, match="^argument 'n': expected an int for int32, got float$"):
+        _launcher.pack("Pi", [0, 1.0], names=("x_ptr", "n"))
+    with pytest.raises(TypeError, match="^argument 1: expected a float for fp32, got str$"):
+        _launcher.pack("if", [0, "x"])
+
+
+def test_code_and_argument_mismatch():
+    with pytest.raises(ValueError, match="2 arguments for 1 type codes"):
+        _launcher.pack("i", [1, 2])
+    with pytest.raises(ValueError, match="unknown type code 'z'"):
+        _launcher.pack("z", [1])
+    with pytest.raises(TypeError):
+        _launcher.pack("i", 5)
+
+
+# ------------------------------------------------------------------------- floats
+
+def test_fp32_and_fp64_specials():
+    for value in (math.inf, -math.inf, 0.0, -0.0, 3.4028234663852886e38, 1e-46):
+        assert _launcher.pack("f", [value]) == struct.pack("f", value)
+    assert math.isnan(struct.unpack("f", _launcher.pack("f", [math.nan]))[0])
+    assert _launcher.pack("d", [2**1000]) == struct.pack("d", 2.0**1000)
+    with pytest.raises(OverflowError, match="argument 0: 1e\\+300 does not fit in fp32"):
+        _launcher.pack("f", [1e300])
+    with pytest.raises(OverflowError, match="argument 0: .* does not fit in fp64"):
+        _launcher.pack("d", [10**400])
+
+
+def _all_finite(exponent_bits: int, mantissa_bits: int) -> tuple[list[float], list[int]]:
+    """Every finite non-negative value of a 16-bit float format, ascending, with its bits."""
+    values, bits = [], []
+    for pattern in range(0, ((1 << exponent_bits) - 1) << mantissa_bits):
+        exponent, mantissa = pattern >> mantissa_bits, pattern & ((1 << mantissa_bits) - 1)
+        bias = (1 << (exponent_bits - 1)) - 1
+        if exponent == 0:
+            value = math.ldexp(mantissa, 1 - bias - mantissa_bits)
+        else:
+            value = math.ldexp(mantissa + (1 << mantissa_bits), exponent - bias - mantissa_bits)
+        values.append(value)
+        bits.append(pattern)
+    return values, bits
+
+
+def _reference_round(value: float, table: tuple[list[float], list[int]], exponent_bits: int,
+                     mantissa_bits: int) -> int | None:
+    """Nearest, ties to even, by search in the table of all values; None when it overflows."""
+    values, bits = table
+    sign = 0x8000 if math.copysign(1.0, value) < 0 else 0
+    magnitude = abs(value)
+    largest = values[-1]
+    # Past the largest finite value, the next "value" is 2**(emax+1): halfway rounds up (to inf).
+    step = math.ldexp(1.0, (1 << (exponent_bits - 1)) - mantissa_bits)
+    if magnitude >= largest + step / 2:
+        return None
+    i = bisect.bisect_left(values, magnitude)
+    if i < len(values) and values[i] == magnitude:
+        return sign | bits[i]
+    if i == len(values):
+        return sign | bits[-1]
+    low, high = i - 1, i
+    below, above = magnitude - values[low], values[high] - magnitude
+    if below < above or (below == above and bits[low] % 2 == 0):
+        return sign | bits[low]
+    return sign | bits[high]
+
+
+def _interesting_doubles(rng: np.random.Generator, table: list[float]) -> list[float]:
+    """Random magnitudes over the whole range, plus exact halfway points and their neighbours."""
+    values = list(rng.standard_normal(2000) * np.exp2(rng.integers(-30, 30, 2000)))
+    picks = rng.integers(0, len(table) - 1, 2000)
+    for i in picks:
+        middle = (table[i] + table[i + 1]) / 2
+        values += [middle, math.nextafter(middle, math.inf), math.nextafter(middle, -math.inf), table[i]]
+    values += [-x for x in values[:500]] + [0.0, -0.0, table[1] / 2, table[1] / 3, 1e-300]
+    return [float(v) for v in values]
+
+
+def test_fp16_rounding_matches_numpy_and_reference(rng):
+    table = _all_finite(5, 10)
+    for value in _interesting_doubles(rng, table[0]) + [65504.0, 65519.99]:
+        expected = _reference_round(value, table, 5, 10)
+        if expected is None:
+            with pytest.raises(OverflowError, match="does not fit in fp16"):
+                _launcher.pack("e", [value])
+            continue
+        packed = _launcher.pack("e", [value])
+        assert packed == struct.pack("<H", expected), value
+        assert packed == np.float16(value).tobytes(), value
+
+
+def test_fp16_overflow_and_specials():
+    for value in (65520.0, 1e6, -1e300):
+        with pytest.raises(OverflowError, match="does not fit in fp16"):
+            _launcher.pack("e", [value])
+    assert _launcher.pack("e", [math.inf]) == struct.pack("<H", 0x7C00)
+    assert _launcher.pack("e", [-math.inf]) == struct.pack("<H", 0xFC00)
+    nan_bits = struct.unpack("<H", _launcher.pack("e", [math.nan]))[0]
+    assert nan_bits & 0x7C00 == 0x7C00 and nan_bits & 0x3FF
+
+
+def test_bf16_rounding_matches_reference(rng):
+    table = _all_finite(8, 7)
+    doubles = _interesting_doubles(rng, table[0])
+    for value in doubles + [3.3895313892515355e38]:
+        expected = _reference_round(value, table, 8, 7)
+        assert expected is not None
+        assert _launcher.pack("E", [value]) == struct.pack("<H", expected), value
+    # fp32 inputs against the usual bit trick on their fp32 pattern
+    floats = np.array(doubles, dtype=np.float32)
+    floats = floats[np.isfinite(floats)]
+    f32_bits = floats.view(np.uint32).astype(np.uint64)
+    trick = ((f32_bits + 0x7FFF + ((f32_bits >> 16) & 1)) >> 16).astype(np.uint16)
+    packed = np.frombuffer(_launcher.pack("E" * len(floats), [float(x) for x in floats]), dtype=np.uint16)
+    assert np.array_equal(packed, trick)
+
+
+def test_bf16_overflow_and_specials():
+    with pytest.raises(OverflowError, match="argument 'scale': .* does not fit in bf16"):
+        _launcher.pack("E", [3.4e38], names=["scale"])
+    assert _launcher.pack("E", [-math.inf]) == struct.pack("<H", 0xFF80)
+    nan_bits = struct.unpack("<H", _launcher.pack("E", [math.nan]))[0]
+    assert nan_bits & 0x7F80 == 0x7F80 and nan_bits & 0x7F
+
+
+# ------------------------------------------------------------------------- launch validation
+
+@pytest.mark.parametrize("grid", [(0, 1, 1), (1, 0, 1), (1, 1, -1), (2**32, 1, 1)])
+def test_launch_rejects_bad_grids(grid):
+    with pytest.raises(ValueError, match="grid dimensions"):
+        _launcher.launch(1, *grid, 128, 0, 0, "i", [1])
+
+
+def test_launch_rejects_null_function_and_bad_arguments():
+    with pytest.raises(ValueError, match="function handle is null"):
+        _launcher.launch(0, 1, 1, 1, 128, 0, 0, "", [])
+    with pytest.raises(OverflowError, match="argument 'n'"):
+        _launcher.launch(1, 1, 1, 1, 128, 0, 0, "Pi", [0, 2**40], ("x", "n"))
+
+
+@pytest.mark.skipif(_launcher.available(), reason="a CUDA driver is present")
+def test_launch_without_driver_raises_runtime_error():
+    with pytest.raises(RuntimeError, match="cannot launch"):
+        _launcher.launch(1, 1, 1, 1, 128, 0, 0, "i", [1])
+
+
+# ------------------------------------------------------------------------- LoadedKernel, faked
+
+def test_type_codes():
+    assert [type_code(t) for t in ("*fp32", "*i8", "i1", "i8", "u8", "i16", "u16", "i32", "u32", "i64",
+                                   "u64", "fp16", "bf16", "fp32", "fp64")] == list("PPbbBhHiIlLeEfd")
+    with pytest.raises(ValueError, match="fp8e5"):
+        type_code("fp8e5")
+
+
+def _fake_compiled(params, param_indices, num_warps=4, shared=0, name="add_kernel"):
+    metadata = SimpleNamespace(num_warps=num_warps, shared=shared, params=params, param_indices=param_indices)
+    return SimpleNamespace(name=name, asm={"cubin": b"cubin"}, metadata=metadata)
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """Replaces the driver and the launcher; returns the list of launches made."""
+    launches = []
+
+    def load_cubin(cubin, kernel_name, shared_bytes, device):
+        return driver.LoadedFunction(function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0,
+                                     max_threads=1024, static_shared=0)
+
+    def launch(*args):
+        _launcher.pack(args[7], args[8], args[9])  # the real argument checks
+        launches.append(args)
+
+    monkeypatch.setattr(driver, "load_cubin", load_cubin)
+    monkeypatch.setattr(driver, "current_stream", lambda device: 0x77)
+    monkeypatch.setattr(kernel_module, "_launcher", SimpleNamespace(launch=launch))
+    return launches
+
+
+def test_loaded_kernel_launch(fake_gpu):
+    kernel = LoadedKernel(_fake_compiled([("x_ptr", "*fp32"), ("n", "i32")], [0, 2], num_warps=8, shared=1024),
+                          device=0)
+    assert (kernel.codes, kernel.block, kernel.param_names) == ("Pi", 256, ("x_ptr", "n"))
+    x = FakeTensor(0x1000)
+    kernel.launch((4, 1, 1), [x, 1, 1000, 128])
+    kernel.launch((4, 2, 1), [x, 1, 1000, 128], stream=5)
+    kernel.launch((0, 1, 1), [x, 1, 1000, 128])  # empty grid: nothing to run
+    assert fake_gpu == [
+        (0x1234, 4, 1, 1, 256, 1024, 0x77, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+        (0x1234, 4, 2, 1, 256, 1024, 5, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+    ]
+
+
+def test_loaded_kernel_with_one_and_no_params(fake_gpu):
+    LoadedKernel(_fake_compiled([("n", "i64")], [1]), 0).launch((1, 1, 1), ["unused", 7])
+    LoadedKernel(_fake_compiled([], []), 0).launch((1, 1, 1), ["unused"])
+    assert [call[7:9] for call in fake_gpu] == [("l", (7,)), ("", ())]
+
+
+def test_loaded_kernel_errors_name_kernel_and_parameter(fake_gpu):
+    kernel = LoadedKernel(_fake_compiled([("x_ptr", "*fp32"), ("n", "i32")], [0, 1]), 0)
+    with pytest.raises(LaunchError, match=r"^add_kernel\(\): argument 'n': 5000000000 does not fit in int32$"):
+        kernel.launch((1, 1, 1), [None, 5000000000])
+    with pytest.raises(LaunchError, match=r"add_kernel\(\): argument 'x_ptr' is a host \(CPU\) tensor"):
+        kernel.launch((1, 1, 1), [FakeTensor(8, is_cuda=False), 1])
+
+
+# ------------------------------------------------------------------------- on a GPU
+
+PARAMS_PTX = """
+.version 8.0
+.target sm_80
+.address_size 64
+
+// Stores each parameter at its own 8-byte slot of `out`.
+.visible .entry write_params(
+    .param .u64 out,
+    .param .u8 p_b, .param .u8 p_B, .param .u16 p_h, .param .u16 p_H,
+    .param .u32 p_i, .param .u32 p_I, .param .u64 p_l, .param .u64 p_L,
+    .param .b16 p_e, .param .b16 p_E, .param .f32 p_f, .param .f64 p_d, .param .u64 p_P)
+{
+    .reg .b16 %h;
+    .reg .b32 %r;
+    .reg .b64 %out, %d;
+    ld.param.u64 %out, [out];
+    cvta.to.global.u64 %out, %out;
+    ld.param.u8 %h, [p_b];   st.global.u8 [%out+0], %h;
+    ld.param.u8 %h, [p_B];   st.global.u8 [%out+8], %h;
+    ld.param.u16 %h, [p_h];  st.global.u16 [%out+16], %h;
+    ld.param.u16 %h, [p_H];  st.global.u16 [%out+24], %h;
+    ld.param.u32 %r, [p_i];  st.global.u32 [%out+32], %r;
+    ld.param.u32 %r, [p_I];  st.global.u32 [%out+40], %r;
+    ld.param.u64 %d, [p_l];  st.global.u64 [%out+48], %d;
+    ld.param.u64 %d, [p_L];  st.global.u64 [%out+56], %d;
+    ld.param.b16 %h, [p_e];  st.global.b16 [%out+64], %h;
+    ld.param.b16 %h, [p_E];  st.global.b16 [%out+72], %h;
+    ld.param.b32 %r, [p_f];  st.global.b32 [%out+80], %r;
+    ld.param.b64 %d, [p_d];  st.global.b64 [%out+88], %d;
+    ld.param.u64 %d, [p_P];  st.global.u64 [%out+96], %d;
+    ret;
+}
+"""
+
+PARAM_CODES = "PbBhHiIlLeEfdP"
+PARAM_VALUES = [None, -5, 250, -30000, 60000, -2**31, 2**32 - 1, -2**63, 2**64 - 1, 1.5, 3.140625, 2.5, -1e300,
+                0xDEADBEEF0]
+
+
+def _assemble(ptx: str, tmp_path: Path) -> bytes:
+    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    if not Path(ptxas).exists():
+        pytest.skip("ptxas not found")
+    import torch
+    major, minor = torch.cuda.get_device_capability()
+    (tmp_path / "k.ptx").write_text(ptx)
+    subprocess.run([ptxas, f"-arch=sm_{major}{minor}", str(tmp_path / "k.ptx"), "-o", str(tmp_path / "k.cubin")],
+                   check=True)
+    return (tmp_path / "k.cubin").read_bytes()
+
+
+@pytest.mark.gpu
+def test_kernel_receives_what_was_packed(tmp_path):
+    import torch
+    params = [(f"p{i}", ty) for i, ty in enumerate(
+        ["*u8", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "fp16", "bf16", "fp32", "fp64", "*u8"])]
+    compiled = _fake_compiled(params, list(range(len(params))), num_warps=1, name="write_params")
+    compiled.asm["cubin"] = _assemble(PARAMS_PTX, tmp_path)
+    kernel = LoadedKernel(compiled, torch.cuda.current_device())
+    assert kernel.codes == PARAM_CODES
+    out = torch.full((13 * 8,), 0xAB, dtype=torch.uint8, device="cuda")
+    kernel.launch((2, 1, 1), [out] + PARAM_VALUES[1:])
+    torch.cuda.synchronize()
+    stored = out.cpu().numpy().tobytes()
+    for slot, (code, value) in enumerate(zip(PARAM_CODES[1:], PARAM_VALUES[1:])):
+        expected = _launcher.pack(code, [value])
+        assert stored[slot * 8: slot * 8 + len(expected)] == expected, (code, value)

@@ -1,0 +1,98 @@
+"""A compiled kernel loaded on one GPU, ready to launch.
+
+`LoadedKernel` turns a `CompiledKernel` (cubin plus metadata, from the backend) into
+what a launch needs, once: the CUfunction, the launcher's type codes, the block size,
+the dynamic shared memory, which of the jit function's arguments are kernel parameters.
+`launch()` is then a few attribute reads and one call into `tilec._launcher`; keep it
+that way, since it runs on every `kernel[grid](...)`.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Callable, Sequence
+
+from .. import _launcher
+from ..errors import LaunchError, OutOfResources
+from . import driver
+
+# Signature type (as in CompiledKernel.metadata.params) -> the launcher's type code.
+_SCALAR_CODES: dict[str, str] = {
+    "i1": "b", "i8": "b", "u1": "b", "u8": "B", "i16": "h", "u16": "H",
+    "i32": "i", "u32": "I", "i64": "l", "u64": "L",
+    "fp16": "e", "bf16": "E", "fp32": "f", "fp64": "d",
+}
+
+
+def type_code(signature_type: str) -> str:
+    """The launcher's code for a parameter of signature type "*fp32", "i32", ..."""
+    if signature_type.startswith("*"):
+        return "P"
+    try:
+        return _SCALAR_CODES[signature_type]
+    except KeyError:
+        raise ValueError(f"kernel parameters of type {signature_type!r} cannot be passed from the host") from None
+
+
+def _selector(indices: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
+    """A function picking `values[i] for i in indices` as a tuple, in C (operator.itemgetter)."""
+    if not indices:
+        return lambda values: ()
+    if len(indices) == 1:
+        index = indices[0]
+        return lambda values: (values[index],)
+    return operator.itemgetter(*indices)
+
+
+class LoadedKernel:
+    """A `CompiledKernel` loaded on GPU `device`; call `launch` to run it."""
+
+    __slots__ = ("compiled", "name", "device", "function", "module", "context", "n_regs", "n_spills", "max_threads",
+                 "num_warps", "block", "shared", "param_names", "codes", "_select")
+
+    def __init__(self, compiled: Any, device: int):
+        metadata = compiled.metadata
+        self.compiled = compiled
+        self.name: str = compiled.name
+        self.device = device
+        self.num_warps: int = metadata.num_warps
+        self.block: int = 32 * metadata.num_warps
+        self.shared: int = metadata.shared
+        self.param_names: tuple[str, ...] = tuple(name for name, _ in metadata.params)
+        self.codes: str = "".join(type_code(ty) for _, ty in metadata.params)
+        if len(metadata.param_indices) != len(metadata.params):
+            raise ValueError(f"kernel {self.name}: {len(metadata.params)} params but "
+                             f"{len(metadata.param_indices)} param_indices")
+        self._select = _selector(list(metadata.param_indices))
+
+        loaded = driver.load_cubin(compiled.asm["cubin"], self.name, self.shared, device)
+        self.function: int = loaded.function
+        self.module: int = loaded.module
+        self.context: int = loaded.context
+        self.n_regs: int = loaded.n_regs
+        self.n_spills: int = loaded.n_spills
+        self.max_threads: int = loaded.max_threads
+        if self.block > self.max_threads:
+            # Too many registers per thread for this many threads in a block.
+            raise OutOfResources(f"threads per block (num_warps={self.num_warps}, {self.n_regs} registers "
+                                 "per thread)", self.block, self.max_threads, self.name, unit="threads")
+
+    def launch(self, grid: tuple[int, int, int], values: Sequence[Any], stream: int | None = None) -> None:
+        """Runs the kernel over `grid` with the jit function's argument `values` (all of
+        them: constexprs and specialised arguments are dropped here) on `stream`
+        (None: torch's current stream, or the default stream)."""
+        grid_x, grid_y, grid_z = grid
+        if grid_x == 0 or grid_y == 0 or grid_z == 0:
+            return
+        if stream is None:
+            stream = driver.current_stream(self.device)
+        try:
+            _launcher.launch(self.function, grid_x, grid_y, grid_z, self.block, self.shared, stream,
+                             self.codes, self._select(values), self.param_names, self.context)
+        except (TypeError, ValueError, OverflowError) as error:
+            raise LaunchError(f"{self.name}(): {error}") from None
+        except RuntimeError as error:
+            raise RuntimeError(f"launching {self.name} on cuda:{self.device}: {error}") from None
+
+    def __repr__(self) -> str:
+        return (f"<LoadedKernel {self.name} on cuda:{self.device}: {self.num_warps} warps, "
+                f"{self.n_regs} registers, {self.n_spills} spill bytes, {self.shared} bytes shared>")
