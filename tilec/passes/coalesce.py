@@ -2,7 +2,8 @@
 
 For a tensor of pointers, axis info says along which dimension addresses are
 contiguous. The pass orders dimensions by contiguity (most contiguous first) and lets
-each thread own up to 16 bytes of consecutive elements along that dimension, with the
+each thread own up to 16 bytes of consecutive elements along that dimension (no more
+than the pointers' alignment allows one vector access to cover), with the
 lanes of a warp covering consecutive chunks: each warp then touches whole cache lines
 and each thread can use one vector instruction per chunk (the lowering decides the
 actual width from alignment and mask facts).
@@ -40,7 +41,11 @@ def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):
     numel = math.prod(shape)
     per_thread = max(1, numel // (32 * num_warps))
     fastest = order[0]
-    vec = min(info.contiguity[fastest], 128 // _element_bits(ptr.type), per_thread, shape[fastest])
+    # A thread owns as many consecutive elements as one aligned vector access can cover:
+    # more would only spread each warp-wide scalar access over more cache lines.
+    elem_bytes = _element_bits(ptr.type) // 8
+    aligned = max(1, info.divisibility[fastest] // elem_bytes)
+    vec = min(info.contiguity[fastest], aligned, 128 // _element_bits(ptr.type), per_thread, shape[fastest])
     vec = 1 << (max(1, vec).bit_length() - 1)
     size_per_thread = [1] * rank
     size_per_thread[fastest] = vec

@@ -9,7 +9,7 @@ from .context import LoweringContext, LoweringError, lowers
 
 ARITH_OPS = [
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
-    "maxsi", "maxui", "minsi", "minui", "addf", "subf", "mulf", "divf", "remf", "maxnumf", "minnumf", "maximumf",
+    "maxsi", "maxui", "minsi", "minui", "addf", "subf", "mulf", "remf", "maxnumf", "minnumf", "maximumf",
     "minimumf", "negf", "cmpi", "cmpf", "select", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
     "extf", "truncf", "bitcast",
 ]
@@ -107,6 +107,18 @@ def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
         return [y]
 
     _per_element(ctx, op, emit)
+
+
+@lowers("arith.divf")
+def lower_divf(ctx: LoweringContext, op: ir.Operation) -> None:
+    """fp32 `/` is the hardware's full-range division (within 2 ulp), as in Triton;
+    tl.div_rn gives the IEEE-rounded quotient. Other widths divide exactly."""
+    ty = ctx.element_type(op.results[0].type)
+    if ty == ctx.f32:
+        _per_element(ctx, op, lambda operands: ctx.inline_asm(
+            "div.full.f32 $0, $1, $2;", "=f,f,f", operands, [ctx.f32], side_effects=False))
+    else:
+        _per_element(ctx, op, lambda operands: [create_op("arith.divf", [ty], operands).result])
 
 
 @lowers("tile.get_program_id", "tile.get_num_programs")
