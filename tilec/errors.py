@@ -65,5 +65,5 @@ class OutOfResources(Exception):
         return (OutOfResources, (self.resource, self.required, self.available, self.kernel, self.unit))
 
 
-class LaunchError(ValueError):
-    """A kernel launch was given arguments it cannot accept."""
+class LaunchError(TypeError, ValueError):
+    """A kernel launch was given arguments it cannot accept (names the argument)."""

@@ -8,6 +8,7 @@ the C++ launcher on the current stream (torch's when torch is present).
 from __future__ import annotations
 
 import inspect
+import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
@@ -19,19 +20,6 @@ from . import specialize
 _config = _config_module.config
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream")
-
-
-class _Launcher:
-    """What `kernel[grid]` returns: call it with the kernel's arguments."""
-
-    __slots__ = ("fn", "grid")
-
-    def __init__(self, fn: "JITFunction", grid: Any):
-        self.fn = fn
-        self.grid = grid
-
-    def __call__(self, *args, **kwargs):
-        return self.fn.run(*args, grid=self.grid, **kwargs)
 
 
 class JITFunction(KernelFunction):
@@ -50,10 +38,79 @@ class JITFunction(KernelFunction):
         self._key_fns = [_constexpr_key if i in self.constexprs else
                          _unspecialized_key if name in self.do_not_specialize else _value_key
                          for i, name in enumerate(self.arg_names)]
+        self._fast_run = self._make_fast_run()
 
     # ------------------------------------------------------------------ user API
-    def __getitem__(self, grid) -> _Launcher:
-        return _Launcher(self, grid)
+    def __getitem__(self, grid) -> Callable:
+        """`kernel[grid]`: a callable taking the kernel's arguments and launch options."""
+        if self._fast_run_torch is not (sys.modules.get("torch") is not None):
+            self._fast_run = self._make_fast_run()
+        fast_run = self._fast_run
+
+        def launch(*args, **kwargs):
+            try:
+                return fast_run(grid, *args, **kwargs)
+            except TypeError as error:
+                if error.__traceback__.tb_next is not None:
+                    raise  # not a binding error: raised inside the launch
+                self._split_call(args, dict(kwargs))  # raises a LaunchError naming the argument
+                raise LaunchError(f"{self.__name__}(): {error}") from None
+
+        return launch
+
+    def _make_fast_run(self) -> Callable:
+        """Generates `fast_run(grid, <the kernel's parameters>, *, <launch options>)`.
+
+        Python's own argument binding (in C) replaces `_split_call`, and the cache key
+        is built inline; a miss, or anything unusual, falls back to `run`.
+        """
+        options = [o for o in LAUNCH_OPTIONS if o not in self.arg_names]
+        names = self.arg_names
+        params, key_parts = [], []
+        torch = sys.modules.get("torch")
+        self._fast_run_torch = torch is not None
+        namespace: dict[str, Any] = {"_kernels_get": self._kernels.get, "_self": self, "_config": _config,
+                                     "_vk": _value_key, "_uk": _unspecialized_key, "_constexpr": tl.constexpr,
+                                     "_Tensor": torch.Tensor if torch is not None else _NoTensor}
+        for i, name in enumerate(names):
+            default = self._param_defaults[i]
+            if default is _MISSING:
+                params.append(name)
+            else:
+                namespace[f"_default_{i}"] = default
+                params.append(f"{name}=_default_{i}")
+            if i in self.constexprs:
+                key_parts.append(f"({name}.value if {name}.__class__ is _constexpr else {name})")
+            elif name in self.do_not_specialize:
+                key_parts.append(f"_uk({name})")
+            else:
+                # torch tensors: (dtype, 16-byte aligned, device), as _value_key;
+                # ints: 1 -> 1; otherwise 2 + 4*(divisible by 16) + 8*(needs 64 bits)
+                key_parts.append(f"(({name}.dtype, ({name}.data_ptr() & 15) == 0, {name}.get_device()) "
+                                 f"if {name}.__class__ is _Tensor else "
+                                 f"(1 if {name} == 1 else 2 | (({name} & 15) == 0) << 2 | "
+                                 f"(not -2147483648 <= {name} <= 2147483647) << 3) "
+                                 f"if {name}.__class__ is int else _vk({name}))")
+        option_params = ", ".join(f"{o}=None" for o in options)
+        keyed = [o for o in _KEYED_OPTIONS if o in options]
+        values = "(" + "".join(f"{n}, " for n in names) + ")"
+        src = f"""
+def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if options else ''}):
+    if _config.interpret or _config.always_compile:
+        return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
+    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
+    _kernel = _kernels_get(_key)
+    if _kernel is None:
+        return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
+    if _grid.__class__ is tuple and len(_grid) == 1 and _grid[0].__class__ is int and _grid[0] >= 0:
+        _grid3 = (_grid[0], 1, 1)
+    else:
+        _grid3 = _self._resolve_grid(_grid, {values})
+    _kernel.launch(_grid3, {values}, {'stream' if 'stream' in options else 'None'})
+    return _kernel.compiled
+"""
+        exec(compile(src, f"<tilec launcher for {self.__name__}>", "exec"), namespace)
+        return namespace[self.__name__]
 
     def run(self, *args, grid, **kwargs):
         if _config.interpret:
@@ -63,10 +120,9 @@ class JITFunction(KernelFunction):
             options, values = self._split_call(args, kwargs)
         else:
             options, values = _NO_OPTIONS, args
-        # The hot path: a cheap key from the argument types, then one dict lookup.
+        # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
-        if options:
-            key += tuple(options.get(name) for name in _KEYED_OPTIONS)
+        key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
         kernel = self._kernels.get(key)
         if kernel is None or _config.always_compile:
             kernel = self._get_kernel(list(values), options)
@@ -262,15 +318,15 @@ _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def _constexpr_key(value: Any) -> Any:
-    return ("c", value.value if isinstance(value, tl.constexpr) else value)
+    return value.value if isinstance(value, tl.constexpr) else value
 
 
 def _value_key(value: Any) -> Any:
     kind = type(value)
-    if kind is int:
+    if kind is int:  # the same encoding as the generated fast path
         if value == 1:
             return 1
-        return ("i32" if _INT32_MIN <= value <= _INT32_MAX else "i64", value % 16 == 0)
+        return 2 | ((value & 15) == 0) << 2 | (not _INT32_MIN <= value <= _INT32_MAX) << 3
     if kind is float:
         return "f32"
     data_ptr = getattr(value, "data_ptr", None)
@@ -310,6 +366,10 @@ def _spec_from_type(name: str, value: Any) -> ArgSpec:
         return ArgSpec(name, value)
     text, _, div = value.partition(":")
     return ArgSpec(name, tl.dtype_from_signature(text), divisibility=int(div) if div else 1)
+
+
+class _NoTensor:
+    """Stands for torch.Tensor in generated launchers while torch is not imported."""
 
 
 class _MissingType:
