@@ -65,5 +65,9 @@ class OutOfResources(Exception):
         return (OutOfResources, (self.resource, self.required, self.available, self.kernel, self.unit))
 
 
+class InternalError(RuntimeError):
+    """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
+
+
 class LaunchError(TypeError, ValueError):
     """A kernel launch was given arguments it cannot accept (names the argument)."""

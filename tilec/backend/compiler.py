@@ -16,6 +16,7 @@ from mlir import ir, passmanager
 
 from ..config import config
 from ..dialects import make_context, verify_module
+from ..errors import InternalError
 from ..frontend import ArgSpec, KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
@@ -25,8 +26,7 @@ from . import toolkit
 TILEC_VERSION = "0.1.0"
 
 
-class InternalCompilerError(RuntimeError):
-    """A tilec bug: a pass failed on IR the frontend accepted."""
+InternalCompilerError = InternalError  # a pass failed on IR the frontend accepted
 
 
 @dataclass(frozen=True)
@@ -278,6 +278,19 @@ def _dump(state: _Compilation, stage: str) -> None:
         f.write(value)
 
 
+def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
+    """'*fp32:16' -> ArgSpec(name, pointer to fp32, divisibility 16)."""
+    type_text, _, div_text = str(text).partition(":")
+    try:
+        ty = tl.dtype_from_signature(type_text)
+    except ValueError as exc:
+        raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__}: {exc}") from None
+    if div_text and div_text not in ("1", "16"):
+        raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1 or 16 "
+                         f"(written '{text}'), got {div_text!r}")
+    return ArgSpec(name, ty, divisibility=int(div_text) if div_text else 1)
+
+
 def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | None,
                    num_warps: int = 4, num_stages: int = 3, debug: bool = False) -> CompiledKernel:
     """`tilec.compile`: compile without a GPU from a signature and constexpr values.
@@ -292,8 +305,7 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
         if name in constexprs:
             specs.append(ArgSpec(name, constant=tl._unwrap(constexprs[name]), is_constant=True))
         elif name in signature:
-            text, _, div = str(signature[name]).partition(":")
-            specs.append(ArgSpec(name, tl.dtype_from_signature(text), divisibility=int(div) if div else 1))
+            specs.append(_signature_spec(fn, name, signature[name]))
         elif name in fn.defaults:
             specs.append(ArgSpec(name, constant=fn.defaults[name], is_constant=True))
         else:

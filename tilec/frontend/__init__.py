@@ -6,7 +6,8 @@ from typing import Any, Sequence
 
 from mlir import ir
 
-from ..dialects import make_context, verify_module
+from ..dialects import IRVerificationError, make_context, verify_module
+from ..errors import InternalError
 from ..dialects._mlir import i32_attr
 from ..language import core as tl
 from ..language.core import activate_semantic, constexpr, tensor
@@ -59,5 +60,8 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
             generator.visit(fn.parse())
             builder.ret()
         func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
-    verify_module(module, "the frontend")
+    try:
+        verify_module(module, "the frontend")
+    except IRVerificationError as exc:
+        raise InternalError(f"tilec internal error: the IR built for kernel {fn.__name__} is invalid: {exc}") from None
     return module

@@ -18,7 +18,7 @@ from ..errors import CompilationError, SourceLocation
 from ..language import builtins as lang
 from ..language import core as tl
 from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
-from ..language.semantic import Semantic
+from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
 
@@ -118,8 +118,9 @@ class CodeGenerator(ast.NodeVisitor):
     """Generates ttir for one function body (a kernel, or an inlined @jit callee)."""
 
     def __init__(self, fn: KernelFunction, builder: IRBuilder, semantic: Semantic, scope: dict[str, Any], *,
-                 is_kernel: bool, depth: int = 0):
+                 is_kernel: bool, depth: int = 0, active_calls: tuple = ()):
         self.fn = fn
+        self.active_calls = active_calls or (fn,)
         self.builder = builder
         self.semantic = semantic
         self.scope = scope
@@ -203,6 +204,8 @@ class CodeGenerator(ast.NodeVisitor):
             self.visit(stmt)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if node is not self.fn.parse():
+            raise self.error(node, _UNSUPPORTED_STATEMENTS[ast.FunctionDef])
         self.visit_block(node.body)
 
     def visit_Pass(self, node: ast.Pass) -> None:
@@ -329,9 +332,11 @@ class CodeGenerator(ast.NodeVisitor):
                     raise self.error(node, f"'{name}' must be the same in both branches of an `if` whose condition "
                                            "is known only at run time")
             with ir.InsertionPoint(then_block):
-                tv = self._promote(tv, ev, name, node)
+                tv_new = self._promote(tv, ev, name, node)
             with ir.InsertionPoint(else_block):
-                ev = self._promote(ev, tv, name, node)
+                ev = self._promote(ev, tv if isinstance(tv, constexpr) and isinstance(ev, constexpr) else tv_new,
+                                   name, node)
+            tv = tv_new
             if tv.type != ev.type:
                 raise self.error(node, f"'{name}' is {tv.type} in the `if` branch but {ev.type} in the `else` "
                                        "branch; both branches must give it the same type")
@@ -348,13 +353,25 @@ class CodeGenerator(ast.NodeVisitor):
         self.scope = merged
 
     def _promote(self, value: Any, other: Any, name: str, node: ast.AST) -> tensor:
-        """A branch's constexpr value as a tensor (typed like the other branch when possible)."""
+        """A constexpr value that meets a tensor (or another constant) at a control-flow join.
+
+        It takes the other side's type when it converts without loss; two constants take
+        their common type (1 and 2.5 -> fp32). A float constant never becomes an integer.
+        """
         if isinstance(value, tensor):
             return value
-        ty = other.type if isinstance(other, tensor) else None
-        if ty is not None and ty.is_block():
-            return self.semantic.full(ty.shape, value, ty.scalar)
-        return self.semantic.to_tensor(value, ty)
+        raw = _unwrap(value)
+        if isinstance(other, tensor):
+            ty = other.type
+        else:
+            ty = computation_type(python_scalar_type(raw), False, python_scalar_type(_unwrap(other)), False, False)
+        scalar = ty.scalar
+        if isinstance(raw, float) and not scalar.is_floating():
+            raise self.error(node, f"'{name}' is {ty} on one path but the float constant {raw} on another; "
+                                   "give both the same type")
+        if ty.is_block():
+            return self.semantic.full(ty.shape, raw, scalar)
+        return self.semantic.to_tensor(raw, scalar)
 
     def _rebuild_if(self, draft: ir.Operation, result_types: list[ir.Type]) -> ir.Operation:
         """scf.if needs its result types up front: move the draft's bodies into a new op."""
@@ -584,10 +601,39 @@ class CodeGenerator(ast.NodeVisitor):
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
+        """`a if c else b`: only the chosen side runs (scf.if) for a scalar condition;
+        a tensor condition selects elementwise (tl.where, both sides evaluated)."""
         test = self.visit(node.test)
         if not isinstance(test, tensor):
             return self.visit(node.body if _unwrap(test) else node.orelse)
-        return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
+        if test.type.is_block():
+            return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
+        if not test.dtype.is_bool():
+            test = self.semantic.compare("ne", test, 0)
+        draft = self.builder.create_if(test.handle, [])
+        then_block, else_block = draft.regions[0].blocks[0], draft.regions[1].blocks[0]
+        self.control_depth += 1
+        try:
+            with ir.InsertionPoint(then_block):
+                then_value = self.visit(node.body)
+            with ir.InsertionPoint(else_block):
+                else_value = self.visit(node.orelse)
+        finally:
+            self.control_depth -= 1
+        with ir.InsertionPoint(then_block):
+            promoted_then = self._promote(then_value, else_value, "the conditional expression", node)
+        with ir.InsertionPoint(else_block):
+            promoted_else = self._promote(else_value, then_value if isinstance(then_value, constexpr)
+                                          else promoted_then, "the conditional expression", node)
+        if promoted_then.type != promoted_else.type:
+            raise self.error(node, f"the two sides of this conditional expression have different types "
+                                   f"({promoted_then.type} and {promoted_else.type})")
+        with ir.InsertionPoint(then_block):
+            self.builder.scf_yield([promoted_then.handle])
+        with ir.InsertionPoint(else_block):
+            self.builder.scf_yield([promoted_else.handle])
+        final = self._rebuild_if(draft, [promoted_then.handle.type])
+        return tensor(final.results[0], promoted_then.type)
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
@@ -666,6 +712,8 @@ class CodeGenerator(ast.NodeVisitor):
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, (tensor, tl.dtype, constexpr, lang.range)):
             return _sanitize(fn(*args, **kwargs))
+        if isinstance(fn, tl.dtype):
+            raise self.error(node, f"{fn!r} is a type, not a function: use `x.to({fn!r})` to convert a value")
         if isinstance(fn, type) and issubclass(fn, tl.dtype):
             return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         name = getattr(fn, "__name__", repr(fn))
@@ -700,8 +748,11 @@ class CodeGenerator(ast.NodeVisitor):
         return _sanitize(fn(*raw_args, **raw_kwargs))
 
     def call_jit(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        if callee in self.active_calls:
+            raise self.error(node, f"{callee.__name__}() calls itself (directly or through other functions); "
+                                   "recursion is not supported in kernels")
         if self.depth >= MAX_CALL_DEPTH:
-            raise self.error(node, f"calls nest more than {MAX_CALL_DEPTH} deep; recursion is not supported")
+            raise self.error(node, f"calls nest more than {MAX_CALL_DEPTH} deep")
         try:
             bound = callee.signature.bind(*args, **kwargs)
         except TypeError as exc:
@@ -713,7 +764,8 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, f"argument '{name}' of {callee.__name__}() is a tl.constexpr parameter, but "
                                        "the value passed is only known at run time")
             scope[name] = _sanitize(value)
-        generator = CodeGenerator(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1)
+        generator = CodeGenerator(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1,
+                                  active_calls=self.active_calls + (callee,))
         try:
             generator.visit(callee.parse())
         except CompilationError as exc:

@@ -352,11 +352,12 @@ def _unwrap(value: Any) -> Any:
     return value.value if isinstance(value, constexpr) else value
 
 
-def _unwrap_shape(shape) -> tuple[int, ...]:
+def _unwrap_shape(shape) -> tuple:
+    """A shape argument as a tuple of its (unwrapped) dimensions; validated by the semantic layer."""
     shape = _unwrap(shape)
-    if isinstance(shape, (int,)):
+    if isinstance(shape, (int, tensor)):
         return (shape,)
-    return tuple(int(_unwrap(s)) for s in shape)
+    return tuple(_unwrap(s) for s in shape)
 
 
 def is_constexpr_annotation(annotation: Any) -> bool:
@@ -505,7 +506,11 @@ class tensor:
         from . import builtins
         fn = getattr(builtins, name, None)
         if fn is not None and getattr(fn, "__tilec_builtin__", False) and getattr(fn, "__tilec_method__", False):
-            return lambda *args, **kwargs: fn(self, *args, **kwargs)
+            def method(*args, **kwargs):
+                return fn(self, *args, **kwargs)
+            method.__tilec_builtin__ = True
+            method.__name__ = name
+            return method
         raise AttributeError(f"tensor has no attribute {name!r}")
 
 

@@ -109,6 +109,9 @@ class Semantic:
         if isinstance(value, dtype):
             raise _error(f"{value!r} is a type, not a value")
         ty = ty if ty is not None else python_scalar_type(value)
+        if isinstance(value, float) and not ty.is_floating():
+            raise _error(f"the float constant {value} cannot become {ty} without losing its value; "
+                         "convert explicitly")
         self._check_fits(value, ty)
         return tensor(self.builder.constant(self._python_value(value, ty), ty), ty)
 
@@ -141,11 +144,14 @@ class Semantic:
     # ------------------------------------------------------------------ shapes
     @staticmethod
     def validate_block_shape(shape: Sequence[int]) -> tuple[int, ...]:
-        shape = tuple(int(_unwrap(s)) for s in shape)
+        dims = [_unwrap(s) for s in shape]
+        for dim in dims:
+            if isinstance(dim, tensor) or not isinstance(dim, int) or isinstance(dim, bool):
+                what = "a value known only at run time" if isinstance(dim, tensor) else repr(dim)
+                raise _error(f"shape dimensions must be constexpr integers, got {what}; mark the size tl.constexpr")
+        shape = tuple(dims)
         numel = 1
         for dim in shape:
-            if not isinstance(dim, int):
-                raise _error(f"shape dimensions must be constexpr integers, got {dim!r}")
             if not tl.is_power_of_2(dim):
                 raise _error(f"shape {list(shape)}: every dimension must be a power of 2, and {dim} is not")
             numel *= dim
@@ -478,6 +484,8 @@ class Semantic:
             op = "fptosi" if dst.is_int_signed() else "fptoui"
             return tensor(self.builder.cast(op, x.handle, ty), ty)
         if src.is_floating() and dst.is_floating():
+            if src.is_fp8() and dst.is_fp8():
+                return self.cast(self.cast(x, tl.float16), dst)  # no direct conversion between fp8 formats
             if src.primitive_bitwidth < dst.primitive_bitwidth or (src.is_fp16() and dst.is_bf16()) or (src.is_bf16() and dst.is_fp16()):
                 if src.primitive_bitwidth == dst.primitive_bitwidth:
                     mid = self.cast(x, tl.float32)
@@ -523,6 +531,8 @@ class Semantic:
             if value.type.is_block():
                 raise _error("full's value must be a scalar")
             scalar = self.cast(value, ty)
+        elif isinstance(value, float) and not ty.is_floating():
+            scalar = self.cast(self.to_tensor(value), ty)  # tl.full(shape, 2.5, tl.int32) truncates, as in Triton
         else:
             scalar = self.to_tensor(value, ty)
         if not shape:

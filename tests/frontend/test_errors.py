@@ -1,0 +1,770 @@
+"""Bad kernels: each must fail with a `tilec.CompilationError` that points at its source.
+
+A good error names the file and the exact line, quotes that line, puts a caret under the
+offending construct, and ends with one sentence saying what is wrong -- and shows no
+Python traceback and nothing of tilec's own files. Each bad kernel below marks its
+offending line with the comment `# <-`; the tests find the line number from the source,
+so the kernels can move freely.
+
+Most cases are registered with `@bad_kernel("fragment of the message", ...)` and checked by
+one parametrized test; calls between @jit functions, kernels defined inside a test
+function and `tilec.compile` misuse have their own tests at the end. Each case says in a
+comment what Triton does with the same kernel. Known bugs are strict xfails.
+
+Parameters are compiled as "*fp32" when named `*_ptr`, "i32" otherwise, unless the case
+gives a signature; tl.constexpr parameters take their values from `constexprs`.
+"""
+import inspect
+import math
+import os
+import re
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec import CompilationError
+
+MARK = "# <-"
+TILEC_DIR = os.path.dirname(tilec.__file__)
+CASES = []
+
+
+def bad_kernel(fragment: str, *, signature: dict | None = None, constexprs: dict | None = None,
+               caret_at: str | None = None, xfail: str | None = None):
+    """Registers the decorated function as a @tilec.jit kernel that must fail to compile.
+
+    `fragment` must appear in the error's sentence; `caret_at`, when given, is the text the
+    caret must point at on the marked line; `xfail` marks a known bug (strict).
+    """
+    def register(fn):
+        kernel = tilec.jit(fn)
+        marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
+        CASES.append(pytest.param(kernel, fragment, signature or {}, constexprs or {}, caret_at,
+                                  id=fn.__name__, marks=marks))
+        return kernel
+    return register
+
+
+def default_signature(kernel, signature: dict, constexprs: dict) -> dict:
+    result = {}
+    for name, param in inspect.signature(kernel.fn).parameters.items():
+        if name in constexprs or param.annotation is tl.constexpr:
+            continue
+        result[name] = signature.get(name, "*fp32" if name.endswith("_ptr") else "i32")
+    return result
+
+
+def compile_error(kernel, signature: dict | None = None, constexprs: dict | None = None) -> CompilationError:
+    """The CompilationError that compiling `kernel` raises (failing the test if none is raised)."""
+    constexprs = constexprs or {}
+    with pytest.raises(CompilationError) as info:
+        tilec.compile(kernel, signature=default_signature(kernel, signature or {}, constexprs),
+                      constexprs=constexprs, target="sm_90")
+    return info.value
+
+
+def marked_line(fn) -> tuple[int, str]:
+    """(file line number, stripped text) of the one line of `fn`'s source marked `# <-`."""
+    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
+    hits = [i for i, line in enumerate(lines) if MARK in line]
+    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARK!r}"
+    return first + hits[0], lines[hits[0]].strip()
+
+
+def assert_points_at(text: str, fn, *, role: str = "at", caret_at: str | None = None) -> None:
+    """`text` has a `role FILE:LINE:COL in NAME:` header, the marked line, then a caret line."""
+    lineno, code = marked_line(fn)
+    lines = text.splitlines()
+    header = re.compile(rf"{role} {re.escape(__file__)}:{lineno}:\d+ in {fn.__name__}:")
+    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
+    assert found, f"no line '{header.pattern}' in:\n{text}"
+    i = found[0]
+    assert lines[i + 1] == "    " + code, f"the source line is not quoted after the header:\n{text}"
+    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret line under the source line:\n{text}"
+    if caret_at is not None:
+        assert lines[i + 2].index("^") == lines[i + 1].index(caret_at), \
+            f"the caret does not point at {caret_at!r}:\n{text}"
+
+
+def assert_clear_error(err: CompilationError, kernel, fragment: str, caret_at: str | None = None) -> None:
+    text = str(err)
+    assert_points_at(text, kernel, caret_at=caret_at)
+    lineno, _ = marked_line(kernel)
+    assert (err.location.filename, err.location.lineno) == (__file__, lineno)
+    sentence = text.splitlines()[-1]
+    assert sentence == err.message and "\n" not in err.message, f"the message is not one final line:\n{text}"
+    assert fragment in sentence, f"{fragment!r} not in the message:\n{text}"
+    assert "Traceback" not in text and TILEC_DIR not in text, f"Python internals leak into the error:\n{text}"
+    # Raised `from None`: pytest and Python print no chained traceback above it.
+    assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
+
+
+# ============================================================================= unsupported syntax
+
+# Triton: UnsupportedLanguageConstruct "unsupported AST node type: Try".
+@bad_kernel("try/except is not supported in kernels")
+def try_statement(x_ptr):
+    try:  # <-
+        tl.store(x_ptr, 1.0)
+    except Exception:
+        pass
+
+
+# Triton: "unsupported AST node type: With" (newer versions accept only their own context managers).
+@bad_kernel("`with` is not supported in kernels")
+def with_statement(x_ptr):
+    with open("log.txt"):  # <-
+        pass
+
+
+# Triton: "unsupported AST node type: Lambda".
+@bad_kernel("lambda functions are not supported in kernels", caret_at="lambda")
+def lambda_expression(x_ptr):
+    double = lambda v: v * 2  # <-  # noqa: E731
+
+
+# Triton: "unsupported AST node type: ClassDef".
+@bad_kernel("classes cannot be defined inside kernels")
+def class_definition(x_ptr):
+    class Point:  # <-
+        pass
+
+
+# Triton: "unsupported AST node type: Yield".
+@bad_kernel("`yield` is not supported in kernels")
+def yield_expression(x_ptr):
+    yield 1  # <-
+
+
+# Triton: visit_Subscript_Store asserts the target is a tl.tuple (an AssertionError).
+@bad_kernel("item assignment is not supported", caret_at="x[0]")
+def item_assignment(x_ptr):
+    x = tl.arange(0, 16)
+    x[0] = 1  # <-
+
+
+# Triton: supports `while` (scf.while), but not its `else` ("Not implemented").
+@bad_kernel("`while` loops are not supported yet")
+def while_else(x_ptr, n):
+    while n > 0:  # <-
+        n -= 1
+    else:
+        pass
+
+
+# Triton: AssertionError "Don't know what to do with else after for".
+@bad_kernel("`for ... else` is not supported in kernels")
+def for_else(x_ptr, n):
+    for i in range(n):  # <-
+        pass
+    else:
+        pass
+
+
+# Triton: "unsupported AST node type: Delete".
+@bad_kernel("`del` is not supported in kernels")
+def del_statement(x_ptr):
+    x = 1
+    del x  # <-
+
+
+# Triton: "unsupported AST node type: Import".
+@bad_kernel("imports are not allowed inside kernels")
+def import_statement(x_ptr):
+    import math  # <-  # noqa: F401
+
+
+# Triton: "unsupported AST node type: ImportFrom".
+@bad_kernel("imports are not allowed inside kernels")
+def import_from_statement(x_ptr):
+    from math import sqrt  # <-  # noqa: F401
+
+
+# Triton: "nested function definition is not supported."
+@bad_kernel("functions cannot be defined inside kernels")
+def nested_function(x_ptr):
+    def inner():  # <-
+        return
+    tl.store(x_ptr, 1.0)
+
+
+# Triton: "unsupported AST node type: Break".
+@bad_kernel("`break` is not supported yet")
+def break_statement(x_ptr, n):
+    for i in range(n):
+        break  # <-
+
+
+# Triton: "unsupported AST node type: Continue".
+@bad_kernel("`continue` is not supported yet")
+def continue_statement(x_ptr, n):
+    for i in range(n):
+        continue  # <-
+
+
+# Triton: "unsupported AST node type: Raise".
+@bad_kernel("`raise` is not supported in kernels")
+def raise_statement(x_ptr):
+    raise ValueError("no")  # <-
+
+
+# Triton: "unsupported AST node type: Global".
+@bad_kernel("`global` is not supported in kernels")
+def global_statement(x_ptr):
+    global GLOBAL_LIST  # <-
+
+
+# Triton: "unsupported AST node type: Set".
+@bad_kernel("sets are not supported in kernels", caret_at="{1, 2}")
+def set_literal(x_ptr):
+    s = {1, 2}  # <-
+
+
+# Triton: "unsupported AST node type: Dict".
+@bad_kernel("dicts are not supported in kernels", caret_at="{1: 2}")
+def dict_literal(x_ptr):
+    d = {1: 2}  # <-
+
+
+# Triton: "unsupported AST node type: ListComp".
+@bad_kernel("list comprehensions are not supported in kernels", caret_at="[i")
+def list_comprehension(x_ptr):
+    values = [i * 2 for i in range(4)]  # <-
+
+
+# Triton: "unsupported AST node type: GeneratorExp".
+@bad_kernel("generator expressions are not supported in kernels", caret_at="(i for")
+def generator_expression(x_ptr):
+    total = sum(i for i in range(4))  # <-
+
+
+# Triton: "unsupported AST node type: NamedExpr".
+@bad_kernel("the walrus operator `:=` is not supported in kernels", caret_at="y :=")
+def walrus(x_ptr):
+    if (y := 3) > 2:  # <-
+        pass
+
+
+# Triton: "AST binary operator 'MatMult' is not (currently) implemented."
+@bad_kernel("`@` is not supported; use tl.dot", caret_at="a @ a")
+def matmul_operator(x_ptr):
+    a = tl.zeros((16, 16), tl.float32)
+    b = a @ a  # <-
+
+
+# ============================================================================= names and calls
+
+GLOBAL_LIST = [1, 2, 3]
+
+
+def plain_helper(x):
+    return x
+
+
+# Triton: NameError "undefined_name is not defined".
+@bad_kernel("name 'undefined_name' is not defined", caret_at="undefined_name")
+def undefined_name_use(x_ptr):
+    tl.store(x_ptr, undefined_name)  # <-  # noqa: F821
+
+
+# Triton: calls the function in Python on its tensors, which fails somewhere inside it (or not at all).
+@bad_kernel("'plain_helper' is a plain Python function and cannot be called from a kernel", caret_at="plain_helper")
+def plain_python_call(x_ptr):
+    y = plain_helper(1)  # <-
+
+
+# Triton: math.sqrt(tensor) fails inside Python ("must be real number, not tensor").
+@bad_kernel("'sqrt' is a plain Python function", caret_at="math.sqrt")
+def module_function_call(x_ptr):
+    y = math.sqrt(tl.load(x_ptr))  # <-
+
+
+# Triton: NameError "open is not defined" (only a few Python builtins are in its namespace).
+@bad_kernel("the Python builtin 'open' cannot be used in a kernel", caret_at="open")
+def forbidden_python_builtin(x_ptr):
+    f = open("data.bin")  # <-
+
+
+# Triton: NameError "Cannot access global variable GLOBAL_LIST from within @jit'ed function ...".
+@bad_kernel("global 'GLOBAL_LIST' of type list cannot be used in a kernel", caret_at="GLOBAL_LIST")
+def mutable_global(x_ptr):
+    y = GLOBAL_LIST[0]  # <-
+
+
+# Triton: AttributeError "module 'triton.language' has no attribute 'foo'".
+@bad_kernel("'tilec.language' has no attribute 'foo'", caret_at="tl.foo")
+def unknown_language_function(x_ptr):
+    y = tl.foo(1)  # <-
+
+
+# Triton: AttributeError "'tensor' object has no attribute 'foo'".
+@bad_kernel("'tensor' has no attribute 'foo'")
+def unknown_tensor_method(x_ptr):
+    y = tl.load(x_ptr).foo()  # <-
+
+
+# Triton: dtypes are not callable ("'dtype' object is not callable").
+@bad_kernel("use `x.to(tl.float32)`")
+def dtype_called_like_a_cast(x_ptr):
+    y = tl.float32(tl.load(x_ptr))  # <-
+
+
+# ============================================================================= constexprs
+
+
+# Triton: "arange's arguments must be of type tl.constexpr".
+@bad_kernel("arange's start and end must be constexpr integers", caret_at="tl.arange")
+def arange_with_runtime_bound(x_ptr, n):
+    offs = tl.arange(0, n)  # <-
+
+
+# Triton: wraps the tensor in a constexpr without complaint; it fails later, where it is used.
+@bad_kernel("'block' is annotated tl.constexpr, but its value is only known when the kernel runs")
+def constexpr_annotation_of_runtime_value(x_ptr, n):
+    block: tl.constexpr = n  # <-
+
+
+# Triton: "Shape element 0 must have type `constexpr[int]`".
+@bad_kernel("shape dimensions must be constexpr integers")
+def zeros_with_runtime_shape(x_ptr, n):
+    x = tl.zeros((n,), tl.float32)  # <-
+
+
+# Triton: AssertionError "... used as tl.static_range end value is not a constexpr".
+@bad_kernel("tl.static_range bounds must be constexpr integers", caret_at="tl.static_range")
+def static_range_with_runtime_bound(x_ptr, n):
+    for i in tl.static_range(n):  # <-
+        pass
+
+
+# Triton: CompileTimeAssertionFailure with the message.
+@bad_kernel("static_assert failed: BLOCK must be at least 128", constexprs={"BLOCK": 64})
+def failing_static_assert(x_ptr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK >= 128, "BLOCK must be at least 128")  # <-
+
+
+# Triton: `assert` becomes tl.device_assert, checked when the kernel runs (with debug on).
+@bad_kernel("`assert` on a value known only at run time needs tl.device_assert")
+def runtime_assert(x_ptr, n):
+    assert n > 0, "n must be positive"  # <-
+
+
+# Triton: the same, a device_assert (a constant-false one).
+@bad_kernel("assertion failed: BLOCK too small", constexprs={"BLOCK": 16})
+def failing_constexpr_assert(x_ptr, BLOCK: tl.constexpr):
+    assert BLOCK > 1000, "BLOCK too small"  # <-
+
+
+# Triton: "program_id axis must be 0, 1, or 2 but got 3".
+@bad_kernel("program_id axis must be 0, 1 or 2, got 3", caret_at="tl.program_id")
+def program_id_axis_3(x_ptr):
+    pid = tl.program_id(3)  # <-
+
+
+# Triton: a pybind TypeError when the tensor reaches create_get_program_id.
+@bad_kernel("this value is only known when the kernel runs, but Python needs it now")
+def runtime_program_id_axis(x_ptr):
+    pid = tl.program_id(tl.program_id(0))  # <-
+
+
+# Triton: int() is run at compile time on the tensor and fails.
+@bad_kernel("int() needs a compile-time value; convert tensors with .to(...)", caret_at="int(")
+def int_of_tensor(x_ptr):
+    y = int(tl.load(x_ptr))  # <-
+
+
+# ============================================================================= shapes
+
+
+# Triton: "arange's range must be a power of 2".
+@bad_kernel("arange(0, 100) has 100 elements; the number of elements must be a power of 2")
+def arange_not_power_of_2(x_ptr):
+    offs = tl.arange(0, 100)  # <-
+
+
+# Triton: "Shape element 0 must be a power of 2".
+@bad_kernel("shape [3, 4]: every dimension must be a power of 2, and 3 is not", caret_at="tl.zeros")
+def zeros_not_power_of_2(x_ptr):
+    x = tl.zeros((3, 4), tl.float32)  # <-
+
+
+# Triton: "numel (2097152) exceeds triton maximum tensor numel (1048576)".
+@bad_kernel("a tensor may have at most 1048576")
+def tensor_too_large(x_ptr):
+    x = tl.zeros((2048, 1024), tl.float32)  # <-
+
+
+# Triton: "arange's end argument must be greater than the start argument".
+@bad_kernel("arange(16, 0): end must be greater than start")
+def arange_backwards(x_ptr):
+    offs = tl.arange(16, 0)  # <-
+
+
+# Triton: "Cannot make_shape_compatible: incompatible dimensions at index 0: 128 and 64".
+@bad_kernel("shapes [128] and [64] are incompatible: dimension 128 vs 64", caret_at="tl.arange(0, 128) +")
+def add_mismatched_shapes(x_ptr):
+    y = tl.arange(0, 128) + tl.arange(0, 64)  # <-
+
+
+# Triton: "Value argument cannot be block type if pointer argument is not a block".
+@bad_kernel("cannot store a block of shape [16] through a scalar pointer")
+def store_block_through_scalar_pointer(x_ptr):
+    tl.store(x_ptr, tl.zeros((16,), tl.float32))  # <-
+
+
+# Triton: incompatible dimensions 16 and 32 (broadcasting the mask).
+@bad_kernel("shapes [32] and [16] are incompatible")
+def store_mask_of_other_shape(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 16), 1.0, mask=tl.arange(0, 32) < 3)  # <-
+
+
+# Triton: "unsupported tensor index: constexpr[3]".
+@bad_kernel("unsupported tensor index 3: only `:` and `None` are allowed")
+def index_tensor_by_value(x_ptr):
+    y = tl.arange(0, 16)[3]  # <-
+
+
+# Triton: expand_dims' "invalid axis" error (tilec's sentence is the same, about the rank).
+@bad_kernel("out of range for a tensor of rank 1")
+def too_many_indices(x_ptr):
+    y = tl.arange(0, 16)[:, :, None]  # <-
+
+
+# Triton: AttributeError "'tensor' object has no attribute 'values'".
+@bad_kernel("cannot unpack a tensor into 2 names")
+def unpack_a_tensor(x_ptr):
+    a, b = tl.arange(0, 16)  # <-
+
+
+# Triton: assigns the first two values and silently drops the third.
+@bad_kernel("cannot unpack 3 values into 2 names")
+def unpack_wrong_count(x_ptr):
+    a, b = (1, 2, 3)  # <-
+
+
+# ============================================================================= dtypes
+
+
+# Triton: IncompatibleTypeErrorImpl "invalid operands of type fp32 and fp32".
+@bad_kernel("bitwise operator `&` needs integer or boolean operands, got fp32", caret_at="tl.load(x_ptr) &")
+def bitwise_and_on_floats(x_ptr):
+    y = tl.load(x_ptr) & tl.load(x_ptr)  # <-
+
+
+# Triton: TypeError "unexpected type fp32".
+@bad_kernel("`//` needs integer operands, got fp32")
+def floor_division_on_floats(x_ptr):
+    y = tl.load(x_ptr) // 2.0  # <-
+
+
+# Triton: ValueError "Mask must have boolean scalar type".
+@bad_kernel("load's mask must be boolean (int1), got fp32")
+def load_with_float_mask(x_ptr):
+    offs = tl.arange(0, 16)
+    y = tl.load(x_ptr + offs, mask=offs.to(tl.float32))  # <-
+
+
+# Triton: "`other` cannot be provided without `mask`".
+@bad_kernel("load's `other` needs a `mask`")
+def load_other_without_mask(x_ptr):
+    y = tl.load(x_ptr, other=0.0)  # <-
+
+
+# Triton: "Unsupported ptr type <int32> in `tl.load`".
+@bad_kernel("load expects a pointer or a tensor of pointers, got int32")
+def load_of_non_pointer(x_ptr, n):
+    y = tl.load(n)  # <-
+
+
+# Triton: IncompatibleTypeErrorImpl "invalid operands of type pointer<fp32> and fp32".
+@bad_kernel("pointer offsets must be integers, got fp32")
+def pointer_plus_float(x_ptr):
+    y = tl.load(x_ptr + 1.5)  # <-
+
+
+# Triton: IncompatibleTypeErrorImpl "invalid operands of type pointer<fp32> and int32".
+@bad_kernel("unsupported operand type *fp32 on the left of this operator")
+def pointer_times_int(x_ptr):
+    y = x_ptr * 2  # <-
+
+
+# Triton: "Expected dtype ['fp32', 'fp64'] but got int32".
+@bad_kernel("exp needs a floating-point operand, got int32")
+def exp_of_integers(x_ptr):
+    y = tl.exp(tl.arange(0, 16))  # <-
+
+
+# Triton: "Cannot bitcast data-type of size 32 to data-type of size 16".
+@bad_kernel("cannot bitcast fp32 to fp16: they have different bit widths")
+def bitcast_to_other_width(x_ptr):
+    y = tl.load(x_ptr).to(tl.float16, bitcast=True)  # <-
+
+
+# Triton 3.x: the constant takes the tensor's type, int8, without a range check (300 wraps to 44).
+@bad_kernel("constant 300 is out of range for int8")
+def constant_out_of_range(x_ptr):
+    y = tl.arange(0, 16).to(tl.int8) + 300  # <-
+
+
+# Triton: an AttributeError inside its cast, on the string.
+@bad_kernel("`to` expects a tl dtype, got 'float32'")
+def cast_to_a_string(x_ptr):
+    y = tl.load(x_ptr).to("float32")  # <-
+
+
+# Triton: tensors have no __pow__ ("unsupported operand type(s) for **").
+@bad_kernel("`**` is not supported on tensors")
+def power_operator(x_ptr):
+    y = tl.load(x_ptr) ** 2  # <-
+
+
+# ============================================================================= axes and control flow
+
+
+# Triton: "invalid axis 2. Expected 0 <= axis < 1".
+@bad_kernel("reduction axis 2 is out of range for a tensor of rank 1", caret_at="tl.sum")
+def sum_along_missing_axis(x_ptr):
+    total = tl.sum(tl.arange(0, 16), axis=2)  # <-
+
+
+# Triton: "Mismatched type for a between then block (fp32[16]) and else block (int32[16])".
+@bad_kernel("'a' is fp32[16] in the `if` branch but int32[16] in the `else` branch")
+def branches_disagree_on_type(x_ptr):
+    if tl.program_id(0) == 0:  # <-
+        a = tl.zeros((16,), tl.float32)
+    else:
+        a = tl.zeros((16,), tl.int32)
+    tl.store(x_ptr + tl.arange(0, 16), a)
+
+
+# Triton: "Loop-carried variable acc has initial type int32[16] but is re-assigned to fp32[16] in loop!"
+@bad_kernel("loop-carried variable 'acc' is int32[16] before the loop but fp32[16] at the end of its body")
+def loop_carried_type_change(x_ptr, n):
+    acc = tl.zeros((16,), tl.int32)
+    for i in range(n):  # <-
+        acc = acc + 1.5
+    tl.store(x_ptr + tl.arange(0, 16), acc)
+
+
+# Triton: NameError "a is not defined" (only names assigned in both branches survive).
+@bad_kernel("name 'a' is not defined here: it is assigned in only one branch of an `if` above", caret_at="a)")
+def name_from_one_branch(x_ptr):
+    if tl.program_id(0) == 0:
+        a = 1.0
+    tl.store(x_ptr, a)  # <-
+
+
+# Triton: NameError (names first defined in a loop body do not leave the loop).
+@bad_kernel("name 'y' is not defined here: it is first assigned inside a loop body above", caret_at="y)")
+def name_from_loop_body(x_ptr, n):
+    for i in range(n):
+        y = 1.0
+    tl.store(x_ptr, y)  # <-
+
+
+# Triton: scf.if needs a scalar condition (an MLIR verification error on an i1 tensor).
+@bad_kernel("an `if` condition must be a scalar; for tensors use tl.where", caret_at="tl.arange")
+def if_on_a_block(x_ptr):
+    if tl.arange(0, 16) > 3:  # <-
+        pass
+
+
+# Triton: "For loop bounds and step must all be ints, are (int32, fp32, int32)".
+@bad_kernel("range end must be an integer scalar, got fp32", caret_at="range")
+def range_of_a_float(x_ptr):
+    for i in range(1.5):  # <-
+        pass
+
+
+# Triton: a zero step is not checked (scf.for then never ends).
+@bad_kernel("range() step must not be zero")
+def range_with_zero_step(x_ptr, n):
+    for i in range(0, n, 0):  # <-
+        pass
+
+
+# Triton: "Only `range` and `static_range` iterators are currently supported".
+@bad_kernel("a kernel can loop over range(...), tl.range(...), tl.static_range(...) or a constant tuple")
+def loop_over_a_tensor(x_ptr):
+    for v in tl.arange(0, 16):  # <-
+        pass
+
+
+# Triton: a kernel is a void function there too; returning a value fails.
+@bad_kernel("a kernel cannot return a value; store results through a pointer")
+def kernel_returns_a_value(x_ptr):
+    return tl.load(x_ptr)  # <-
+
+
+# Triton: supports an early return in a kernel (with cf branches); tilec does not yet.
+@bad_kernel("`return` inside an `if` or a loop is not supported")
+def return_inside_if(x_ptr):
+    if tl.program_id(0) == 0:
+        return  # <-
+    tl.store(x_ptr, 1.0)
+
+
+@pytest.mark.parametrize("kernel, fragment, signature, constexprs, caret_at", CASES)
+def test_bad_kernel_reports_its_line(kernel, fragment, signature, constexprs, caret_at):
+    err = compile_error(kernel, signature, constexprs)
+    assert_clear_error(err, kernel, fragment, caret_at)
+
+
+def test_there_are_at_least_40_kinds_of_bad_kernels():
+    assert len(CASES) >= 40
+
+
+# ============================================================================= calls between @jit functions
+
+
+@tilec.jit
+def scale(x, FACTOR: tl.constexpr):
+    return x * FACTOR
+
+
+@tilec.jit
+def masked_sum(x):
+    y = x + 1
+    return tl.sum(y & 1.5, axis=0)  # <-
+
+
+@tilec.jit
+def normalise(x):
+    return masked_sum(x) / 2  # <-
+
+
+@tilec.jit
+def calls_a_bad_callee(out_ptr):
+    total = normalise(tl.arange(0, 16))  # <-
+    tl.store(out_ptr, total)
+
+
+def test_error_in_a_callee_shows_the_callee_line_and_every_call_site():
+    # Triton: the same structure, one CompilationError per call site, chained ("The above
+    # exception was the direct cause of ..."), innermost last.
+    err = compile_error(calls_a_bad_callee)
+    text = str(err)
+    assert_points_at(text, calls_a_bad_callee, role="called from", caret_at="normalise(")
+    assert_points_at(text, normalise, role="called from", caret_at="masked_sum(")
+    assert_points_at(text, masked_sum, role="at", caret_at="y & 1.5")
+    # Outermost call site first, the failing line last, then the sentence.
+    order = [text.index(f"in {fn.__name__}:") for fn in (calls_a_bad_callee, normalise, masked_sum)]
+    assert order == sorted(order)
+    assert text.splitlines()[-1] == "bitwise operator `&` needs integer or boolean operands, got fp32"
+    assert (err.location.lineno, err.location.function) == (marked_line(masked_sum)[0], "masked_sum")
+    assert [site.function for site in err.call_stack] == ["calls_a_bad_callee", "normalise"]
+    assert "Traceback" not in text and TILEC_DIR not in text
+
+
+@tilec.jit
+def too_many_arguments(out_ptr):
+    y = scale(1.0, 2, 3)  # <-
+
+
+@tilec.jit
+def missing_argument(out_ptr):
+    y = scale(1.0)  # <-
+
+
+@tilec.jit
+def unknown_keyword(out_ptr):
+    y = scale(1.0, FACTOR=2, bias=1)  # <-
+
+
+@tilec.jit
+def runtime_value_for_constexpr_parameter(out_ptr, n):
+    y = scale(1.0, n)  # <-
+
+
+@tilec.jit
+def recursive(out_ptr):
+    recursive(out_ptr)  # <-
+
+
+@pytest.mark.parametrize("kernel, fragment, caret_at", [
+    # Triton: TypeError from inspect.getcallargs ("scale() takes 2 positional arguments but 3 were given").
+    (too_many_arguments, "bad arguments for scale(): too many positional arguments", "scale("),
+    (missing_argument, "bad arguments for scale(): missing a required argument: 'FACTOR'", "scale("),
+    (unknown_keyword, "bad arguments for scale(): got an unexpected keyword argument 'bias'", "scale("),
+    # Triton: does not enforce the annotation on callees; FACTOR is a run-time value there.
+    (runtime_value_for_constexpr_parameter,
+     "argument 'FACTOR' of scale() is a tl.constexpr parameter, but the value passed is only known at run time",
+     "scale("),
+    # Triton: emits a recursive tt.call, which its inliner cannot remove later.
+    (recursive, "recursion is not supported", "recursive("),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_bad_call_to_a_jit_function(kernel, fragment, caret_at):
+    err = compile_error(kernel)
+    assert_clear_error(err, kernel, fragment, caret_at)
+
+
+# ============================================================================= where the kernel is defined
+
+
+def test_kernel_defined_inside_a_test_function():
+    def outer():
+        @tilec.jit
+        def nested_kernel(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            y = tl.load(x_ptr + offs) + tl.arange(0, 2 * BLOCK)  # <-
+        return nested_kernel
+
+    kernel = outer()
+    err = compile_error(kernel, constexprs={"BLOCK": 32})
+    assert_clear_error(err, kernel, "shapes [32] and [64] are incompatible", caret_at="tl.load(")
+
+
+@tilec.jit
+def error_on_a_continuation_line(x_ptr):
+    y = tl.load(x_ptr,
+                mask=tl.arange(0, 100) < 3)  # <-
+
+
+def test_error_on_the_second_line_of_a_statement_points_at_that_line():
+    err = compile_error(error_on_a_continuation_line)
+    assert_clear_error(err, error_on_a_continuation_line, "the number of elements must be a power of 2",
+                       caret_at="tl.arange")
+
+
+# ============================================================================= tilec.compile misuse
+
+
+@tilec.jit
+def two_params(x_ptr, n):
+    tl.store(x_ptr, n)
+
+
+def test_compile_names_an_unknown_parameter():
+    with pytest.raises(ValueError, match=r"two_params has no parameter\(s\) \['m'\]"):
+        tilec.compile(two_params, signature={"x_ptr": "*fp32", "n": "i32", "m": "i32"})
+
+
+def test_compile_names_a_missing_parameter():
+    with pytest.raises(ValueError, match="parameter 'n' of two_params is in neither signature nor constexprs"):
+        tilec.compile(two_params, signature={"x_ptr": "*fp32"})
+
+
+def test_compile_names_the_parameter_with_a_bad_type():
+    with pytest.raises(ValueError, match="'n'") as info:
+        tilec.compile(two_params, signature={"x_ptr": "*fp32", "n": "f32"})
+    assert "f32" in str(info.value)
+
+
+def test_compile_names_the_parameter_with_a_bad_divisibility():
+    with pytest.raises(ValueError, match="'x_ptr'"):
+        tilec.compile(two_params, signature={"x_ptr": "*fp32:abc", "n": "i32"})
+
+
+def test_compile_rejects_a_plain_function():
+    with pytest.raises(TypeError, match="expects a @tilec.jit function"):
+        tilec.compile(plain_helper, signature={"x": "i32"})
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"num_warps": 3}, "num_warps must be a power of 2 between 1 and 32, got 3"),
+    ({"target": "hopper"}, "target must look like 'sm_90', got 'hopper'"),
+])
+def test_compile_rejects_bad_options(options, fragment):
+    with pytest.raises(ValueError, match=re.escape(fragment)):
+        tilec.compile(two_params, signature={"x_ptr": "*fp32", "n": "i32"}, **options)

@@ -1,0 +1,33 @@
+// RUN: tilec-opt %s -p convert-tilegpu-to-llvm | FileCheck %s
+
+// Two conversions of a 2x64 f32 tensor. #row -> #col only reorders each thread's
+// registers (lanes and warps hold the same elements): no instruction at all.
+// #col -> #t moves elements between threads: each thread stores its 4 elements to
+// shared memory at their row-major offsets (2 * 64 * 4 bytes reserved), a barrier,
+// and each thread loads the 4 elements #t gives it.
+
+#row = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
+#col = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
+#t = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 1, 1>, threadsPerWarp = array<i32: 2, 16>, warpsPerCTA = array<i32: 1, 1>}>
+
+// CHECK: tilegpu.shared = 512 : i32
+// CHECK-LABEL: llvm.func @convert(%arg0: f32)
+// CHECK: [[SMEM:%[0-9]+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.store %arg0, %{{[0-9]+}} : f32, !llvm.ptr<3>
+// CHECK-NEXT: nvvm.barrier0
+// CHECK-NOT: llvm.store
+// CHECK: [[A:%[0-9]+]] = llvm.getelementptr [[SMEM]][%{{[0-9]+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK: llvm.load [[A]] : !llvm.ptr<3> -> f32
+// CHECK-COUNT-3: llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.return
+module attributes {"tilegpu.num-warps" = 1 : i32, tilegpu.target = "sm_90"} {
+  func.func @convert(%x: f32) {
+    %a = "tile.splat"(%x) : (f32) -> tensor<2x64xf32, #row>
+    %b = "tilegpu.convert_layout"(%a) : (tensor<2x64xf32, #row>) -> tensor<2x64xf32, #col>
+    %c = "tilegpu.convert_layout"(%b) : (tensor<2x64xf32, #col>) -> tensor<2x64xf32, #t>
+    return
+  }
+}
