@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-only", action="store_true", help="parse and verify, print nothing")
     parser.add_argument("--list-passes", action="store_true", help="list tilec's passes and exit")
     parser.add_argument("--generic", action="store_true", help="print operations in generic form")
+    parser.add_argument("--split-input-file", action="store_true",
+                        help="process each chunk between '// -----' lines as its own module")
     args = parser.parse_args(argv)
 
     if args.list_passes:
@@ -39,6 +41,28 @@ def main(argv: list[str] | None = None) -> int:
     if not args.input:
         parser.error("an input file is required")
     text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    pieces = text.split("\n" + SPLIT_MARKER + "\n") if args.split_input_file else [text]
+    outputs, status = [], 0
+    for piece in pieces:
+        output = _process(piece, args)
+        if output is None:
+            status = 1
+        elif not args.verify_only:
+            outputs.append(output.rstrip("\n") + "\n")
+    result = ("\n" + SPLIT_MARKER + "\n").join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result)
+    else:
+        with open(args.output, "w") as f:
+            f.write(result)
+    return status
+
+
+SPLIT_MARKER = "// -----"
+
+
+def _process(text: str, args: argparse.Namespace) -> str | None:
+    """Parses, verifies and transforms one module; prints errors and returns None on failure."""
     context = make_context()
     try:
         with context:
@@ -47,21 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.passes:
             run_pipeline(module, args.passes, print_ir=args.print_ir_after_all)
             verify_module(module, args.passes)
-    except (ir.MLIRError, IRVerificationError, ValueError) as exc:
+    except (ir.MLIRError, IRVerificationError, ValueError, PassFailure) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    except PassFailure as failure:
-        print(f"error: {failure}", file=sys.stderr)
-        return 1
-    if args.verify_only:
-        return 0
-    output = module.operation.get_asm(print_generic_op_form=True) if args.generic else print_module(module)
-    if args.output == "-":
-        sys.stdout.write(output + ("" if output.endswith("\n") else "\n"))
-    else:
-        with open(args.output, "w") as f:
-            f.write(output)
-    return 0
+        return None
+    return module.operation.get_asm(print_generic_op_form=True) if args.generic else print_module(module)
 
 
 if __name__ == "__main__":

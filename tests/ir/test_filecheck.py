@@ -9,8 +9,8 @@ Every `tests/ir/**/*.mlir` is one test case; its `// RUN:` lines say how to run 
 - `not` expects it to fail (exit status not 0); a Python exception escaping it is a crash
   and fails the test either way;
 - `2>&1` sends its errors to FileCheck too (otherwise only its output is checked);
-- `--split-input-file` is handled here, as mlir-opt does: the input is cut at lines
-  `// -----`, each piece is run on its own, and the outputs are joined by `// -----`.
+- `--split-input-file` (a tilec-opt flag, as in mlir-opt) runs each piece between
+  `// -----` lines as its own module.
 
 A line `// XFAIL: <reason>` marks a known bug: the test is a strict xfail, so it must
 start passing (and lose the marker) when the bug is fixed.
@@ -33,7 +33,6 @@ from tilec.opt import main as tilec_opt
 
 ROOT = pathlib.Path(__file__).parent
 FILES = sorted(ROOT.rglob("*.mlir"))
-SPLIT_MARKER = "// -----"
 
 _RUN = re.compile(r"^\s*// RUN:\s*(.*)$", re.M)
 _XFAIL = re.compile(r"^\s*// XFAIL:\s*(.*)$", re.M)
@@ -63,22 +62,15 @@ def _run_line(path: pathlib.Path, line: str) -> None:
     if not match:
         pytest.fail(f"{path.name}: cannot understand RUN line: {line}", pytrace=False)
     args = shlex.split(match["args"])
-    split = "--split-input-file" in args
-    args = ["-" if a == "%s" else a for a in args if a != "--split-input-file"]
-    text = path.read_text()
-    pieces = text.split("\n" + SPLIT_MARKER + "\n") if split else [text]
-    outputs, failed = [], False
-    for piece in pieces:
-        status, out, err = _run_tilec_opt(args, piece)
-        failed |= status != 0
-        if match["not"] is None and status != 0:
-            pytest.fail(f"tilec-opt {shlex.join(args)} failed (status {status}):\n{err}", pytrace=False)
-        outputs.append(out + err if match["stderr"] else out)
-    if match["not"] and not failed:
-        pytest.fail(f"tilec-opt {shlex.join(args)} was expected to fail but succeeded:\n{''.join(outputs)}",
-                    pytrace=False)
+    args = ["-" if a == "%s" else a for a in args]
+    status, out, err = _run_tilec_opt(args, path.read_text())
+    if match["not"] is None and status != 0:
+        pytest.fail(f"tilec-opt {shlex.join(args)} failed (status {status}):\n{err}", pytrace=False)
+    if match["not"] and status == 0:
+        pytest.fail(f"tilec-opt {shlex.join(args)} was expected to fail but succeeded:\n{out}", pytrace=False)
+    outputs = [out + err if match["stderr"] else out]
     check_args = [str(path) if a == "%s" else a for a in shlex.split(match["check"])]
-    checked = subprocess.run([llvm_tool("FileCheck"), *check_args], input=f"\n{SPLIT_MARKER}\n".join(outputs),
+    checked = subprocess.run([llvm_tool("FileCheck"), *check_args], input="".join(outputs),
                              capture_output=True, text=True)
     if checked.returncode != 0:
         pytest.fail(f"FileCheck failed for RUN: {line}\n{checked.stderr}", pytrace=False)

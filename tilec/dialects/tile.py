@@ -168,6 +168,16 @@ def pointee_type(ty: ir.Type) -> ir.Type:
     return ir.Type.parse(text[len("!tile.ptr<"):-1], context=ty.context)
 
 
+def memory_bits(pointee: ir.Type) -> int:
+    """Bits one element of type `pointee` takes in memory (bools a byte, pointers 64)."""
+    if is_ptr_type(pointee):
+        return 64
+    width = getattr(pointee, "width", None)
+    if width is None:
+        raise ValueError(f"no memory size for {pointee}")
+    return max(8, width)
+
+
 def element_type(ty: ir.Type) -> ir.Type:
     """The element type of a tensor type; a scalar type itself."""
     return tensor_type(ty).element_type if is_tensor(ty) else ty
@@ -276,6 +286,27 @@ def _same_shape(a: ir.Type, b: ir.Type) -> bool:
     return shape_of(a) == shape_of(b)
 
 
+_CACHE_MODIFIERS = {"tile.load": ("", ".ca", ".cg", ".cv"), "tile.store": ("", ".wb", ".cg", ".cs", ".wt")}
+_EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
+
+
+@verifier("tile.get_program_id")
+@verifier("tile.get_num_programs")
+def _verify_axis_0_to_2(op: ir.Operation) -> str | None:
+    axis = axis_of(op)
+    return None if 0 <= axis <= 2 else f"axis must be 0, 1 or 2, got {axis}"
+
+
+def _verify_cache_attributes(op: ir.Operation) -> str | None:
+    from ._mlir import str_attr_value
+    cache, evict = str_attr_value(op, "cache"), str_attr_value(op, "evict")
+    if cache not in _CACHE_MODIFIERS[op.name]:
+        return f"unknown cache modifier {cache!r}; expected one of {list(_CACHE_MODIFIERS[op.name])}"
+    if evict not in _EVICTION_POLICIES:
+        return f"unknown eviction policy {evict!r}; expected one of {list(_EVICTION_POLICIES)}"
+    return None
+
+
 @verifier("tile.make_range")
 def _verify_make_range(op: ir.Operation) -> str | None:
     start, end = int_attr_value(op, "start"), int_attr_value(op, "end")
@@ -335,6 +366,9 @@ def _verify_addptr(op: ir.Operation) -> str | None:
 def _verify_load(op: ir.Operation) -> str | None:
     ptr, mask, other = load_operands(op)
     res = op.results[0].type
+    message = _verify_cache_attributes(op)
+    if message:
+        return message
     if not is_ptr_type(element_type(ptr.type)):
         return f"load needs a pointer operand, got {ptr.type}"
     if pointee_type(element_type(ptr.type)) != element_type(res):
@@ -352,6 +386,11 @@ def _verify_load(op: ir.Operation) -> str | None:
 @verifier("tile.store")
 def _verify_store(op: ir.Operation) -> str | None:
     ptr, value, mask = store_operands(op)
+    if value is None:
+        return "needs a value operand"
+    message = _verify_cache_attributes(op)
+    if message:
+        return message
     if not is_ptr_type(element_type(ptr.type)):
         return f"store needs a pointer operand, got {ptr.type}"
     if pointee_type(element_type(ptr.type)) != element_type(value.type):
@@ -374,7 +413,22 @@ def _verify_reduce(op: ir.Operation) -> str | None:
             return "all reduced operands must have the same shape"
         if list(shape_of(res.type)) != expected:
             return f"result shape {list(shape_of(res.type))} should be {expected}"
+    for src, res in zip(srcs, op.results):
+        if element_type(src.type) != element_type(res.type):
+            return f"result element type {element_type(res.type)} differs from the operand's {element_type(src.type)}"
+    if len(op.regions[0].blocks) != 1:
+        return "needs a combiner region with one block"
     block = op.regions[0].blocks[0]
     if len(block.arguments) != 2 * len(srcs):
         return f"combiner takes {len(block.arguments)} arguments; expected {2 * len(srcs)}"
+    for i, arg in enumerate(block.arguments):
+        if arg.type != element_type(srcs[i % len(srcs)].type):
+            return f"combiner argument {i} is {arg.type}; expected {element_type(srcs[i % len(srcs)].type)}"
+    ops = list(block.operations)
+    if not ops or ops[-1].operation.name != "gpu.yield":
+        return "combiner must end with gpu.yield"
+    yielded = [v.type for v in ops[-1].operation.operands]
+    expected = [element_type(s.type) for s in srcs]
+    if yielded != expected:
+        return f"combiner yields {[str(t) for t in yielded]}; expected {[str(t) for t in expected]}"
     return None

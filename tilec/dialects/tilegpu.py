@@ -17,6 +17,7 @@ their text once (cached); `tilec.layout.encodings` holds the IR-free classes.
 from __future__ import annotations
 
 import functools
+import math
 import re
 
 from mlir import ir
@@ -114,6 +115,49 @@ def with_layout(ty: ir.Type, enc: Encoding | None) -> ir.Type:
 def convert_layout(src: ir.Value, enc: Encoding) -> ir.Value:
     return create_op("tilegpu.convert_layout", [with_layout(src.type, enc)], [src]).result
 
+
+# ----------------------------------------------------------------------------- verification
+
+
+def encoding_error(ty: ir.Type) -> str | None:
+    """Why a tensor type's encoding is malformed for its shape (None when it is fine)."""
+    if not is_tensor(ty) or tensor_type(ty).encoding is None:
+        return None
+    try:
+        enc = layout_of(ty)
+    except ValueError as exc:
+        return str(exc)
+    shape = list(tensor_type(ty).shape)
+    if enc.rank != len(shape):
+        return f"encoding of rank {enc.rank} on a tensor of rank {len(shape)} ({ty})"
+    base = enc
+    while isinstance(base, SliceEncoding):
+        base = base.parent
+    if isinstance(base, BlockedEncoding):
+        if math.prod(base.threads_per_warp) != 32:
+            return f"threadsPerWarp {list(base.threads_per_warp)} must multiply to 32"
+        for name, values in (("sizePerThread", base.size_per_thread), ("threadsPerWarp", base.threads_per_warp),
+                             ("warpsPerCTA", base.warps_per_cta)):
+            if any(v <= 0 or v & (v - 1) for v in values):
+                return f"{name} {list(values)} must hold powers of two"
+    return None
+
+
+def _verify_convert_layout(op: ir.Operation) -> str | None:
+    src, res = op.operands[0].type, op.results[0].type
+    if list(tensor_type(src).shape) != list(tensor_type(res).shape):
+        return "cannot change the shape"
+    if tensor_type(src).element_type != tensor_type(res).element_type:
+        return "cannot change the element type"
+    return None
+
+
+def _register_verifiers() -> None:
+    from .tile import VERIFIERS
+    VERIFIERS["tilegpu.convert_layout"] = _verify_convert_layout
+
+
+_register_verifiers()
 
 # ----------------------------------------------------------------------------- module attributes
 

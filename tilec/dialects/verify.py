@@ -22,10 +22,42 @@ def verify_module(module: ir.Module, stage: str = "") -> None:
 
 
 def _run_tilec_verifiers(module: ir.Module, where: str) -> None:
+    checked_types: set[str] = set()
     for op in walk_ops(module.operation):
+        message = _segment_error(op)
         check = tile.VERIFIERS.get(op.name)
-        if check is None:
-            continue
-        message = check(op)
+        if message is None and check is not None:
+            try:
+                message = check(op)
+            except Exception as exc:  # a malformed op must be reported, not crash the verifier
+                message = f"is malformed ({type(exc).__name__}: {exc})"
+        if message is None:
+            message = _encoding_error(op, checked_types)
         if message:
             raise IRVerificationError(f"invalid IR{where}: '{op.name}' op {message}\n  at {op.location}")
+
+
+def _segment_error(op: ir.Operation) -> str | None:
+    """IRDL does not check that segment sizes add up to the operand and result counts."""
+    for attr, values in (("operandSegmentSizes", op.operands), ("resultSegmentSizes", op.results)):
+        if attr in op.attributes:
+            total = sum(ir.DenseI32ArrayAttr(op.attributes[attr]))
+            if total != len(values):
+                return f"{attr} add up to {total}, but the op has {len(values)}"
+    return None
+
+
+def _encoding_error(op: ir.Operation, checked: set[str]) -> str | None:
+    types = [v.type for v in op.results] + [v.type for v in op.operands]
+    for region in op.regions:
+        for block in region.blocks:
+            types.extend(a.type for a in block.arguments)
+    for ty in types:
+        text = str(ty)
+        if "#tilegpu" not in text or text in checked:
+            continue
+        checked.add(text)
+        message = tilegpu.encoding_error(ty)
+        if message:
+            return message
+    return None

@@ -24,7 +24,7 @@ from typing import Callable
 from mlir import ir
 
 from ..dialects._mlir import block_ops, int_attr_value, is_tensor
-from ..dialects.tile import element_type, is_ptr_type, pointee_type, shape_of
+from ..dialects.tile import element_type, memory_bits, pointee_type, shape_of
 
 # "Divisible by everything": the divisibility of 0.
 MAX_DIVISIBILITY = 1 << 30
@@ -63,14 +63,8 @@ def _rank_shape(value: ir.Value) -> tuple[int, ...]:
 
 
 def _elem_bytes(ty: ir.Type) -> int:
-    elem = element_type(ty)
-    if is_ptr_type(elem):
-        elem = pointee_type(elem)
-    width = getattr(elem, "width", None)
-    if width is None:
-        text = str(elem)
-        width = int("".join(ch for ch in text if ch.isdigit()) or 8) if not text.startswith("f8") else 8
-    return max(1, width // 8)
+    """Bytes per element of a pointer (tensor) type's pointee."""
+    return memory_bits(pointee_type(element_type(ty))) // 8
 
 
 gcd = math.gcd

@@ -20,7 +20,7 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import walk_ops, is_tensor
-from ..dialects.tile import element_type, pointee_type, shape_of
+from ..dialects.tile import element_type, memory_bits, pointee_type, shape_of
 from ..layout.encodings import default_blocked
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
@@ -28,9 +28,7 @@ from .utils import functions
 
 
 def _element_bits(ptr_type: ir.Type) -> int:
-    pointee = pointee_type(element_type(ptr_type))
-    width = getattr(pointee, "width", 8)
-    return max(8, width)  # i1 is stored as a byte
+    return memory_bits(pointee_type(element_type(ptr_type)))
 
 
 def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):

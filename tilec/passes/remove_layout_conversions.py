@@ -9,10 +9,13 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    arithmetic built from make_range, splat, constants and elementwise ops — compute it
    again directly in the wanted layout, and use that instead;
 3. sink (forward): when the value is expensive (a load, a reduction), move the
-   conversion past its layout-agnostic users — elementwise ops, stores, reductions —
-   by running those users in the value's own layout instead (their other operands
-   must be rematerialisable in it). A conversion that reaches a store or a reduction
-   to a scalar vanishes.
+   conversion past its layout-agnostic users — elementwise ops, reductions,
+   broadcasts — by running those users in the value's own layout instead (their other
+   operands must be rematerialisable in it, or be conversions themselves, which are
+   redirected). A conversion that reaches a reduction to a scalar vanishes; one that
+   meets the conversion coalescing put before a store folds with it. Stores take the
+   value's layout only when theirs has one element per thread along the fastest
+   dimension (there is no vector write to lose).
 
 After coalescing, this makes whole chains of elementwise work run in the layout of the
 loads that feed them, which is what a hand-written kernel would do.
@@ -123,20 +126,35 @@ class _Rewriter:
         return changed
 
     def _sink_into(self, user: ir.Operation, converted: ir.Value, src: ir.Value, layout: Encoding) -> bool:
+        """Runs `user` in `layout` so that the conversion moves past it.
+
+        A store is left alone when its layout gives threads vectors to write: coalescing
+        chose it, and a conversion before such a store is worth paying. Every other
+        tensor operand must be available in
+        `layout`: recomputed there, or itself a conversion, which is then redirected
+        (one conversion replaces another, and the sunk one disappears).
+        """
         name = user.name
-        if not (is_elementwise(user) or name in ("tile.store", "tile.reduce", "tile.broadcast")):
+        if name == "tile.store" and not _store_layout_is_free(user):
             return False
-        # Every other tensor operand must be available in `layout` without a conversion.
-        replacements = []
+        if not (is_elementwise(user) or name in ("tile.reduce", "tile.broadcast", "tile.store")):
+            return False
+        replacements: list[tuple[int, ir.Value | ir.Operation]] = []
         for i, operand in enumerate(user.operands):
             if operand == converted:
                 replacements.append((i, src))
             elif is_tensor(operand.type):
                 new = self.rematerialize(operand, layout)
                 if new is None:
-                    return False
+                    if not (isinstance(operand, ir.OpResult)
+                            and operand.owner.operation.name == "tilegpu.convert_layout"):
+                        return False
+                    new = operand.owner.operation  # re-convert its source below
                 replacements.append((i, new))
         for i, value in replacements:
+            if isinstance(value, ir.Operation):
+                with ir.InsertionPoint(user), user.location:
+                    value = tilegpu.convert_layout(value.operands[0], layout)
             user.operands[i] = value
         for result in user.results:
             if not is_tensor(result.type):
@@ -152,6 +170,13 @@ class _Rewriter:
                 back = tilegpu.convert_layout(result, tilegpu.layout_of(old_type))
             result.replace_all_uses_except(back, back.owner.operation)
         return True
+
+
+def _store_layout_is_free(store: ir.Operation) -> bool:
+    """True when a store's layout has one element per thread along its fastest dimension:
+    writing from another layout then loses no vector access."""
+    enc = tilegpu.layout_of(store.operands[0].type)
+    return not isinstance(enc, BlockedEncoding) or enc.size_per_thread[enc.order[0]] == 1
 
 
 @register_pass("tilegpu-remove-layout-conversions", "Remove unnecessary layout conversions")

@@ -1,5 +1,4 @@
 // RUN: not tilec-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
-// XFAIL: the tilec verifiers raise (IndexError, AttributeError) on these instead of reporting them
 
 // Malformed ops that reach the tilec verifiers (IRDL lets them through) must be
 // reported as errors, not crash tilec-opt with a Python traceback.

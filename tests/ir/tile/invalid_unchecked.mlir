@@ -1,5 +1,4 @@
 // RUN: not tilec-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
-// XFAIL: these invalid ops pass verification today (and fail later, in a pass or the lowering)
 
 // CHECK: error: {{.*}}'tile.get_program_id' op
 // (lowering: "xyz"[3] raises IndexError)

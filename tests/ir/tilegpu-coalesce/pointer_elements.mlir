@@ -1,5 +1,4 @@
 // RUN: tilec-opt %s -p tilegpu-coalesce | FileCheck %s
-// XFAIL: pointers to pointers are sized as 1 byte (no `width`), so each thread gets 8 of them (64 bytes)
 
 // Loading a tensor of pointers (x: !tile.ptr<!tile.ptr<f32>>): the elements are 8 bytes,
 // so 16 bytes per thread are 2 elements, as for i64.

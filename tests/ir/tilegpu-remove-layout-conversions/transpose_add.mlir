@@ -1,5 +1,4 @@
 // RUN: tilec-opt %s -p tilegpu-remove-layout-conversions | FileCheck %s
-// XFAIL: sinking the add's conversion moves the coalesced store to the default layout and keeps two conversions
 
 // out[i, j] = x[i, j] + y[j, i] as tilegpu-coalesce leaves it: x and the store are
 // coalesced row-major, y column-major, and both loaded values are converted to the

@@ -1,5 +1,4 @@
 // RUN: not tilec-opt %s --split-input-file --verify-only 2>&1 | FileCheck %s
-// XFAIL: tilegpu has no verifier: convert_layout and encodings are not checked
 
 // Each piece passes verification today and fails later in a pass or the lowering
 // (or, for convert_layout, produces wrong code).
