@@ -13,6 +13,7 @@ import pytest
 
 import tilec
 from tilec.config import config
+from tilec.runtime.jit import JITFunction
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,10 +34,61 @@ def pytest_runtest_setup(item):
 
 @pytest.fixture(params=["interpreter", pytest.param("gpu", marks=pytest.mark.gpu)])
 def backend(request, monkeypatch, tmp_path):
-    """'interpreter' or 'gpu'; sets tilec's config accordingly for the test."""
+    """'interpreter' or 'gpu'; sets tilec's config accordingly for the test.
+
+    In the interpreter, every launch is also compiled (not run) for the same argument
+    types, so CI — which has no GPU — still takes every test kernel through the whole
+    compiler down to a cubin.
+    """
     monkeypatch.setattr(config, "interpret", request.param == "interpreter")
     monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+    if request.param == "interpreter" and _ptxas_available():
+        monkeypatch.setattr(JITFunction, "run", _run_and_compile)
     return request.param
+
+
+_original_run = JITFunction.run
+
+
+def _run_and_compile(self, *args, grid, **kwargs):
+    result = _original_run(self, *args, grid=grid, **kwargs)
+    options, values = self._split_call(args, dict(kwargs))
+    typed = [_as_type(value, index in self.constexprs) for index, value in enumerate(values)]
+    options.pop("stream", None)
+    with _compile_mode():
+        self.warmup(*typed, grid=grid, **options)
+    return result
+
+
+def _as_type(value, is_constexpr: bool):
+    """An array argument as its pointer type ("*fp32:16"); other arguments unchanged."""
+    if is_constexpr:
+        return value
+    from tilec.runtime.specialize import dtype_of_array
+    dtype = dtype_of_array(value)
+    if dtype is None:
+        return value
+    address = value.ctypes.data if hasattr(value, "ctypes") else value.data_ptr()
+    return f"*{tilec.language.core.signature_name(dtype)}{':16' if address % 16 == 0 else ''}"
+
+
+class _compile_mode:
+    def __enter__(self):
+        self.saved = config.interpret
+        config.interpret = False
+
+    def __exit__(self, *exc):
+        config.interpret = self.saved
+
+
+@functools.lru_cache(maxsize=None)
+def _ptxas_available() -> bool:
+    from tilec.backend import toolkit
+    try:
+        toolkit.ptxas_path()
+        return True
+    except toolkit.ToolkitError:
+        return False
 
 
 @pytest.fixture

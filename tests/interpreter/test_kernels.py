@@ -227,3 +227,17 @@ def test_pointer_block_spanning_two_arrays(rng):
     np.testing.assert_array_equal(x[1::2], y0[1::2] * 10)
     np.testing.assert_array_equal(x[0::2], x0[0::2])
     np.testing.assert_array_equal(y[1::2], y0[1::2])
+
+
+@pytest.mark.gpu
+def test_cuda_tensors_are_copied_in_and_out():
+    """The interpreter accepts CUDA torch tensors: it computes on host copies and writes back."""
+    import torch
+    x = torch.randn(3000, device="cuda")
+    y = torch.randn(3000, device="cuda")
+    out = torch.full((3000,), float("nan"), device="cuda")
+    view = out[::2]  # a strided view must be written back into its storage
+    add_kernel[(tilec.cdiv(1500, 256),)](x[::2], y[::2], view, 1500, BLOCK=256)
+    expected = (x[::2].double() + y[::2].double()).float()
+    torch.testing.assert_close(out[::2], expected)
+    assert torch.isnan(out[1::2]).all()

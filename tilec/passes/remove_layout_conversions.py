@@ -189,6 +189,8 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                 if rewriter.fold(op) or rewriter.try_rematerialize(op):
                     changed = True
             erase_dead_ops(fn)
+            # Dead-code removal may have erased rematerialised clones: start a new memo.
+            rewriter = _Rewriter()
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
                 if rewriter.try_sink(op):
                     changed = True

@@ -145,7 +145,9 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         if kwargs:
             for name in LAUNCH_OPTIONS:
                 if name in kwargs and name not in self.arg_names:
-                    options[name] = kwargs.pop(name)
+                    value = kwargs.pop(name)
+                    if value is not None:  # the generated launcher passes unset options as None
+                        options[name] = value
         n = len(args)
         if n == self._n_params and not kwargs:
             return options, list(args)
@@ -174,8 +176,10 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         if isinstance(grid, int):
             grid = (grid,)
         try:
+            if isinstance(grid, (str, bytes)):
+                raise TypeError
             dims = tuple(int(g) for g in grid)
-        except TypeError:
+        except (TypeError, ValueError):
             raise LaunchError(f"the grid must be a tuple of 1 to 3 integers, or a callable returning one; "
                               f"got {grid!r}") from None
         if not 1 <= len(dims) <= 3:
