@@ -1,0 +1,75 @@
+"""Runtime behaviour that needs a GPU: argument kinds, streams, and the launch itself."""
+from __future__ import annotations
+
+import pytest
+
+import tilec
+import tilec.language as tl
+
+pytestmark = pytest.mark.gpu
+
+
+@tilec.jit
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * factor, mask=mask)
+
+
+class CudaArray:
+    """An object that only exposes __cuda_array_interface__ (as CuPy arrays do)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor  # keeps the memory alive
+        self.__cuda_array_interface__ = tensor.__cuda_array_interface__
+
+
+def test_cuda_array_interface_arguments():
+    import torch
+    x = torch.randn(5000, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    scale_kernel[(tilec.cdiv(5000, 1024),)](CudaArray(x), CudaArray(out), 5000, 2.5, BLOCK=1024)
+    torch.testing.assert_close(out, x * 2.5)
+
+
+def test_launch_goes_to_torchs_current_stream():
+    import torch
+    n = 1 << 22
+    x = torch.randn(n, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(stream):
+        # Queue work on the side stream first; the kernel must run after it on that stream.
+        x.mul_(3.0)
+        scale_kernel[(tilec.cdiv(n, 1024),)](x, out, n, 0.5, BLOCK=1024)
+    stream.synchronize()
+    torch.testing.assert_close(out, x * 0.5)
+
+
+def test_explicit_stream_option():
+    import torch
+    x = torch.randn(4096, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    stream = torch.cuda.Stream()
+    scale_kernel[(4,)](x, out, 4096, -1.0, BLOCK=1024, stream=stream.cuda_stream)
+    stream.synchronize()
+    torch.testing.assert_close(out, -x)
+
+
+def test_host_tensor_is_refused_with_its_name():
+    import torch
+    x = torch.randn(16)
+    out = torch.empty(16, device="cuda")
+    with pytest.raises(tilec.LaunchError, match="x_ptr"):
+        scale_kernel[(1,)](x, out, 16, 1.0, BLOCK=16)
+
+
+def test_warmup_then_launch_reuses_the_compiled_kernel(fresh_cache):
+    import torch
+    x = torch.randn(2048, device="cuda")
+    out = torch.empty_like(x)
+    warm = scale_kernel.warmup(x, out, 2048, 1.0, BLOCK=1024, grid=(2,))
+    launched = scale_kernel[(2,)](x, out, 2048, 1.0, BLOCK=1024)
+    assert launched.asm["cubin"] == warm.asm["cubin"]
+    assert launched.n_regs == warm.n_regs > 0
