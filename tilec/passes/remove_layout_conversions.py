@@ -17,6 +17,11 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    value's layout only when theirs has one element per thread along the fastest
    dimension (there is no vector write to lose).
 
+4. retype loop-carried values: an accumulator updated elementwise from a loaded value
+   (`acc = acc + tl.load(...)`) takes the load's layout, so that no iteration pays a
+   conversion; it is converted once before and after the loop instead (usually free:
+   the initial value is a splat, and the result feeds a store in the same layout).
+
 After coalescing, this makes whole chains of elementwise work run in the layout of the
 loads that feed them, which is what a hand-written kernel would do.
 """
@@ -179,6 +184,65 @@ def _store_layout_is_free(store: ir.Operation) -> bool:
     return not isinstance(enc, BlockedEncoding) or enc.size_per_thread[enc.order[0]] == 1
 
 
+def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation) -> bool:
+    """Rewrite 4 of the module docstring, for every scf.for in `fn`; True if any changed."""
+    changed = False
+    for loop in [op for op in walk_ops(fn) if op.name == "scf.for"]:
+        body = loop.regions[0].blocks[0]
+        terminator = list(body.operations)[-1].operation
+        for i, (arg, result) in enumerate(zip(list(body.arguments)[1:], loop.results)):
+            layout = _better_accumulator_layout(rewriter, arg, terminator.operands[i])
+            if layout is None:
+                continue
+            old_type = arg.type
+            new_type = tilegpu.with_layout(old_type, layout)
+            with ir.InsertionPoint(loop), loop.location:
+                loop.operands[3 + i] = tilegpu.convert_layout(loop.operands[3 + i], layout)
+            arg.set_type(new_type)
+            result.set_type(new_type)
+            with ir.InsertionPoint.at_block_begin(body), loop.location:
+                inside = tilegpu.convert_layout(arg, tilegpu.layout_of(old_type))
+            arg.replace_all_uses_except(inside, inside.owner.operation)
+            with ir.InsertionPoint(terminator), loop.location:
+                terminator.operands[i] = tilegpu.convert_layout(terminator.operands[i], layout)
+            with ir.InsertionPoint.after(loop), loop.location:
+                outside = tilegpu.convert_layout(result, tilegpu.layout_of(old_type))
+            result.replace_all_uses_except(outside, outside.owner.operation)
+            changed = True
+    return changed
+
+
+def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.Value) -> Encoding | None:
+    """The layout an accumulator should take, or None to leave it.
+
+    `yielded` must be computed by an elementwise op from `arg` and from operands that are
+    conversions out of one other layout L (or recomputable in L): the op then runs in L
+    once the accumulator is in L, and the conversions in the loop disappear.
+    """
+    if not is_tensor(arg.type) or not isinstance(yielded, ir.OpResult):
+        return None
+    update = yielded.owner.operation
+    if not is_elementwise(update) or arg not in list(update.operands):
+        return None
+    current = tilegpu.layout_of(arg.type)
+    candidate = None
+    for operand in update.operands:
+        if isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout":
+            src_layout = tilegpu.layout_of(operand.owner.operation.operands[0].type)
+            if src_layout != current:
+                candidate = src_layout
+                break
+    if candidate is None:
+        return None
+    for operand in update.operands:
+        if operand == arg or not is_tensor(operand.type):
+            continue
+        converted = isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout"
+        if not converted and rewriter.rematerialize(operand, candidate) is None:
+            return None
+    return candidate
+
+
 @register_pass("tilegpu-remove-layout-conversions", "Remove unnecessary layout conversions")
 def remove_layout_conversions(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
@@ -196,5 +260,9 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                     changed = True
                     break  # the IR changed under the walk; start over
             erase_dead_ops(fn)
+            if not changed:
+                rewriter = _Rewriter()
+                changed = _retype_loop_carried(rewriter, fn)
+                erase_dead_ops(fn)
             if not changed:
                 break

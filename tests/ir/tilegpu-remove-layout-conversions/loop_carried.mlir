@@ -1,5 +1,4 @@
 // RUN: tilec-opt %s -p tilegpu-remove-layout-conversions | FileCheck %s
-// XFAIL: a loop-carried accumulator keeps its first layout, so every iteration converts the loaded tile
 
 // acc += x[i * 512 + offs] over a loop, as tilegpu-coalesce leaves it: the load is
 // coalesced (4 per thread), the accumulator is in the default layout (1 per thread).
