@@ -247,7 +247,7 @@ def walrus(x_ptr):
 
 
 # Triton: "AST binary operator 'MatMult' is not (currently) implemented."
-@bad_kernel("`@` is not supported; use tl.dot", caret_at="a @ a")
+@bad_kernel("`@` (matrix multiplication, tl.dot) is not supported yet", caret_at="a @ a")
 def matmul_operator(x_ptr):
     a = tl.zeros((16, 16), tl.float32)
     b = a @ a  # <-
@@ -345,7 +345,7 @@ def failing_static_assert(x_ptr, BLOCK: tl.constexpr):
 
 
 # Triton: `assert` becomes tl.device_assert, checked when the kernel runs (with debug on).
-@bad_kernel("`assert` on a value known only at run time needs tl.device_assert")
+@bad_kernel("`assert` on a value known only at run time (a device assert) is not supported yet")
 def runtime_assert(x_ptr, n):
     assert n > 0, "n must be positive"  # <-
 

@@ -140,3 +140,9 @@ def test_empty_grid_launches_nothing_but_compiles(fake_gpu):
     fn = JITFunction(add_kernel)
     fn[(0,)](*tensors(), 1000)
     assert fake_gpu.instances[0].launches == [((0, 1, 1), fake_gpu.instances[0].launches[0][1], None)]
+
+
+def test_a_string_argument_is_a_launch_error(fake_gpu):
+    x, y, out = tensors()
+    with pytest.raises(LaunchError, match="argument 'n'.*'hello'"):
+        JITFunction(add_kernel)[(1,)](x, y, out, "hello")

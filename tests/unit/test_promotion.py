@@ -197,10 +197,20 @@ def test_python_scalar_type(value, name):
 
 @pytest.mark.parametrize("value,name", [
     (0, "i32"), (2 ** 31 - 1, "i32"), (-(2 ** 31), "i32"),
-    (2 ** 31, "i64"), (-(2 ** 31) - 1, "i64"), (2 ** 63 - 1, "i64"), (-(2 ** 63), "i64"),
+    (2 ** 31, "u32"), (2 ** 32 - 1, "u32"), (2 ** 32, "i64"),
+    (-(2 ** 31) - 1, "i64"), (2 ** 63 - 1, "i64"), (-(2 ** 63), "i64"),
     (2 ** 63, "u64"), (2 ** 64 - 1, "u64"),
 ])
 def test_python_int_boundaries(value, name):
+    assert python_scalar_type(value) == DTYPES[name]
+
+
+@pytest.mark.parametrize("value,name", [
+    (1.5, "f32"), (0.0, "f32"), (-0.0, "f32"), (float("inf"), "f32"), (float("nan"), "f32"),
+    (3.0e38, "f32"), (1.2e-38, "f32"),            # inside fp32's normal range
+    (1e39, "f64"), (-1e300, "f64"), (1e-40, "f64"),  # outside it: Triton makes them fp64
+])
+def test_python_float_type(value, name):
     assert python_scalar_type(value) == DTYPES[name]
 
 

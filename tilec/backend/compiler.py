@@ -118,7 +118,7 @@ def _passes(state: _Compilation, stage: str, pipeline: str) -> None:
         raise InternalCompilerError(
             f"tilec internal error in pass {failure.pass_name} while compiling {state.fn.__name__} "
             f"({stage} stage): {type(failure.error).__name__}: {failure.error}\n"
-            f"reproducer: {path}\nrerun with: python -m tilec.opt {path} -p {failure.pass_name}") from failure.error
+            f"reproducer: {path}\nrerun with: python -m tilec.opt {path} -p '{failure.pipeline_item}'") from failure.error
 
 
 def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
@@ -126,7 +126,7 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{state.fn.__name__}-{failure.pass_name}.mlir")
     with open(path, "w") as f:
-        f.write(f"// reproducer: python -m tilec.opt {path} -p {failure.pass_name}\n")
+        f.write(f"// reproducer: python -m tilec.opt {path} -p '{failure.pipeline_item}'\n")
         f.write(f"// error: {type(failure.error).__name__}: {failure.error}\n")
         f.write(failure.ir_before)
     return path
@@ -272,7 +272,10 @@ def _dump(state: _Compilation, stage: str) -> None:
     if value is None:
         return
     suffix = {"ttir": "ttir.mlir", "ttgir": "ttgir.mlir", "llir": "ll", "ptx": "ptx", "cubin": "cubin"}[stage]
-    path = os.path.join(config.dump_dir, f"{state.fn.__name__}.{suffix}")
+    # One file set per specialisation: the kernel name plus a short hash of its arguments and options.
+    import hashlib
+    tag = hashlib.sha256(repr(([s.key() for s in state.specs], state.options)).encode()).hexdigest()[:8]
+    path = os.path.join(config.dump_dir, f"{state.fn.__name__}-{tag}.{suffix}")
     mode = "wb" if isinstance(value, bytes) else "w"
     with open(path, mode) as f:
         f.write(value)

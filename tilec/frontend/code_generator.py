@@ -46,7 +46,7 @@ _UNSUPPORTED_STATEMENTS = {
     ast.ClassDef: "classes cannot be defined inside kernels",
     ast.FunctionDef: "functions cannot be defined inside kernels; define a separate @tilec.jit function",
     ast.AsyncFunctionDef: "async functions cannot be defined inside kernels",
-    ast.Raise: "`raise` is not supported in kernels; use tl.static_assert or tl.device_assert",
+    ast.Raise: "`raise` is not supported in kernels; use tl.static_assert for compile-time checks",
     ast.Global: "`global` is not supported in kernels",
     ast.Nonlocal: "`nonlocal` is not supported in kernels",
     ast.Delete: "`del` is not supported in kernels",
@@ -275,8 +275,8 @@ class CodeGenerator(ast.NodeVisitor):
         test = self.visit(node.test)
         message = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
         if isinstance(test, tensor):
-            raise self.error(node, "`assert` on a value known only at run time needs tl.device_assert, "
-                                   "which is not supported yet")
+            raise self.error(node, "`assert` on a value known only at run time (a device assert) "
+                                   "is not supported yet")
         if not _unwrap(test):
             raise self.error(node, f"assertion failed: {message}" if message else "assertion failed")
 
@@ -526,7 +526,7 @@ class CodeGenerator(ast.NodeVisitor):
 
     def binary(self, op: ast.operator, lhs: Any, rhs: Any, node: ast.AST) -> Any:
         if isinstance(op, ast.MatMult):
-            raise self.error(node, "`@` is not supported; use tl.dot")
+            raise self.error(node, "`@` (matrix multiplication, tl.dot) is not supported yet")
         fn = _BINARY_OPERATORS[type(op)]
         if not isinstance(lhs, (tensor, constexpr)) and not isinstance(rhs, (tensor, constexpr)):
             return _sanitize(fn(lhs, rhs))

@@ -160,7 +160,7 @@ exp = _make_math("exp", "e ** x, elementwise.")
 exp2 = _make_math("exp2", "2 ** x, elementwise.")
 log = _make_math("log", "Natural logarithm, elementwise.")
 log2 = _make_math("log2", "Base-2 logarithm, elementwise.")
-sqrt = _make_math("sqrt", "Square root, elementwise (may be approximate for fp32; see sqrt_rn).")
+sqrt = _make_math("sqrt", "Square root, elementwise (IEEE round-to-nearest).")
 rsqrt = _make_math("rsqrt", "1 / sqrt(x), elementwise.")
 sin = _make_math("sin", "Sine, elementwise.")
 cos = _make_math("cos", "Cosine, elementwise.")
@@ -186,14 +186,14 @@ def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
 @builtin(method=True)
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
     if _unwrap(return_indices):
-        raise core.TilecSemanticError("max(return_indices=True) is not supported yet; use tl.argmax")
+        raise core.TilecSemanticError("max(return_indices=True) is not supported yet")
     return _sem().max(input, axis, keep_dims)
 
 
 @builtin(method=True)
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
     if _unwrap(return_indices):
-        raise core.TilecSemanticError("min(return_indices=True) is not supported yet; use tl.argmin")
+        raise core.TilecSemanticError("min(return_indices=True) is not supported yet")
     return _sem().min(input, axis, keep_dims)
 
 

@@ -498,8 +498,7 @@ class tensor:
 
     @property
     def T(self):
-        from . import builtins
-        return builtins.trans(self)
+        raise TilecSemanticError("transposes (x.T, tl.trans) are not supported yet")
 
     def __getattr__(self, name):
         # Tensor methods that mirror builtins (x.sum(axis=0), x.to(...), ...).

@@ -24,7 +24,7 @@ _INT_RANGES = {
     "uint64": (0, (1 << 64) - 1),
 }
 
-_CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv", ".wb", ".cs", ".wt")
+_CACHE_MODIFIERS = {"load": ("", ".ca", ".cg", ".cv"), "store": ("", ".wb", ".cg", ".cs", ".wt")}
 _EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
 
 
@@ -74,21 +74,35 @@ def computation_type(a: dtype, a_is_python: bool, b: dtype, b_is_python: bool, d
     return integer_promote(a, b)
 
 
+_FP32_MIN_NORMAL = 2.0 ** -126
+_FP32_MAX = (2 - 2.0 ** -23) * 2.0 ** 127
+
+
 def python_scalar_type(value: Any) -> dtype:
-    """The type a Python scalar gets on its own (Triton's rules)."""
+    """The type a Python constant gets on its own (Triton's rules).
+
+    Integers: int32, then uint32, int64, uint64, the first that holds the value. Floats:
+    fp32, unless the value is finite, non-zero and outside fp32's normal range (fp64).
+    """
     if isinstance(value, bool):
         return tl.int1
     if isinstance(value, numbers.Integral):
         value = int(value)
         if -(1 << 31) <= value < (1 << 31):
             return tl.int32
+        if 0 <= value < (1 << 32):
+            return tl.uint32
         if -(1 << 63) <= value < (1 << 63):
             return tl.int64
         if 0 <= value < (1 << 64):
             return tl.uint64
         raise _error(f"integer constant {value} does not fit in 64 bits")
     if isinstance(value, numbers.Real):
-        return tl.float32
+        magnitude = abs(float(value))
+        if magnitude == 0.0 or magnitude != magnitude or magnitude == float("inf") \
+                or _FP32_MIN_NORMAL <= magnitude <= _FP32_MAX:
+            return tl.float32
+        return tl.float64
     raise _error(f"cannot use a value of Python type {type(value).__name__} in a kernel")
 
 
@@ -304,18 +318,13 @@ class Semantic:
         return self._emit_binary("mulf" if lhs.dtype.is_floating() else "muli", lhs, rhs)
 
     def truediv(self, lhs: Any, rhs: Any) -> tensor:
-        lhs, rhs = self._binary_operands(lhs, rhs, div_or_mod=True, arithmetic=False)
+        """`/` always divides in floating point: integers become fp32, and fp16/bf16
+        operands divide in fp32 (as in Triton; PTX has no half-precision division)."""
+        lhs, rhs = self._binary_operands(lhs, rhs, div_or_mod=True)
         lty, rty = lhs.dtype, rhs.dtype
         if lty.is_int() and rty.is_int():
             lhs, rhs = self.cast(lhs, tl.float32), self.cast(rhs, tl.float32)
-        elif lty.is_floating() and rty.is_int():
-            rhs = self.cast(rhs, lty)
-        elif lty.is_int() and rty.is_floating():
-            lhs = self.cast(lhs, rty)
-        elif lty.is_floating() and rty.is_floating():
-            ty = computation_type(lty, False, rty, False, div_or_mod=True)
-            lhs, rhs = self.cast(lhs, ty), self.cast(rhs, ty)
-        else:
+        elif not (lty.is_floating() and rty.is_floating()):
             raise _error(f"unsupported operand types for /: {lty} and {rty}")
         return self._emit_binary("divf", lhs, rhs)
 
@@ -458,6 +467,11 @@ class Semantic:
             return tensor(self.builder.cast("bitcast", x.handle, ty), ty)
         if fp_downcast_rounding not in (None, "rtne", "rtz"):
             raise _error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {fp_downcast_rounding!r}")
+        if fp_downcast_rounding == "rtz":
+            raise _error("fp_downcast_rounding='rtz' is not supported yet; narrowing rounds to nearest even")
+        if src.is_fp8() or dst.is_fp8():
+            raise _error(f"conversions between {src} and {dst} are not supported yet (fp8 arrives with the "
+                         "full type system)")
         if dst.is_bool():
             if src.is_ptr():
                 x = self.cast(x, tl.uint64)
@@ -555,14 +569,20 @@ class Semantic:
         return tensor(self.builder.unary("absi", x.handle, x.type), x.type)
 
     # ------------------------------------------------------------------ memory
-    def _check_cache_options(self, cache_modifier: str, eviction_policy: str) -> tuple[str, str]:
+    def _check_cache_options(self, what: str, cache_modifier: str, eviction_policy: str) -> tuple[str, str]:
         cache_modifier = _unwrap(cache_modifier) or ""
         eviction_policy = _unwrap(eviction_policy) or ""
-        if cache_modifier not in _CACHE_MODIFIERS:
-            raise _error(f"unknown cache_modifier {cache_modifier!r}; expected one of {list(_CACHE_MODIFIERS)}")
+        allowed = _CACHE_MODIFIERS[what]
+        if cache_modifier not in allowed:
+            raise _error(f"{what}'s cache_modifier {cache_modifier!r} is not one of {list(allowed)}")
         if eviction_policy not in _EVICTION_POLICIES:
             raise _error(f"unknown eviction_policy {eviction_policy!r}; expected one of {list(_EVICTION_POLICIES)}")
         return cache_modifier, eviction_policy
+
+    @staticmethod
+    def _check_storage_type(ty: dtype, what: str) -> None:
+        if ty.is_fp8():
+            raise _error(f"{what} of {ty} is not supported yet (fp8 storage arrives with the full type system)")
 
     def _memory_operands(self, ptr: Any, mask: Any, what: str) -> tuple[tensor, tensor | None]:
         ptr = _unwrap(ptr)
@@ -586,8 +606,9 @@ class Semantic:
 
     def load(self, ptr: Any, mask: Any = None, other: Any = None, cache_modifier: str = "",
              eviction_policy: str = "", volatile: bool = False) -> tensor:
-        cache_modifier, eviction_policy = self._check_cache_options(cache_modifier, eviction_policy)
+        cache_modifier, eviction_policy = self._check_cache_options("load", cache_modifier, eviction_policy)
         ptr, mask = self._memory_operands(ptr, mask, "load")
+        self._check_storage_type(ptr.dtype.element_ty, "load")
         elt = ptr.dtype.element_ty
         ty = block_type(elt, ptr.type.shape) if ptr.type.is_block() else elt
         other = _unwrap(other)
@@ -607,8 +628,9 @@ class Semantic:
 
     def store(self, ptr: Any, value: Any, mask: Any = None, cache_modifier: str = "",
               eviction_policy: str = "") -> None:
-        cache_modifier, eviction_policy = self._check_cache_options(cache_modifier, eviction_policy)
+        cache_modifier, eviction_policy = self._check_cache_options("store", cache_modifier, eviction_policy)
         ptr, mask = self._memory_operands(ptr, mask, "store")
+        self._check_storage_type(ptr.dtype.element_ty, "store")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty
         value = self.to_tensor(value, elt) if not isinstance(value, tensor) else value

@@ -52,8 +52,9 @@ def load_all_passes() -> None:
 class PassFailure(Exception):
     """A pass raised: carries the pass name and the IR it was given."""
 
-    def __init__(self, pass_name: str, error: BaseException, ir_before: str):
+    def __init__(self, pass_name: str, error: BaseException, ir_before: str, pipeline_item: str = ""):
         self.pass_name, self.error, self.ir_before = pass_name, error, ir_before
+        self.pipeline_item = pipeline_item or pass_name  # the pass with its options, as tilec.opt takes it
         super().__init__(f"pass {pass_name} failed: {type(error).__name__}: {error}")
 
 
@@ -110,7 +111,8 @@ def run_pipeline(module: ir.Module, pipeline: str | list[tuple[str, dict[str, An
             values = {k.replace("-", "_"): _convert_option(v, info.options[k]) if isinstance(v, str) else v
                       for k, v in options.items()}
             defaults = {k.replace("-", "_"): v for k, v in info.options.items()}
-            pm.add(_wrap(info, {**defaults, **values}, failure), name=name, argument=name,
+            item = name + ("{" + " ".join(f"{k}={v}" for k, v in options.items()) + "}" if options else "")
+            pm.add(_wrap(info, {**defaults, **values}, failure, item), name=name, argument=name,
                    description=info.description)
         pm.enable_verifier(verify_each)
         if print_ir:
@@ -125,7 +127,7 @@ def run_pipeline(module: ir.Module, pipeline: str | list[tuple[str, dict[str, An
             raise failure[0]
 
 
-def _wrap(info: PassInfo, options: dict[str, Any], failure: list[PassFailure]):
+def _wrap(info: PassInfo, options: dict[str, Any], failure: list[PassFailure], item: str):
     def run(op: ir.Operation, pass_) -> None:
         before = None
         try:
@@ -133,7 +135,7 @@ def _wrap(info: PassInfo, options: dict[str, Any], failure: list[PassFailure]):
             with op.context, op.location:
                 info.run(op, **options)
         except Exception as exc:  # surfaced by run_pipeline with the IR it failed on
-            failure.append(PassFailure(info.name, exc, before or ""))
+            failure.append(PassFailure(info.name, exc, before or "", item))
             pass_.signal_pass_failure()
 
     run.__name__ = info.name

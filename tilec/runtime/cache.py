@@ -24,13 +24,31 @@ _SUFFIX = ".tilec"
 
 @functools.lru_cache(maxsize=1)
 def compiler_fingerprint() -> str:
-    """Hash of tilec's Python sources, so a changed compiler never reuses old kernels."""
+    """Hash of tilec's Python sources and of the toolchain it drives (MLIR bindings,
+    ptxas, libdevice), so a changed compiler never reuses old kernels."""
+    from ..backend import toolkit
     root = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
+    for describe in (_bindings_version, toolkit.ptxas_version, _libdevice_identity):
+        try:
+            digest.update(describe().encode())
+        except Exception:  # a missing tool fails later, where it is needed
+            digest.update(b"?")
     return digest.hexdigest()
+
+
+def _bindings_version() -> str:
+    from importlib import metadata
+    return metadata.version("xtc-mlir-python-bindings")
+
+
+def _libdevice_identity() -> str:
+    from ..backend import toolkit
+    path = toolkit.libdevice_path()
+    return f"{path}:{os.path.getsize(path)}"
 
 
 def kernel_key(source_hash: str, specialization: tuple, options: object) -> str:

@@ -19,7 +19,8 @@ from . import specialize
 
 _config = _config_module.config
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream",
+                  "target")
 
 
 class JITFunction(KernelFunction):
@@ -221,7 +222,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             return ArgSpec(name, ty)
         if isinstance(value, (str, tl.dtype)):
             # warmup with a type instead of a value: "*fp32", "i32:16", tl.float32
-            return _spec_from_type(name, value)
+            try:
+                return _spec_from_type(name, value)
+            except ValueError as exc:
+                raise LaunchError(f"argument '{name}' of {self.__name__}() is the string {value!r}, which is not "
+                                  f"a type ({exc})") from None
         dtype = specialize.dtype_of_array(value)
         if dtype is None:
             raise LaunchError(f"argument '{name}' of {self.__name__}() is a {specialize.describe(value)}; expected a "
@@ -293,19 +298,33 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
     if id(fn) in seen:
         return set()
     seen.add(id(fn))
+    import types
     parts = {f"{fn.__module__}.{fn.__qualname__}:{fn.source_hash()}"}
     namespaces = [fn.closure_values(), fn.globals]
+
+    def record(name: str, value: Any) -> None:
+        if isinstance(value, KernelFunction):
+            parts.update(_dependencies(value, seen))
+        elif isinstance(value, (tl.constexpr, int, float, bool, str, tuple, tl.dtype)) or value is None:
+            parts.add(f"global {name}={tl._unwrap(value)!r}")
+
     for node in ast.walk(fn.parse()):
+        # Names, and attributes read through modules (`helpers.BLOCK`, `mylib.kernel`).
+        chain = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
         if not isinstance(node, ast.Name):
             continue
         for namespace in namespaces:
             if node.id not in namespace:
                 continue
-            value = namespace[node.id]
-            if isinstance(value, KernelFunction):
-                parts |= _dependencies(value, seen)
-            elif isinstance(value, (tl.constexpr, int, float, bool, str, tl.dtype)) or value is None:
-                parts.add(f"global {node.id}={tl._unwrap(value)!r}")
+            value, name = namespace[node.id], node.id
+            for attr in reversed(chain):
+                if not isinstance(value, types.ModuleType):
+                    break
+                value, name = getattr(value, attr, None), f"{name}.{attr}"
+            record(name, value)
             break
     return parts
 
@@ -317,7 +336,7 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 # whatever changes the ArgSpec (or the device) must change the key.
 
 _NO_OPTIONS: dict = {}
-_KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion")
+_KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 

@@ -111,8 +111,8 @@ def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("arith.divf")
 def lower_divf(ctx: LoweringContext, op: ir.Operation) -> None:
-    """fp32 `/` is the hardware's full-range division (within 2 ulp), as in Triton;
-    tl.div_rn gives the IEEE-rounded quotient. Other widths divide exactly."""
+    """fp32 `/` is the hardware's full-range division (within 2 ulp), as in Triton.
+    Other widths divide with IEEE rounding."""
     ty = ctx.element_type(op.results[0].type)
     if ty == ctx.f32:
         _per_element(ctx, op, lambda operands: ctx.inline_asm(
