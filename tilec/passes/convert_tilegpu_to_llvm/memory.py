@@ -12,6 +12,8 @@ them to inputs. Inline PTX keeps the predicate and width exactly as chosen.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mlir import ir
 
 from ...dialects._mlir import bool_attr_value, create_op, is_tensor, str_attr_value
@@ -137,36 +139,59 @@ def _to_memory(ctx: LoweringContext, value: ir.Value, kind: str) -> ir.Value:
     return value
 
 
+@dataclass(frozen=True)
+class _Access:
+    """How one run of `vec` registers is moved: PTX words, their width and register class."""
+    mem_type: ir.Type     # the element type in memory
+    kind: str             # 'value', 'bool' or 'ptr' (see _memory_type)
+    vec: int              # registers per instruction
+    word_bits: int        # bits per PTX operand
+    n_words: int          # operands per instruction (1, 2 or 4)
+    reg_type: ir.Type     # the LLVM type of each operand
+    letter: str           # its inline-asm constraint letter
+
+    def suffix(self) -> str:
+        return (f".v{self.n_words}" if self.n_words > 1 else "") + f".b{self.word_bits}"
+
+    def operand_list(self, first: int) -> str:
+        if self.n_words == 1:
+            return f"${first}"
+        return "{" + ", ".join(f"${first + i}" for i in range(self.n_words)) + "}"
+
+
+def _plan(ctx: LoweringContext, ptr: ir.Value, mask: ir.Value | None) -> _Access:
+    mem_type, kind = _memory_type(ptr.type)
+    elem_bits = _bits(mem_type)
+    vec = vector_width(ctx, ptr, mask, max(1, elem_bits // 8))
+    word_bits, n_words = _word_layout(elem_bits, vec)
+    reg_type = _register_type(ctx, word_bits)
+    return _Access(mem_type, kind, vec, word_bits, n_words, reg_type, _CONSTRAINT[_bits(reg_type)])
+
+
 @lowers("tile.load")
 def lower_load(ctx: LoweringContext, op: ir.Operation) -> None:
     ptr, mask, other = load_operands(op)
-    mem_ty, kind = _memory_type(ptr.type)
-    elem_bits = _bits(mem_ty)
-    vec = vector_width(ctx, ptr, mask, max(1, elem_bits // 8))
-    word_bits, n_words = _word_layout(elem_bits, vec)
-    reg_ty = _register_type(ctx, word_bits)
-    letter = _CONSTRAINT[_bits(reg_ty)]
+    a = _plan(ctx, ptr, mask)
     space = ".volatile.global" if bool_attr_value(op, "volatile") else ".global"
-    instr = ("ld" + space + _LOAD_CACHE[str_attr_value(op, "cache")] + _EVICTION[str_attr_value(op, "evict")]
-             + (f".v{n_words}" if n_words > 1 else "") + f".b{word_bits}")
-    outs = "{" + ", ".join(f"${i}" for i in range(n_words)) + "}" if n_words > 1 else "$0"
+    instr = "ld" + space + _LOAD_CACHE[str_attr_value(op, "cache")] + _EVICTION[str_attr_value(op, "evict")] + a.suffix()
+    outs = a.operand_list(0)
 
     ptrs = ctx.elements(ptr)
     masks = ctx.elements(mask) if mask is not None else None
-    others = [_to_memory(ctx, v, kind) for v in ctx.elements(other)] if other is not None else None
+    others = [_to_memory(ctx, v, a.kind) for v in ctx.elements(other)] if other is not None else None
     values: list[ir.Value] = []
-    for start in range(0, len(ptrs), vec):
+    for start in range(0, len(ptrs), a.vec):
         if masks is None:
-            asm = f"{instr} {outs}, [${n_words}];"
-            constraints = ",".join([f"={letter}"] * n_words + ["l"])
+            asm = f"{instr} {outs}, [${a.n_words}];"
+            constraints = ",".join([f"={a.letter}"] * a.n_words + ["l"])
             operands = [ptrs[start]]
         else:
-            fill = others[start:start + vec] if others is not None else [ctx.const(0, mem_ty)] * vec
-            asm = f"@${n_words + 1} {instr} {outs}, [${n_words}];"
-            constraints = ",".join([f"={letter}"] * n_words + ["l", "b"] + [str(i) for i in range(n_words)])
-            operands = [ptrs[start], masks[start]] + _to_words(ctx, fill, mem_ty, word_bits)
-        words = ctx.inline_asm(asm, constraints, operands, [reg_ty] * n_words)
-        values.extend(_from_memory(ctx, v, kind) for v in _from_words(ctx, words, mem_ty, word_bits))
+            fill = others[start:start + a.vec] if others is not None else [ctx.const(0, a.mem_type)] * a.vec
+            asm = f"@${a.n_words + 1} {instr} {outs}, [${a.n_words}];"
+            constraints = ",".join([f"={a.letter}"] * a.n_words + ["l", "b"] + [str(i) for i in range(a.n_words)])
+            operands = [ptrs[start], masks[start]] + _to_words(ctx, fill, a.mem_type, a.word_bits)
+        words = ctx.inline_asm(asm, constraints, operands, [a.reg_type] * a.n_words)
+        values.extend(_from_memory(ctx, v, a.kind) for v in _from_words(ctx, words, a.mem_type, a.word_bits))
     result = op.results[0]
     ctx.set(result, values if is_tensor(result.type) else values[0])
 
@@ -174,26 +199,20 @@ def lower_load(ctx: LoweringContext, op: ir.Operation) -> None:
 @lowers("tile.store")
 def lower_store(ctx: LoweringContext, op: ir.Operation) -> None:
     ptr, value, mask = store_operands(op)
-    mem_ty, kind = _memory_type(ptr.type)
-    elem_bits = _bits(mem_ty)
-    vec = vector_width(ctx, ptr, mask, max(1, elem_bits // 8))
-    word_bits, n_words = _word_layout(elem_bits, vec)
-    letter = _CONSTRAINT[_bits(_register_type(ctx, word_bits))]
-    instr = ("st.global" + _STORE_CACHE[str_attr_value(op, "cache")] + _EVICTION[str_attr_value(op, "evict")]
-             + (f".v{n_words}" if n_words > 1 else "") + f".b{word_bits}")
-    ins = "{" + ", ".join(f"${i + 1}" for i in range(n_words)) + "}" if n_words > 1 else "$1"
+    a = _plan(ctx, ptr, mask)
+    instr = "st.global" + _STORE_CACHE[str_attr_value(op, "cache")] + _EVICTION[str_attr_value(op, "evict")] + a.suffix()
+    ins = a.operand_list(1)
 
     ptrs = ctx.elements(ptr)
     masks = ctx.elements(mask) if mask is not None else None
-    values = [_to_memory(ctx, v, kind) for v in ctx.elements(value)]
-    for start in range(0, len(ptrs), vec):
-        words = _to_words(ctx, values[start:start + vec], mem_ty, word_bits)
-        operands = [ptrs[start]] + words
-        constraints = ["l"] + [letter] * n_words
+    values = [_to_memory(ctx, v, a.kind) for v in ctx.elements(value)]
+    for start in range(0, len(ptrs), a.vec):
+        operands = [ptrs[start]] + _to_words(ctx, values[start:start + a.vec], a.mem_type, a.word_bits)
+        constraints = ["l"] + [a.letter] * a.n_words
         if masks is None:
             asm = f"{instr} [$0], {ins};"
         else:
-            asm = f"@${n_words + 1} {instr} [$0], {ins};"
+            asm = f"@${a.n_words + 1} {instr} [$0], {ins};"
             operands.append(masks[start])
             constraints.append("b")
         ctx.inline_asm(asm, ",".join(constraints), operands, [])
