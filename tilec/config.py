@@ -15,7 +15,7 @@ TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 def _flag(name: str) -> bool:

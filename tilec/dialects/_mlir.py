@@ -71,10 +71,6 @@ def i32_attr(value: int) -> ir.IntegerAttr:
     return ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(value))
 
 
-def i64_attr(value: int) -> ir.IntegerAttr:
-    return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
-
-
 def str_attr(value: str) -> ir.StringAttr:
     return ir.StringAttr.get(value)
 
@@ -120,15 +116,6 @@ def operand_groups(op: ir.Operation) -> list[list[ir.Value]]:
     return groups
 
 
-def optional_operand(op: ir.Operation, index: int) -> ir.Value | None:
-    """Group `index` of `op`'s operands, which holds zero or one value."""
-    group = operand_groups(op)[index]
-    return group[0] if group else None
-
-
-# ----------------------------------------------------------------------------- walking
-
-
 def walk_ops(region_holder: ir.Operation) -> Iterable[ir.Operation]:
     """Pre-order walk of every op nested in `region_holder` (not the op itself)."""
     for region in region_holder.regions:
@@ -149,12 +136,3 @@ def is_tensor(ty: ir.Type) -> bool:
 
 def tensor_type(ty: ir.Type) -> ir.RankedTensorType:
     return ty if isinstance(ty, ir.RankedTensorType) else ir.RankedTensorType(ty)
-
-
-def get_function(module: ir.Module, name: str | None = None) -> ir.Operation:
-    """The (first, or named) func.func in `module`."""
-    for op in module.body.operations:
-        op = op.operation
-        if op.name == "func.func" and (name is None or ir.StringAttr(op.attributes["sym_name"]).value == name):
-            return op
-    raise KeyError(f"no function {name or ''} in module")

@@ -187,14 +187,6 @@ def shape_of(ty: ir.Type) -> tuple[int, ...]:
     return tuple(tensor_type(ty).shape) if is_tensor(ty) else ()
 
 
-def with_element_type(ty: ir.Type, element: ir.Type) -> ir.Type:
-    """`ty` with its element type replaced (keeping shape and encoding)."""
-    if not is_tensor(ty):
-        return element
-    t = tensor_type(ty)
-    return ir.RankedTensorType.get(list(t.shape), element, t.encoding)
-
-
 # ----------------------------------------------------------------------------- builders
 
 

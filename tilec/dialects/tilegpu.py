@@ -23,7 +23,7 @@ import re
 from mlir import ir
 
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
-from ._mlir import create_op, i32_attr, is_tensor, register_irdl, str_attr, tensor_type
+from ._mlir import create_op, is_tensor, register_irdl, tensor_type
 
 IRDL = """
 irdl.dialect @tilegpu {
@@ -160,11 +160,6 @@ def _register_verifiers() -> None:
 _register_verifiers()
 
 # ----------------------------------------------------------------------------- module attributes
-
-
-def set_module_attrs(module: ir.Module, num_warps: int, target: str) -> None:
-    module.operation.attributes[NUM_WARPS_ATTR] = i32_attr(num_warps)
-    module.operation.attributes[TARGET_ATTR] = str_attr(target)
 
 
 def num_warps_of(module_op: ir.Operation) -> int:

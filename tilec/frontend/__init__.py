@@ -1,7 +1,7 @@
 """Frontend: Python AST -> ttir. `generate_ttir` is its one entry point."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mlir import ir

@@ -5,7 +5,6 @@ and structured control flow (scf.if, scf.for), and tracks the insertion point.
 """
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Callable, Sequence
 
 from mlir import ir
@@ -13,7 +12,6 @@ from mlir.dialects import arith, func, scf
 
 from ..dialects import tile
 from ..dialects._mlir import create_op
-from ..language import core as tl
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, pointer_type, tensor
 
@@ -57,17 +55,6 @@ class IRBuilder(Builder):
             result = ir.Type.parse(_SCALAR_TYPES[ty.name])
         self._types[ty] = result
         return result
-
-    # ------------------------------------------------------------------ insertion
-    @contextlib.contextmanager
-    def at_end(self, block: ir.Block):
-        with ir.InsertionPoint(block):
-            yield
-
-    @contextlib.contextmanager
-    def before(self, op: ir.Operation):
-        with ir.InsertionPoint(op):
-            yield
 
     # ------------------------------------------------------------------ Builder: creation
     def constant(self, value, ty: dtype) -> ir.Value:

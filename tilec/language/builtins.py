@@ -6,7 +6,6 @@ Names, parameters and defaults follow `triton.language`.
 from __future__ import annotations
 
 import builtins as _py
-from typing import Any
 
 from . import core
 from .core import _unwrap, builtin, constexpr, current_semantic, tensor

@@ -7,13 +7,12 @@ the frontend adds the source location), and asks the builder to emit the result.
 """
 from __future__ import annotations
 
-import math
 import numbers
 from typing import Any, Callable, Sequence
 
 from . import core as tl
 from .builder import Builder
-from .core import TilecSemanticError, _unwrap, block_type, dtype, pointer_type, tensor
+from .core import TilecSemanticError, _unwrap, block_type, dtype, tensor
 
 MAX_TENSOR_NUMEL = 1 << 20
 

@@ -173,4 +173,5 @@ def _slice_to_linear(enc: SliceEncoding, shape: tuple[int, ...]) -> LinearLayout
 
 
 def to_linear(enc: Encoding, shape: Sequence[int]) -> LinearLayout:
+    """The linear layout of `enc` over a tensor of `shape`."""
     return enc.to_linear(tuple(shape))

@@ -19,7 +19,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import block_ops, is_tensor, tensor_type
+from ..dialects._mlir import block_ops, is_tensor
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding, default_blocked
 from . import register_pass

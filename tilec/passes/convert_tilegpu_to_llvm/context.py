@@ -15,7 +15,7 @@ from mlir import ir
 from mlir.dialects import llvm as llvm_d
 
 from ...dialects import tilegpu
-from ...dialects._mlir import block_ops, create_op, is_tensor
+from ...dialects._mlir import block_ops, create_op
 from ...dialects.tile import element_type, is_ptr_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout

@@ -24,7 +24,7 @@ from mlir import ir
 from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import shape_of
-from ...layout.encodings import LANE, REGISTER, WARP, SliceEncoding
+from ...layout.encodings import LANE, WARP, SliceEncoding
 from .context import LoweringContext, LoweringError, lower_op, lowers
 
 
