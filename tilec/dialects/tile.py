@@ -131,6 +131,17 @@ irdl.dialect @tile {{
     %2 = irdl.any
     irdl.operands(ptr: %0, value: %1, mask: optional %2)
   }}
+  irdl.operation @extern_elementwise {{
+    %s = irdl.base "#builtin.string"
+    %p = irdl.base "#builtin.integer"
+    irdl.attributes {{"symbol" = %s, "pure" = %p}}
+    %a0 = irdl.any
+    %a1 = irdl.any
+    %a2 = irdl.any
+    %r = irdl.any
+    irdl.operands(arg0: %a0, arg1: optional %a1, arg2: optional %a2)
+    irdl.results(result: %r)
+  }}
   irdl.operation @reduce {{
     %a = irdl.base "#builtin.integer"
     irdl.attributes {{"axis" = %a}}
@@ -230,6 +241,15 @@ def load(ptr: ir.Value, mask: ir.Value | None, other: ir.Value | None, ty: ir.Ty
 def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, cache: str = "", evict: str = "") -> ir.Operation:
     return create_op("tile.store", [], [ptr, value, mask], segments=[1, 1, int(mask is not None)],
                      attributes={"cache": str_attr(cache), "evict": str_attr(evict)})
+
+
+def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure: bool = True) -> ir.Value:
+    """`symbol(args...)` on every element (a libdevice function); 1 to 3 arguments."""
+    if not 1 <= len(args) <= 3:
+        raise ValueError(f"extern_elementwise takes 1 to 3 arguments, got {len(args)}")
+    segments = [1, int(len(args) > 1), int(len(args) > 2)]
+    return create_op("tile.extern_elementwise", [ty], list(args), segments=segments,
+                     attributes={"symbol": str_attr(symbol), "pure": bool_attr(pure)}).result
 
 
 def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type]) -> ir.Operation:

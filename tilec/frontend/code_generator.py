@@ -114,6 +114,56 @@ def _assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
     return names
 
 
+def _flatten(value: Any) -> tuple[list[tensor], Any]:
+    """The tensors inside `value` and its structure (leaf types and static parts).
+
+    Two values with equal structures can be exchanged in control flow: their tensors
+    correspond one to one and have the same types.
+    """
+    if isinstance(value, tensor):
+        return [value], ("tensor", value.type)
+    if isinstance(value, tl.aggregate):
+        leaves, parts = [], []
+        for field in value.tilec_fields():
+            child_leaves, child_structure = _flatten(field)
+            leaves.extend(child_leaves)
+            parts.append(child_structure)
+        return leaves, (type(value).__name__, tuple(parts))
+    if isinstance(value, tuple):
+        leaves, parts = [], []
+        for item in value:
+            child_leaves, child_structure = _flatten(item)
+            leaves.extend(child_leaves)
+            parts.append(child_structure)
+        return leaves, ("tuple", tuple(parts))
+    raw = _unwrap(value)
+    try:
+        hash(raw)
+        return [], ("static", type(raw).__name__, raw)
+    except TypeError:
+        return [], ("static", type(raw).__name__, id(raw))
+
+
+def _rebuild(template: Any, leaves: Any) -> Any:
+    """`template` with its tensors replaced, in order, by those of the iterator `leaves`."""
+    if isinstance(template, tensor):
+        return next(leaves)
+    if isinstance(template, tl.aggregate):
+        return template.tilec_replace([_rebuild(field, leaves) for field in template.tilec_fields()])
+    if isinstance(template, tuple):
+        items = [_rebuild(item, leaves) for item in template]
+        return type(template)(items) if isinstance(template, tl.tuple_value) else tuple(items)
+    return template
+
+
+def _describe(structure: Any) -> str:
+    if structure[0] == "tensor":
+        return str(structure[1])
+    if structure[0] == "static":
+        return repr(structure[2])
+    return f"{structure[0]}(" + ", ".join(_describe(p) for p in structure[1]) + ")"
+
+
 class CodeGenerator(ast.NodeVisitor):
     """Generates ttir for one function body (a kernel, or an inlined @jit callee)."""
 
@@ -311,7 +361,7 @@ class CodeGenerator(ast.NodeVisitor):
             self.control_depth -= 1
 
         merged = dict(before)
-        yielded: list[tuple[str, tensor, tensor]] = []
+        yielded: list[tuple[str, Any, list[tensor], list[tensor]]] = []  # name, template, then / else tensors
         for name in dict.fromkeys(list(then_scope) + list(else_scope)):
             in_then, in_else = name in then_scope, name in else_scope
             if not (in_then and in_else):
@@ -323,6 +373,18 @@ class CodeGenerator(ast.NodeVisitor):
                 continue
             if isinstance(tv, _Undefined) or isinstance(ev, _Undefined):
                 merged[name] = tv if isinstance(tv, _Undefined) else ev
+                continue
+            if isinstance(tv, (tuple, tl.aggregate)) or isinstance(ev, (tuple, tl.aggregate)):
+                then_leaves, then_structure = _flatten(tv)
+                else_leaves, else_structure = _flatten(ev)
+                if then_structure != else_structure:
+                    raise self.error(node, f"'{name}' is {_describe(then_structure)} in the `if` branch but "
+                                           f"{_describe(else_structure)} in the `else` branch; both branches must "
+                                           "give it the same type")
+                if then_leaves:
+                    yielded.append((name, tv, then_leaves, else_leaves))
+                else:
+                    merged[name] = tv
                 continue
             if not isinstance(tv, tensor) and not isinstance(ev, tensor):
                 if isinstance(tv, constexpr) and isinstance(ev, constexpr) and tv.value == ev.value:
@@ -340,16 +402,19 @@ class CodeGenerator(ast.NodeVisitor):
             if tv.type != ev.type:
                 raise self.error(node, f"'{name}' is {tv.type} in the `if` branch but {ev.type} in the `else` "
                                        "branch; both branches must give it the same type")
-            yielded.append((name, tv, ev))
+            yielded.append((name, tv, [tv], [ev]))
 
+        then_values = [leaf for _, _, leaves, _ in yielded for leaf in leaves]
+        else_values = [leaf for _, _, _, leaves in yielded for leaf in leaves]
         with ir.InsertionPoint(then_block):
-            self.builder.scf_yield([tv.handle for _, tv, _ in yielded])
+            self.builder.scf_yield([v.handle for v in then_values])
         with ir.InsertionPoint(else_block):
-            self.builder.scf_yield([ev.handle for _, _, ev in yielded])
+            self.builder.scf_yield([v.handle for v in else_values])
         if yielded:
-            final = self._rebuild_if(draft, [tv.handle.type for _, tv, _ in yielded])
-            for (name, tv, _), result in zip(yielded, final.results):
-                merged[name] = tensor(result, tv.type)
+            final = self._rebuild_if(draft, [v.handle.type for v in then_values])
+            results = iter(tensor(result, v.type) for result, v in zip(final.results, then_values))
+            for name, template, _, _ in yielded:
+                merged[name] = _rebuild(template, results)
         self.scope = merged
 
     def _promote(self, value: Any, other: Any, name: str, node: ast.AST) -> tensor:
@@ -439,7 +504,7 @@ class CodeGenerator(ast.NodeVisitor):
         tensors = [sem.cast(t, iv_type) for t in tensors]
 
         assigned = _assigned_names(node.body)
-        carried: list[str] = []
+        carried: list[tuple[str, Any, Any, int]] = []  # name, value before, structure, number of tensors
         inits: list[tensor] = []
         for name in assigned:
             if name == node.target.id or name not in self.scope:
@@ -449,10 +514,11 @@ class CodeGenerator(ast.NodeVisitor):
                 continue
             if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
                 value = sem.to_tensor(value)
-            if not isinstance(value, tensor):
-                continue  # constexprs of other kinds stay constant; reassigning them is checked below
-            carried.append(name)
-            inits.append(value)
+            leaves, structure = _flatten(value)
+            if not leaves:
+                continue  # constants stay constant; reassigning them is checked below
+            carried.append((name, value, structure, len(leaves)))
+            inits.extend(leaves)
 
         for_op = self.builder.create_for(tensors[0].handle, tensors[1].handle, tensors[2].handle,
                                          [t.handle for t in inits])
@@ -462,8 +528,9 @@ class CodeGenerator(ast.NodeVisitor):
         body = for_op.regions[0].blocks[0]
         before = dict(self.scope)
         self.scope = dict(before)
-        for name, init, arg in zip(carried, inits, list(body.arguments)[1:]):
-            self.scope[name] = tensor(arg, init.type)
+        args = iter(tensor(arg, init.type) for arg, init in zip(list(body.arguments)[1:], inits))
+        for name, value, _, _ in carried:
+            self.scope[name] = _rebuild(value, args)
         iv = tensor(body.arguments[0], iv_type)
         self.control_depth += 1
         try:
@@ -474,30 +541,33 @@ class CodeGenerator(ast.NodeVisitor):
                 self.scope[node.target.id] = iv
                 self.visit_block(node.body)
                 yields = []
-                for name, init in zip(carried, inits):
+                for name, init_value, structure, _ in carried:
                     value = self.scope[name]
-                    if isinstance(value, constexpr):
-                        value = self._promote(value, init, name, node)
-                    if not isinstance(value, tensor) or value.type != init.type:
-                        got = value.type if isinstance(value, tensor) else type(_unwrap(value)).__name__
-                        raise self.error(node, f"loop-carried variable '{name}' is {init.type} before the loop but "
-                                               f"{got} at the end of its body; it must keep one type "
-                                               "(initialise it with the right type, e.g. tl.zeros(..., dtype))")
-                    yields.append(value.handle)
+                    if isinstance(value, constexpr) and isinstance(init_value, tensor):
+                        value = self._promote(value, init_value, name, node)
+                    leaves, end_structure = _flatten(value)
+                    if end_structure != structure:
+                        raise self.error(node, f"loop-carried variable '{name}' is {_describe(structure)} before the "
+                                               f"loop but {_describe(end_structure)} at the end of its body; it must "
+                                               "keep one type (initialise it with the right type, e.g. "
+                                               "tl.zeros(..., dtype))")
+                    yields.extend(leaf.handle for leaf in leaves)
                 self.builder.scf_yield(yields)
         finally:
             self.control_depth -= 1
 
         after = dict(before)
+        carried_names = {name for name, _, _, _ in carried}
         for name in assigned:
-            if name not in before and name not in carried:
+            if name not in before and name not in carried_names:
                 after[name] = _Undefined("it is first assigned inside a loop body above")
         for name in assigned:
-            if name in before and name not in carried and self.scope.get(name) is not before.get(name):
+            if name in before and name not in carried_names and self.scope.get(name) is not before.get(name):
                 raise self.error(node, f"'{name}' holds a constant ({before[name]!r}) before the loop and is "
                                        "reassigned inside it; make it a tensor before the loop")
-        for name, init, result in zip(carried, inits, for_op.results):
-            after[name] = tensor(result, init.type)
+        results = iter(tensor(result, init.type) for result, init in zip(for_op.results, inits))
+        for name, value, _, _ in carried:
+            after[name] = _rebuild(value, results)
         after[node.target.id] = _Undefined("it is the variable of a loop above") \
             if node.target.id not in before else before[node.target.id]
         self.scope = after

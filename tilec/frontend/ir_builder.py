@@ -24,7 +24,8 @@ _SCALAR_TYPES = {
 _UNARY_OPS = {
     "negf": "arith.negf", "absf": "math.absf", "absi": "math.absi", "exp": "math.exp", "exp2": "math.exp2",
     "log": "math.log", "log2": "math.log2", "sqrt": "math.sqrt", "rsqrt": "math.rsqrt", "sin": "math.sin",
-    "cos": "math.cos", "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf",
+    "cos": "math.cos", "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf", "tan": "math.tan",
+    "trunc": "math.trunc", "sqrt_rn": "tile.sqrt_rn",
 }
 
 _CAST_OPS = {
@@ -83,9 +84,32 @@ class IRBuilder(Builder):
 
     # ------------------------------------------------------------------ Builder: elementwise
     def binary(self, op: str, lhs, rhs, ty: dtype):
-        return create_op("arith." + op, [self.get_type(ty)], [lhs, rhs]).result
+        mlir_ty = self.get_type(ty)
+        if op == "mulhiui":
+            return create_op("arith.mului_extended", [mlir_ty, mlir_ty], [lhs, rhs]).results[1]
+        if op == "divf_rn":
+            return self.extern_elementwise_typed("div_rn", [lhs, rhs], ty)
+        if op == "powf":
+            return create_op("math.powf", [mlir_ty], [lhs, rhs]).result
+        return create_op("arith." + op, [mlir_ty], [lhs, rhs]).result
+
+    def ternary(self, op: str, a, b, c, ty: dtype):
+        assert op == "fma", op
+        return create_op("math.fma", [self.get_type(ty)], [a, b, c]).result
+
+    def extern_elementwise(self, symbol: str, args, ty: dtype, pure: bool = True):
+        return tile.extern_elementwise(symbol, list(args), self.get_type(ty), pure)
+
+    def extern_elementwise_typed(self, name: str, args, ty: dtype):
+        """IEEE operations with a libdevice function per width (div_rn, sqrt_rn)."""
+        scalar = ty.scalar
+        symbol = {("div_rn", "fp32"): "__nv_fdiv_rn", ("div_rn", "fp64"): "__nv_ddiv_rn",
+                  ("sqrt_rn", "fp32"): "__nv_fsqrt_rn", ("sqrt_rn", "fp64"): "__nv_dsqrt_rn"}[(name, scalar.name)]
+        return self.extern_elementwise(symbol, args, ty)
 
     def unary(self, op: str, x, ty: dtype):
+        if op == "sqrt_rn":
+            return self.extern_elementwise_typed("sqrt_rn", [x], ty)
         return create_op(_UNARY_OPS[op], [self.get_type(ty)], [x]).result
 
     def compare(self, predicate: str, lhs, rhs, is_float: bool, ty: dtype):

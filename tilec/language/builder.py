@@ -14,8 +14,13 @@ Operation vocabulary (shared by both builders, named after the MLIR ops they bec
 
 - `binary(op, ...)`: addi subi muli divsi divui remsi remui andi ori xori shli shrsi
   shrui maxsi maxui minsi minui addf subf mulf divf remf maxnumf minnumf maximumf
-  minimumf
-- `unary(op, ...)`: negf absf absi exp exp2 log log2 sqrt rsqrt sin cos floor ceil erf
+  minimumf, and
+  - `mulhiui`: the high half of the unsigned product (both operands of one integer type),
+  - `divf_rn`: IEEE-rounded division (`divf` may be approximate for fp32 on the GPU, as
+    Triton's `/`), `powf`: x ** y for floats
+- `unary(op, ...)`: negf absf absi exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos tan floor
+  ceil erf trunc (`sqrt` may be approximate on the GPU for fp32, `sqrt_rn` never is)
+- `ternary(op, ...)`: fma (a * b + c with one rounding)
 - `compare(predicate, ...)`: for ints eq ne slt sle sgt sge ult ule ugt uge; for floats
   oeq une olt ole ogt oge (ordered except `une`, as C's `!=`)
 - `cast(op, ...)`: extsi extui trunci sitofp uitofp fptosi fptoui extf truncf bitcast, and
@@ -97,6 +102,91 @@ class Builder:
         scalars when compiling (it builds the combiner region) and on NumPy arrays when
         interpreting; the semantic layer builds it from the language, so both agree.
         """
+        raise NotImplementedError
+
+    def ternary(self, op: str, a: Handle, b: Handle, c: Handle, ty: dtype) -> Handle:
+        raise NotImplementedError
+
+    def extern_elementwise(self, symbol: str, args: Sequence[Handle], ty: dtype, pure: bool = True) -> Handle:
+        """A call of the libdevice function `symbol` (e.g. "__nv_powf") on every element.
+
+        The interpreter maps the names of `tilec.language.extra.libdevice` to NumPy.
+        """
+        raise NotImplementedError
+
+    # -- shape (issue 3)
+    def reshape(self, x: Handle, ty: block_type) -> Handle:
+        """Row-major reshape to `ty.shape` (same number of elements)."""
+        raise NotImplementedError
+
+    def trans(self, x: Handle, order: Sequence[int], ty: block_type) -> Handle:
+        """Permute the dimensions: result dim i is source dim order[i] (numpy.transpose)."""
+        raise NotImplementedError
+
+    def join(self, a: Handle, b: Handle, ty: block_type) -> Handle:
+        """Stack two same-shape blocks along a new last dimension of size 2."""
+        raise NotImplementedError
+
+    def split(self, x: Handle, ty: block_type) -> tuple[Handle, Handle]:
+        """The two halves of the last dimension (which has size 2) of `x`; `ty` is each half's type."""
+        raise NotImplementedError
+
+    def cat(self, a: Handle, b: Handle, ty: block_type) -> Handle:
+        """Concatenate along dimension 0 (in order)."""
+        raise NotImplementedError
+
+    def gather(self, src: Handle, index: Handle, axis: int, ty: block_type) -> Handle:
+        """out[i..., j, k...] = src[i..., index[i..., j, k...], k...] along `axis` (numpy.take_along_axis)."""
+        raise NotImplementedError
+
+    def histogram(self, x: Handle, num_bins: int, mask: Handle | None, ty: block_type) -> Handle:
+        """int32 counts of the values of the 1-D int block `x` in [0, num_bins); others ignored."""
+        raise NotImplementedError
+
+    # -- scans (issue 3)
+    def scan(self, inputs: Sequence[Any], axis: int, combine: Callable, reverse: bool,
+             result_types: Sequence[dtype]) -> list[Handle]:
+        """Inclusive scan of `inputs` along `axis` with `combine` (as in `reduce`); with
+        `reverse`, from the last element to the first."""
+        raise NotImplementedError
+
+    # -- atomics (issue 3)
+    def atomic_rmw(self, op: str, ptr: Handle, value: Handle, mask: Handle | None, sem: str, scope: str,
+                   ty: dtype) -> Handle:
+        """Atomically `*ptr = op(*ptr, value)` per (unmasked) element; returns the old values
+        (masked-off lanes return an unspecified value). op: add fadd max umax fmax min umin fmin
+        and or xor xchg. sem: relaxed acquire release acq_rel; scope: cta gpu sys."""
+        raise NotImplementedError
+
+    def atomic_cas(self, ptr: Handle, cmp: Handle, value: Handle, sem: str, scope: str, ty: dtype) -> Handle:
+        """Atomically `old = *ptr; if old == cmp: *ptr = value`; returns old."""
+        raise NotImplementedError
+
+    # -- matrix product (issue 3)
+    def dot(self, a: Handle, b: Handle, acc: Handle, input_precision: str, ty: block_type) -> Handle:
+        """acc + a @ b for [M, K] x [K, N] blocks (acc: [M, N] of type ty). input_precision:
+        ieee, tf32, tf32x3 (fp32 inputs only; others ignore it)."""
+        raise NotImplementedError
+
+    # -- debugging and hints (issue 3)
+    def device_print(self, prefix: str, args: Sequence[Any], hex: bool) -> None:
+        """Print `prefix` and the values of the tl.tensors `args` for every element."""
+        raise NotImplementedError
+
+    def device_assert(self, cond: Handle, message: str, location: str) -> None:
+        """Fail the kernel where `cond` is false, reporting `message` and `location` ("file:line")."""
+        raise NotImplementedError
+
+    def barrier(self) -> None:
+        """Synchronise the threads of the program (a no-op in the interpreter)."""
+        raise NotImplementedError
+
+    def hint(self, x: Handle, kind: str, values: Sequence[int]) -> Handle:
+        """x itself, annotated: kind is multiple_of, max_contiguous or max_constancy."""
+        raise NotImplementedError
+
+    def assume(self, cond: Handle) -> None:
+        """The compiler may assume `cond` holds (a no-op in the interpreter)."""
         raise NotImplementedError
 
     # -- host interaction (interpreter only)

@@ -168,9 +168,60 @@ ceil = _make_math("ceil", "Smallest integer not less than x, elementwise.")
 erf = _make_math("erf", "The error function, elementwise.")
 
 
+tan = _make_math("tan", "Tangent, elementwise.")
+trunc = _make_math("trunc", "x rounded toward zero, elementwise.")
+sqrt_rn = _make_math("sqrt_rn", "Square root rounded to nearest even (IEEE), elementwise.")
+
+
 @builtin(method=True)
 def abs(x) -> tensor:
     return _sem().abs(x)
+
+
+@builtin
+def umulhi(x, y) -> tensor:
+    """The most significant 32 bits of the product of two 32-bit integers."""
+    return _sem().umulhi(x, y)
+
+
+@builtin
+def fma(x, y, z) -> tensor:
+    """x * y + z with a single rounding."""
+    return _sem().fma(x, y, z)
+
+
+@builtin
+def div_rn(x, y) -> tensor:
+    """x / y with IEEE round-to-nearest (`/` may be approximate for fp32, as in Triton)."""
+    return _sem().div_rn(x, y)
+
+
+@builtin
+def fdiv(x, y, ieee_rounding=False) -> tensor:
+    return _sem().fdiv(x, y, bool(_unwrap(ieee_rounding)))
+
+
+@builtin
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:
+    """min(max(x, min), max) elementwise, for floats."""
+    return _sem().clamp(x, min, max, _propagate_nan(propagate_nan))
+
+
+@builtin(method=True)
+def sigmoid(x) -> tensor:
+    """1 / (1 + exp(-x)), elementwise."""
+    sem = _sem()
+    x = sem.to_tensor(x)
+    return sem.truediv(1.0, sem.add(1.0, sem.math_unary("exp", sem.minus(x))))
+
+
+@builtin
+def extern_elementwise(lib_name, lib_path, args, arg_type_symbol_dict, is_pure, _builder=None):
+    """Triton's low-level hook: call a libdevice function chosen by argument types.
+
+    `arg_type_symbol_dict` maps tuples of dtypes to (symbol, result dtype).
+    """
+    return _sem().extern_elementwise(list(args), dict(_unwrap(arg_type_symbol_dict)), bool(_unwrap(is_pure)))
 
 
 # ----------------------------------------------------------------------------- reductions

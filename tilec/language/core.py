@@ -257,7 +257,7 @@ def signature_name(ty: dtype) -> str:
     if isinstance(ty, pointer_type):
         return "*" + signature_name(ty.element_ty)
     for key, value in SIGNATURE_NAMES.items():
-        if value == ty and not key.startswith("u1"):
+        if value == ty and key != "u1":  # "u1" is an alias of "i1"
             return key
     raise ValueError(f"no signature name for {ty}")
 
@@ -515,6 +515,26 @@ class tensor:
 
 class tuple_value(tuple):
     """A tuple of kernel values (returned by split, reductions of tuples, calls)."""
+
+
+class aggregate:
+    """A composite kernel value (a block pointer, a tensor descriptor) made of fields.
+
+    Subclasses name their fields in `__tilec_fields__`; each holds a tensor, a constexpr,
+    a tuple of those, or another aggregate. Control flow carries aggregates by their
+    tensors (loops, `if` merges), so a field's structure must not change in a loop.
+    """
+    __tilec_fields__: tuple[str, ...] = ()
+
+    def tilec_fields(self) -> list:
+        return [getattr(self, name) for name in self.__tilec_fields__]
+
+    def tilec_replace(self, values: list) -> "aggregate":
+        import copy
+        new = copy.copy(self)
+        for name, value in zip(self.__tilec_fields__, values):
+            setattr(new, name, value)
+        return new
 
 
 # ----------------------------------------------------------------------------- builtin marker

@@ -559,6 +559,81 @@ class Semantic:
             raise _error(f"{op} needs a floating-point operand, got {x.dtype}; cast it with .to(tl.float32)")
         return tensor(self.builder.unary(op, x.handle, x.type), x.type)
 
+    def umulhi(self, x: Any, y: Any) -> tensor:
+        """The high 32 bits of the 64-bit product of two 32-bit integers (unsigned)."""
+        x, y = self._binary_operands(x, y)
+        if not (x.dtype.is_int() and x.dtype.int_bitwidth == 32):
+            raise _error(f"umulhi needs 32-bit integer operands, got {x.dtype}")
+        return self._emit_binary("mulhiui", x, y)
+
+    def fma(self, x: Any, y: Any, z: Any) -> tensor:
+        x, y = self._binary_operands(x, y)
+        x, z = self._binary_operands(x, z)
+        x, y = self.broadcast_pair(x, y)
+        if not x.dtype.is_floating():
+            raise _error(f"fma needs floating-point operands, got {x.dtype}")
+        y, z = self.cast(y, x.dtype), self.cast(z, x.dtype)
+        return tensor(self.builder.ternary("fma", x.handle, y.handle, z.handle, x.type), x.type)
+
+    def div_rn(self, x: Any, y: Any) -> tensor:
+        """x / y rounded to nearest even (IEEE), for fp32 and fp64."""
+        x, y = self._binary_operands(x, y, div_or_mod=True)
+        if not x.dtype.is_floating() or x.dtype.primitive_bitwidth < 32:
+            raise _error(f"div_rn needs fp32 or fp64 operands, got {x.dtype}")
+        return self._emit_binary("divf_rn", x, y)
+
+    def fdiv(self, x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
+        x, y = self._binary_operands(x, y, div_or_mod=True)
+        if not x.dtype.is_floating():
+            raise _error(f"fdiv needs floating-point operands, got {x.dtype}")
+        if ieee_rounding and x.dtype.primitive_bitwidth >= 32:
+            return self._emit_binary("divf_rn", x, y)
+        return self._emit_binary("divf", x, y)
+
+    def clamp(self, x: Any, low: Any, high: Any, propagate_nan: bool = False) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_floating():
+            raise _error(f"clamp needs a floating-point operand, got {x.dtype}")
+        return self.minimum(self.maximum(x, low, propagate_nan), high, propagate_nan)
+
+    def pow(self, x: Any, y: Any) -> tensor:
+        x, y = self._binary_operands(x, y)
+        if not x.dtype.is_floating():
+            raise _error(f"pow needs floating-point operands, got {x.dtype}")
+        return self._emit_binary("powf", x, y)
+
+    def extern_elementwise(self, args: Sequence[Any], table: dict, is_pure: bool = True) -> tensor:
+        """Call an external (libdevice) function chosen by the argument types.
+
+        `table` maps tuples of argument dtypes to (symbol, result dtype). Arguments are
+        broadcast together; when their types have no entry, they are promoted to a common
+        type (Python scalars adapt to tensors) and looked up again.
+        """
+        raw = [_unwrap(a) for a in args]
+        values = [self.to_tensor(a) for a in raw]
+        key = tuple(v.dtype for v in values)
+        if key not in table and len(values) > 1:
+            common = values[0]
+            for other, original in zip(values[1:], raw[1:]):
+                common, _ = self._binary_operands(common, original if not isinstance(original, tensor) else other)
+            target = common.dtype
+            values = [v if isinstance(a, tensor) and v.dtype == target else self.cast(v, target) if isinstance(a, tensor)
+                      else self.to_tensor(a, target) for v, a in zip(values, raw)]
+            key = tuple(v.dtype for v in values)
+        if key not in table:
+            choices = ", ".join("(" + ", ".join(str(t) for t in k) + ")" for k in table)
+            raise _error(f"no version of this function for argument types ({', '.join(str(t) for t in key)}); "
+                         f"available: {choices}")
+        symbol, result_dtype = table[key]
+        shape = ()
+        for v in values:
+            if v.type.is_block():
+                shape = self.broadcast_shapes(shape, v.type.shape) if shape else v.type.shape
+        if shape:
+            values = [self.broadcast_to(v, shape) for v in values]
+        ty = block_type(result_dtype, shape) if shape else result_dtype
+        return tensor(self.builder.extern_elementwise(symbol, [v.handle for v in values], ty, is_pure), ty)
+
     def abs(self, x: Any) -> tensor:
         x = self.to_tensor(x)
         if x.dtype.is_floating():

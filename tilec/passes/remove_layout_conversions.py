@@ -76,8 +76,6 @@ class _Rewriter:
             operand_layouts = [SliceEncoding(axis, layout)]
         else:
             return None
-        if len(op.results) != 1:
-            return None
         operands = []
         for operand, want in zip(op.operands, operand_layouts):
             if want is None:
@@ -87,15 +85,17 @@ class _Rewriter:
             if new is None:
                 return None
             operands.append(new)
-        new_type = tilegpu.with_layout(value.type, layout)
+        new_types = [tilegpu.with_layout(r.type, layout) for r in op.results]
         with ir.InsertionPoint.after(op), op.location:
             if name == "arith.constant":
                 dense = ir.DenseElementsAttr(op.attributes["value"])
-                attrs = {"value": ir.DenseElementsAttr.get_splat(new_type, dense.get_splat_value())}
+                attrs = {"value": ir.DenseElementsAttr.get_splat(new_types[0], dense.get_splat_value())}
             else:
                 attrs = {key: op.attributes[key] for key in op.attributes}
-            clone = ir.Operation.create(name, results=[new_type], operands=operands, attributes=attrs)
-        return clone.result
+            clone = ir.Operation.create(name, results=new_types, operands=operands, attributes=attrs)
+        for old_result, new_result in zip(op.results, clone.results):
+            self.memo[(old_result, layout)] = new_result  # siblings of multi-result ops
+        return clone.results[value.result_number]
 
     # ------------------------------------------------------------------ rewrites of one conversion
     def fold(self, convert: ir.Operation) -> bool:

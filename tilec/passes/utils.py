@@ -9,11 +9,12 @@ from mlir import ir
 _PURE_TILE_OPS = {
     "tile.get_program_id", "tile.get_num_programs", "tile.make_range", "tile.splat", "tile.broadcast",
     "tile.expand_dims", "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.reduce",
+    "tile.extern_elementwise",
     "tilegpu.convert_layout",
 }
 
 # Elementwise ops: results take the layout of their tensor operands.
-_ELEMENTWISE_TILE_OPS = {"tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast"}
+_ELEMENTWISE_TILE_OPS = {"tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.extern_elementwise"}
 
 
 def is_pure(op: ir.Operation) -> bool:

@@ -11,11 +11,11 @@ ARITH_OPS = [
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
     "maxsi", "maxui", "minsi", "minui", "addf", "subf", "mulf", "remf", "maxnumf", "minnumf", "maximumf",
     "minimumf", "negf", "cmpi", "cmpf", "select", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui",
-    "extf", "truncf", "bitcast",
+    "extf", "truncf", "bitcast", "mului_extended", "mulsi_extended",
 ]
 
 # math ops LLVM lowers well on NVPTX through its own intrinsics.
-NATIVE_MATH = ["math.absf", "math.absi", "math.sqrt", "math.floor", "math.ceil", "math.fma"]
+NATIVE_MATH = ["math.absf", "math.absi", "math.sqrt", "math.floor", "math.ceil", "math.fma", "math.trunc"]
 
 # math ops computed by libdevice: (f32 name, f64 name)
 LIBDEVICE_MATH = {
@@ -23,6 +23,7 @@ LIBDEVICE_MATH = {
     "math.sin": ("__nv_sinf", "__nv_sin"), "math.cos": ("__nv_cosf", "__nv_cos"),
     "math.erf": ("__nv_erff", "__nv_erf"), "math.rsqrt": ("__nv_rsqrtf", "__nv_rsqrt"),
     "math.exp": ("__nv_expf", "__nv_exp"), "math.exp2": ("__nv_exp2f", "__nv_exp2"),
+    "math.tan": ("__nv_tanf", "__nv_tan"), "math.powf": ("__nv_powf", "__nv_pow"),
 }
 
 LOG2E = 1.4426950408889634
@@ -89,19 +90,19 @@ def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
     f32_name, f64_name = LIBDEVICE_MATH[op.name]
 
     def emit(operands):
-        x = operands[0]
         narrow = isinstance(ty, (ir.F16Type, ir.BF16Type))
         if narrow:
-            x = ctx.arith("extf", x, result_type=ctx.f32)
+            operands = [ctx.arith("extf", x, result_type=ctx.f32) for x in operands]
+        x = operands[0]
         if isinstance(ty, ir.F64Type):
-            return [ctx.libdevice_call(f64_name, [x], ty)]
+            return [ctx.libdevice_call(f64_name, operands, ty)]
         if op.name == "math.exp":
             # exp(x) = 2^(x * log2(e)) with the hardware's approximate exp2, as Triton does.
             y = _fast_exp2(ctx, ctx.arith("mulf", x, ctx.const(LOG2E, ctx.f32)))
         elif op.name == "math.exp2":
             y = _fast_exp2(ctx, x)
         else:
-            y = ctx.libdevice_call(f32_name, [x], ctx.f32)
+            y = ctx.libdevice_call(f32_name, operands, ctx.f32)
         if narrow:
             y = ctx.arith("truncf", y, result_type=ty)
         return [y]
@@ -119,6 +120,13 @@ def lower_divf(ctx: LoweringContext, op: ir.Operation) -> None:
             "div.full.f32 $0, $1, $2;", "=f,f,f", operands, [ctx.f32], side_effects=False))
     else:
         _per_element(ctx, op, lambda operands: [create_op("arith.divf", [ty], operands).result])
+
+
+@lowers("tile.extern_elementwise")
+def lower_extern_elementwise(ctx: LoweringContext, op: ir.Operation) -> None:
+    symbol = ir.StringAttr(op.attributes["symbol"]).value
+    ty = ctx.element_type(op.results[0].type)
+    _per_element(ctx, op, lambda operands: [ctx.libdevice_call(symbol, operands, ty)])
 
 
 @lowers("tile.get_program_id", "tile.get_num_programs")
