@@ -12,6 +12,10 @@ from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, 
                    float32, float64, int1, int8, int16, int32, int64, pointer_type, tensor, uint8,
                    uint16, uint32, uint64, void)
 
+from . import extra  # noqa: E402,F401
+from .block_pointer import *  # noqa: E402,F401,F403
+from .random import *  # noqa: E402,F401,F403
+
 # Short names Triton also accepts.
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5

@@ -93,18 +93,35 @@ def broadcast(input, other):
 @builtin
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False) -> tensor:
-    """Load the elements `pointer` points to; masked-off lanes read `other`."""
+    """Load the elements `pointer` points to; masked-off lanes read `other`.
+
+    `pointer` may also be a block pointer (tl.make_block_ptr), which loads its block with
+    `boundary_check` and `padding_option`.
+    """
+    target = _unwrap(pointer)
+    if hasattr(target, "tilec_load"):
+        return target.tilec_load(mask=mask, other=other, boundary_check=_unwrap(boundary_check),
+                                 padding_option=_unwrap(padding_option), cache_modifier=cache_modifier,
+                                 eviction_policy=eviction_policy, volatile=volatile)
     if _unwrap(boundary_check) or _unwrap(padding_option):
-        raise core.TilecSemanticError("boundary_check and padding_option apply to block pointers, "
-                                      "which are not supported yet")
+        raise core.TilecSemanticError("boundary_check and padding_option apply to block pointers "
+                                      "(tl.make_block_ptr), not to tensors of pointers")
     return _sem().load(pointer, mask, other, cache_modifier, eviction_policy, volatile)
 
 
 @builtin
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
-    """Store `value` where `pointer` points; masked-off lanes are skipped."""
+    """Store `value` where `pointer` points; masked-off lanes are skipped.
+
+    `pointer` may also be a block pointer (tl.make_block_ptr).
+    """
+    target = _unwrap(pointer)
+    if hasattr(target, "tilec_store"):
+        return target.tilec_store(value, mask=mask, boundary_check=_unwrap(boundary_check),
+                                  cache_modifier=cache_modifier, eviction_policy=eviction_policy)
     if _unwrap(boundary_check):
-        raise core.TilecSemanticError("boundary_check applies to block pointers, which are not supported yet")
+        raise core.TilecSemanticError("boundary_check applies to block pointers (tl.make_block_ptr), "
+                                      "not to tensors of pointers")
     _sem().store(pointer, value, mask, cache_modifier, eviction_policy)
 
 
