@@ -145,7 +145,7 @@ def item_assignment(x_ptr):
 
 
 # Triton: supports `while` (scf.while), but not its `else` ("Not implemented").
-@bad_kernel("`while` loops are not supported yet")
+@bad_kernel("`while ... else` is not supported in kernels")
 def while_else(x_ptr, n):
     while n > 0:  # <-
         n -= 1

@@ -184,8 +184,13 @@ def uses_bfloat16(x_ptr):
     tl.store(x_ptr, tl.load(x_ptr).to(tl.bfloat16).to(tl.float32))
 
 
-def test_unsupported_dtype_is_a_clear_error(rng):
-    with pytest.raises(TilecSemanticError, match="does not support tl.bfloat16"):
+def test_bfloat16_without_ml_dtypes_is_a_clear_error(rng, monkeypatch):
+    from tilec.interpreter import numpy_common
+    x = np.array([1.0 + 2.0 ** -8 + 2.0 ** -12], dtype=np.float32)
+    uses_bfloat16[(1,)](x)  # supported (through ml_dtypes): rounds to nearest even
+    assert x[0] == 1.0 + 2.0 ** -7
+    monkeypatch.delitem(numpy_common._NP_DTYPES, "bf16")
+    with pytest.raises(TilecSemanticError, match="tl.bfloat16 values needs the `ml_dtypes` package"):
         uses_bfloat16[(1,)](rng.standard_normal(1).astype(np.float32))
 
 

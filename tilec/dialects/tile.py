@@ -131,6 +131,41 @@ irdl.dialect @tile {{
     %2 = irdl.any
     irdl.operands(ptr: %0, value: %1, mask: optional %2)
   }}
+  irdl.operation @reshape {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @trans {{
+    %o = irdl.base "#builtin.dense_array"
+    irdl.attributes {{"order" = %o}}
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
+  irdl.operation @join {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %0, rhs: %1)
+    irdl.results(result: %2)
+  }}
+  irdl.operation @split {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0)
+    irdl.results(lhs: %1, rhs: %2)
+  }}
+  irdl.operation @cat {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(lhs: %0, rhs: %1)
+    irdl.results(result: %2)
+  }}
   irdl.operation @extern_elementwise {{
     %s = irdl.base "#builtin.string"
     %p = irdl.base "#builtin.integer"
@@ -141,6 +176,40 @@ irdl.dialect @tile {{
     %r = irdl.any
     irdl.operands(arg0: %a0, arg1: optional %a1, arg2: optional %a2)
     irdl.results(result: %r)
+  }}
+  irdl.operation @scan {{
+    %a = irdl.base "#builtin.integer"
+    %rv = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %a, "reverse" = %rv}}
+{_RED_IN_DEFS}
+    irdl.operands({_RED_IN})
+{_RED_OUT_DEFS}
+    irdl.results({_RED_OUT})
+    %r = irdl.region
+    irdl.regions(combine: %r)
+  }}
+  irdl.operation @atomic_rmw {{
+    %k = irdl.base "#builtin.string"
+    %m = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {{"kind" = %k, "sem" = %m, "scope" = %c}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    %3 = irdl.any
+    irdl.operands(ptr: %0, value: %1, mask: optional %2)
+    irdl.results(result: %3)
+  }}
+  irdl.operation @atomic_cas {{
+    %m = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {{"sem" = %m, "scope" = %c}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    %3 = irdl.any
+    irdl.operands(ptr: %0, cmp: %1, value: %2)
+    irdl.results(result: %3)
   }}
   irdl.operation @reduce {{
     %a = irdl.base "#builtin.integer"
@@ -243,6 +312,31 @@ def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, cache: str =
                      attributes={"cache": str_attr(cache), "evict": str_attr(evict)})
 
 
+def reshape(src: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.reshape", [ty], [src]).result
+
+
+def trans(src: ir.Value, order: Sequence[int], ty: ir.Type) -> ir.Value:
+    return create_op("tile.trans", [ty], [src], attributes={"order": ir.DenseI32ArrayAttr.get(list(order))}).result
+
+
+def join(lhs: ir.Value, rhs: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.join", [ty], [lhs, rhs]).result
+
+
+def split(src: ir.Value, ty: ir.Type) -> tuple[ir.Value, ir.Value]:
+    op = create_op("tile.split", [ty, ty], [src])
+    return op.results[0], op.results[1]
+
+
+def cat(lhs: ir.Value, rhs: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.cat", [ty], [lhs, rhs]).result
+
+
+def trans_order(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["order"]))
+
+
 def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure: bool = True) -> ir.Value:
     """`symbol(args...)` on every element (a libdevice function); 1 to 3 arguments."""
     if not 1 <= len(args) <= 3:
@@ -250,6 +344,22 @@ def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure:
     segments = [1, int(len(args) > 1), int(len(args) > 2)]
     return create_op("tile.extern_elementwise", [ty], list(args), segments=segments,
                      attributes={"symbol": str_attr(symbol), "pure": bool_attr(pure)}).result
+
+
+ATOMIC_KINDS = ("add", "fadd", "max", "umax", "fmax", "min", "umin", "fmin", "and", "or", "xor", "xchg")
+ATOMIC_SEMANTICS = ("relaxed", "acquire", "release", "acq_rel")
+ATOMIC_SCOPES = ("cta", "gpu", "sys")
+
+
+def atomic_rmw(kind: str, ptr: ir.Value, value: ir.Value, mask: ir.Value | None, sem: str, scope: str,
+               ty: ir.Type) -> ir.Value:
+    return create_op("tile.atomic_rmw", [ty], [ptr, value, mask], segments=[1, 1, int(mask is not None)],
+                     attributes={"kind": str_attr(kind), "sem": str_attr(sem), "scope": str_attr(scope)}).result
+
+
+def atomic_cas(ptr: ir.Value, cmp: ir.Value, value: ir.Value, sem: str, scope: str, ty: ir.Type) -> ir.Value:
+    return create_op("tile.atomic_cas", [ty], [ptr, cmp, value],
+                     attributes={"sem": str_attr(sem), "scope": str_attr(scope)}).result
 
 
 def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type]) -> ir.Operation:
@@ -261,6 +371,17 @@ def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type])
     attributes = {"axis": i32_attr(axis), "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
     return create_op("tile.reduce", list(result_types), list(srcs), attributes=attributes,
                      regions=1, segments=segments)
+
+
+def scan(srcs: Sequence[ir.Value], axis: int, reverse: bool, result_types: Sequence[ir.Type]) -> ir.Operation:
+    """Creates a tile.scan with an empty combiner region (the caller fills it)."""
+    n = len(srcs)
+    if not 1 <= n <= MAX_REDUCE_OPERANDS:
+        raise ValueError(f"a scan takes 1 to {MAX_REDUCE_OPERANDS} operands, got {n}")
+    segments = [1 if i < n else 0 for i in range(MAX_REDUCE_OPERANDS)]
+    attributes = {"axis": i32_attr(axis), "reverse": bool_attr(reverse),
+                  "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
+    return create_op("tile.scan", list(result_types), list(srcs), attributes=attributes, regions=1, segments=segments)
 
 
 # ----------------------------------------------------------------------------- readers
@@ -362,6 +483,80 @@ def _verify_expand_dims(op: ir.Operation) -> str | None:
     return None
 
 
+def _numel(ty: ir.Type) -> int:
+    n = 1
+    for d in shape_of(ty):
+        n *= d
+    return n
+
+
+@verifier("tile.reshape")
+def _verify_reshape(op: ir.Operation) -> str | None:
+    src, res = op.operands[0].type, op.results[0].type
+    if _numel(src) != _numel(res) or element_type(src) != element_type(res):
+        return f"cannot reshape {src} to {res}: element count or type differs"
+    return None
+
+
+@verifier("tile.trans")
+def _verify_trans(op: ir.Operation) -> str | None:
+    order = trans_order(op)
+    src, res = list(shape_of(op.operands[0].type)), list(shape_of(op.results[0].type))
+    if sorted(order) != list(range(len(src))):
+        return f"order {order} is not a permutation of the {len(src)} dimensions"
+    if [src[d] for d in order] != res:
+        return f"permuting {src} by {order} does not give {res}"
+    return None
+
+
+@verifier("tile.join")
+def _verify_join(op: ir.Operation) -> str | None:
+    lhs, rhs, res = (list(shape_of(v.type)) for v in (op.operands[0], op.operands[1], op.results[0]))
+    if lhs != rhs or res != lhs + [2]:
+        return f"joining {lhs} and {rhs} must give {lhs + [2]}, not {res}"
+    return None
+
+
+@verifier("tile.split")
+def _verify_split(op: ir.Operation) -> str | None:
+    src = list(shape_of(op.operands[0].type))
+    if not src or src[-1] != 2:
+        return f"the last dimension of a split operand must be 2, got {src}"
+    for result in op.results:
+        if list(shape_of(result.type)) != src[:-1]:
+            return f"split results must have shape {src[:-1]}"
+    return None
+
+
+@verifier("tile.cat")
+def _verify_cat(op: ir.Operation) -> str | None:
+    lhs, rhs, res = (list(shape_of(v.type)) for v in (op.operands[0], op.operands[1], op.results[0]))
+    if lhs[1:] != rhs[1:] or res != [lhs[0] + rhs[0]] + lhs[1:]:
+        return f"concatenating {lhs} and {rhs} along dimension 0 cannot give {res}"
+    return None
+
+
+@verifier("tile.atomic_rmw")
+@verifier("tile.atomic_cas")
+def _verify_atomic(op: ir.Operation) -> str | None:
+    from ._mlir import str_attr_value
+    ptr = op.operands[0]
+    if not is_ptr_type(element_type(ptr.type)):
+        return f"needs a pointer operand, got {ptr.type}"
+    if pointee_type(element_type(ptr.type)) != element_type(op.results[0].type):
+        return "result type differs from the pointee type"
+    for value in list(op.operands)[1:]:
+        if not _same_shape(value.type, ptr.type):
+            return "all operands must have the pointer's shape"
+    if op.name == "tile.atomic_rmw" and str_attr_value(op, "kind") not in ATOMIC_KINDS:
+        return f"unknown atomic kind {str_attr_value(op, 'kind')!r}"
+    if str_attr_value(op, "sem") not in ATOMIC_SEMANTICS:
+        return f"unknown memory semantics {str_attr_value(op, 'sem')!r}"
+    if str_attr_value(op, "scope") not in ATOMIC_SCOPES:
+        return f"unknown scope {str_attr_value(op, 'scope')!r}"
+    return None
+
+
 @verifier("tile.addptr")
 def _verify_addptr(op: ir.Operation) -> str | None:
     ptr, off, res = op.operands[0].type, op.operands[1].type, op.results[0].type
@@ -413,13 +608,14 @@ def _verify_store(op: ir.Operation) -> str | None:
 
 
 @verifier("tile.reduce")
+@verifier("tile.scan")
 def _verify_reduce(op: ir.Operation) -> str | None:
     axis = axis_of(op)
     srcs = list(op.operands)
     shape = list(shape_of(srcs[0].type))
     if not 0 <= axis < len(shape):
         return f"axis {axis} out of range for rank {len(shape)}"
-    expected = shape[:axis] + shape[axis + 1:]
+    expected = shape if op.name == "tile.scan" else shape[:axis] + shape[axis + 1:]
     for src, res in zip(srcs, op.results):
         if list(shape_of(src.type)) != shape:
             return "all reduced operands must have the same shape"

@@ -56,7 +56,7 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
         for arg in args:
             scope[arg.name] = constexpr(arg.constant) if arg.is_constant else tensor(next(block_args), arg.ty)
         generator = CodeGenerator(fn, builder, semantic, scope, is_kernel=True)
-        with activate_semantic(semantic), ir.InsertionPoint(entry):
+        with activate_semantic(semantic), tl.activate_caller(generator.call_from_language), ir.InsertionPoint(entry):
             generator.visit(fn.parse())
             builder.ret()
         func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")

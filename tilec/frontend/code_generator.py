@@ -54,7 +54,6 @@ _UNSUPPORTED_STATEMENTS = {
     ast.ImportFrom: "imports are not allowed inside kernels; import at module level",
     ast.Break: "`break` is not supported yet; restructure the loop with a condition",
     ast.Continue: "`continue` is not supported yet; guard the rest of the body with an `if`",
-    ast.While: "`while` loops are not supported yet; use `for ... in range(...)`",
 }
 
 _UNSUPPORTED_EXPRESSIONS = {
@@ -171,6 +170,7 @@ class CodeGenerator(ast.NodeVisitor):
                  is_kernel: bool, depth: int = 0, active_calls: tuple = ()):
         self.fn = fn
         self.active_calls = active_calls or (fn,)
+        self.current_call: ast.AST = fn.parse()
         self.builder = builder
         self.semantic = semantic
         self.scope = scope
@@ -572,6 +572,79 @@ class CodeGenerator(ast.NodeVisitor):
             if node.target.id not in before else before[node.target.id]
         self.scope = after
 
+    # ------------------------------------------------------------------ while
+    def visit_While(self, node: ast.While) -> None:
+        """`while cond:` as scf.while; names assigned in the body and defined before are carried."""
+        if node.orelse:
+            raise self.error(node, "`while ... else` is not supported in kernels")
+        sem = self.semantic
+        assigned = _assigned_names(node.body)
+        carried: list[tuple[str, Any, Any, int]] = []
+        inits: list[tensor] = []
+        for name in assigned:
+            value = self.scope.get(name)
+            if value is None or isinstance(value, _Undefined):
+                continue
+            if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
+                value = sem.to_tensor(value)
+            leaves, structure = _flatten(value)
+            if leaves:
+                carried.append((name, value, structure, len(leaves)))
+                inits.extend(leaves)
+        loop, before_block, after_block = self.builder.create_while([t.handle for t in inits])
+        outer = dict(self.scope)
+
+        def bind(block: ir.Block) -> None:
+            self.scope = dict(outer)
+            args = iter(tensor(arg, init.type) for arg, init in zip(block.arguments, inits))
+            for name, value, _, _ in carried:
+                self.scope[name] = _rebuild(value, args)
+
+        self.control_depth += 1
+        try:
+            bind(before_block)
+            with ir.InsertionPoint(before_block):
+                cond = self.visit(node.test)
+                if not isinstance(cond, tensor):
+                    if _unwrap(cond):
+                        raise self.error(node.test, "this `while` condition is always true; the loop would never "
+                                                    "end (break is not supported yet)")
+                    cond = sem.to_tensor(False)
+                if cond.type.is_block():
+                    raise self.error(node.test, "a `while` condition must be a scalar")
+                if not cond.dtype.is_bool():
+                    cond = sem.compare("ne", cond, 0)
+                self.builder.scf_condition(cond.handle, [a for a in before_block.arguments])
+            bind(after_block)
+            with ir.InsertionPoint(after_block):
+                self.visit_block(node.body)
+                yields = []
+                for name, init_value, structure, _ in carried:
+                    value = self.scope[name]
+                    if isinstance(value, constexpr) and isinstance(init_value, tensor):
+                        value = self._promote(value, init_value, name, node)
+                    leaves, end_structure = _flatten(value)
+                    if end_structure != structure:
+                        raise self.error(node, f"loop-carried variable '{name}' is {_describe(structure)} before the "
+                                               f"loop but {_describe(end_structure)} at the end of its body; it must "
+                                               "keep one type")
+                    yields.extend(leaf.handle for leaf in leaves)
+                self.builder.scf_yield(yields)
+        finally:
+            self.control_depth -= 1
+        after = dict(outer)
+        carried_names = {name for name, _, _, _ in carried}
+        for name in assigned:
+            if name not in outer:
+                after[name] = _Undefined("it is first assigned inside a loop body above")
+            elif name not in carried_names and self.scope.get(name) is not outer.get(name):
+                raise self.error(node, f"'{name}' holds a constant ({outer[name]!r}) before the loop and is "
+                                       "reassigned inside it; make it a tensor before the loop")
+        results = iter(tensor(result, init.type) for result, init in zip(loop.results, inits))
+        for name, value, _, _ in carried:
+            after[name] = _rebuild(value, results)
+        self.scope = after
+
     # ------------------------------------------------------------------ expressions
     def visit_Constant(self, node: ast.Constant) -> Any:
         return constexpr(node.value)
@@ -766,6 +839,7 @@ class CodeGenerator(ast.NodeVisitor):
                 kwargs.update(mapping)
             else:
                 kwargs[keyword.arg] = self.visit(keyword.value)
+        self.current_call = node  # where a builtin calling back into @jit code was called
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
@@ -837,7 +911,14 @@ class CodeGenerator(ast.NodeVisitor):
         generator = CodeGenerator(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1,
                                   active_calls=self.active_calls + (callee,))
         try:
-            generator.visit(callee.parse())
+            with tl.activate_caller(generator.call_from_language):
+                generator.visit(callee.parse())
         except CompilationError as exc:
             raise exc.with_call_site(self.location(node)) from None
         return generator.return_value
+
+    def call_from_language(self, fn: Any, args: list[Any]) -> Any:
+        """Calls a @jit function on behalf of a builtin (a reduction's combine function)."""
+        if not isinstance(fn, KernelFunction):
+            return fn(*args)
+        return self.call_jit(fn, args, {}, self.current_call)

@@ -139,6 +139,21 @@ class IRBuilder(Builder):
     def expand_dims(self, x, axis: int, ty: block_type):
         return tile.expand_dims(x, axis, self.get_type(ty))
 
+    def reshape(self, x, ty: block_type):
+        return tile.reshape(x, self.get_type(ty))
+
+    def trans(self, x, order, ty: block_type):
+        return tile.trans(x, order, self.get_type(ty))
+
+    def join(self, a, b, ty: block_type):
+        return tile.join(a, b, self.get_type(ty))
+
+    def split(self, x, ty: block_type):
+        return tile.split(x, self.get_type(ty))
+
+    def cat(self, a, b, ty: block_type):
+        return tile.cat(a, b, self.get_type(ty))
+
     # ------------------------------------------------------------------ Builder: memory
     def addptr(self, ptr, offset, ty: dtype):
         return tile.addptr(ptr, offset)
@@ -150,9 +165,24 @@ class IRBuilder(Builder):
     def store(self, ptr, value, mask, *, cache_modifier: str, eviction_policy: str) -> None:
         tile.store(ptr, value, mask, cache=cache_modifier, evict=eviction_policy)
 
+    def atomic_rmw(self, op: str, ptr, value, mask, sem: str, scope: str, ty: dtype):
+        return tile.atomic_rmw(op, ptr, value, mask, sem, scope, self.get_type(ty))
+
+    def atomic_cas(self, ptr, cmp, value, sem: str, scope: str, ty: dtype):
+        return tile.atomic_cas(ptr, cmp, value, sem, scope, self.get_type(ty))
+
     # ------------------------------------------------------------------ Builder: reductions
     def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable, result_types: Sequence[dtype]):
         op = tile.reduce([x.handle for x in inputs], axis, [self.get_type(t) for t in result_types])
+        return self._fill_combiner(op, inputs, combine)
+
+    def scan(self, inputs: Sequence[tensor], axis: int, combine: Callable, reverse: bool,
+             result_types: Sequence[dtype]):
+        op = tile.scan([x.handle for x in inputs], axis, reverse, [self.get_type(t) for t in result_types])
+        return self._fill_combiner(op, inputs, combine)
+
+    def _fill_combiner(self, op: ir.Operation, inputs: Sequence[tensor], combine: Callable) -> list:
+        """Builds the combiner region of a reduce or scan from the semantic layer's `combine`."""
         scalar_types = [x.dtype for x in inputs]
         arg_types = [self.get_type(t) for t in scalar_types] * 2
         block = op.regions[0].blocks.append(*arg_types)
@@ -196,3 +226,14 @@ class IRBuilder(Builder):
     def create_for(self, lower: ir.Value, upper: ir.Value, step: ir.Value,
                    init_values: Sequence[ir.Value]) -> ir.Operation:
         return scf.ForOp(lower, upper, step, list(init_values)).operation
+
+    def create_while(self, init_values: Sequence[ir.Value]) -> tuple[ir.Operation, ir.Block, ir.Block]:
+        """An scf.while carrying `init_values`; returns it with its (empty) before and after blocks."""
+        types = [v.type for v in init_values]
+        op = scf.WhileOp(types, list(init_values)).operation
+        before = op.regions[0].blocks.append(*types)
+        after = op.regions[1].blocks.append(*types)
+        return op, before, after
+
+    def scf_condition(self, cond: ir.Value, values: Sequence[ir.Value]) -> None:
+        scf.ConditionOp(cond, list(values))

@@ -8,12 +8,20 @@ debug kernels: breakpoints work inside them (a tensor's values are `x.handle`), 
 every out-of-bounds access is reported (`OutOfBoundsAccess`) with the kernel line and
 program id. Programs run one after another, in x-fastest order.
 
-- launcher.py      binding arguments, the grid loop, error locations
-- numpy_builder.py the `Builder` that computes each operation as the GPU does
-- memory.py        virtual addresses for the arguments' buffers, checked loads and stores
+- launcher.py           binding arguments, the grid loop, error locations
+- python_builtins.py    Python's min/max/abs on tensors, as the compiler reads them
+- numpy_builder.py      the `Builder` that computes each operation as the GPU does, with
+  numpy_ops_shape.py    reshapes, joins, gathers, histograms and scans,
+  numpy_ops_atomic.py   atomics, and
+  numpy_ops_misc.py     dot, device_print/device_assert and hints as mixins
+- numpy_common.py       element types (bf16 and fp8 from ml_dtypes) and GPU rounding
+- memory.py             virtual addresses for the arguments' buffers, checked loads and
+                        stores, read-modify-write for atomics
 """
 from .launcher import KernelSemanticError, interpret_kernel
 from .memory import Memory, OutOfBoundsAccess
 from .numpy_builder import NumpyBuilder
+from .numpy_ops_misc import DeviceAssertionError
 
-__all__ = ["KernelSemanticError", "Memory", "NumpyBuilder", "OutOfBoundsAccess", "interpret_kernel"]
+__all__ = ["DeviceAssertionError", "KernelSemanticError", "Memory", "NumpyBuilder", "OutOfBoundsAccess",
+           "interpret_kernel"]

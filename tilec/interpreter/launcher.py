@@ -14,6 +14,7 @@ called): an out-of-bounds access becomes `OutOfBoundsAccess`, a broken language 
 """
 from __future__ import annotations
 
+import contextlib
 import linecache
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable
@@ -28,6 +29,7 @@ from ..language.semantic import Semantic
 from ..runtime import specialize
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
+from .python_builtins import KernelFunctions
 
 
 class KernelSemanticError(CompilationError, TilecSemanticError):
@@ -62,10 +64,15 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
 
 
 def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[Any], memory: Memory) -> None:
-    builder = NumpyBuilder(memory, dims)
-    body: Callable = fn.fn
+    builder = NumpyBuilder(memory, dims, fn.__name__)
+    # A copy of the kernel whose `min`, `max` and `abs` accept tensors (python_builtins.py).
+    functions = KernelFunctions()
+    body: Callable = functions.get(fn)
     # Handles are never mutated, so one set of argument tensors serves every program.
-    with activate_semantic(Semantic(builder)), np.errstate(all="ignore"):
+    # Combine functions the semantic layer calls (tl.reduce, tl.associative_scan) run patched too.
+    activate_caller = getattr(tl, "activate_caller", None)
+    calls = activate_caller(functions.call) if activate_caller is not None else contextlib.nullcontext()
+    with activate_semantic(Semantic(builder)), calls, np.errstate(all="ignore"):
         for z in range(dims[2]):
             for y in range(dims[1]):
                 for x in range(dims[0]):
@@ -73,11 +80,11 @@ def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[
                     try:
                         body(*kernel_args)
                     except MemoryFault as fault:
-                        raise _out_of_bounds(fn, fault, builder.program) from None
+                        raise _out_of_bounds(fn, fault, builder.program, functions.codes) from None
                     except KernelSemanticError:
                         raise
                     except TilecSemanticError as exc:
-                        raise _located_semantic_error(fn, exc, builder.program) from None
+                        raise _located_semantic_error(fn, exc, builder.program, functions.codes) from None
 
 
 # ----------------------------------------------------------------------------- arguments
@@ -153,25 +160,26 @@ class _DeviceMirror:
 # ----------------------------------------------------------------------------- error locations
 
 
-def _is_kernel_frame(frame: FrameType, kernel_code: CodeType) -> bool:
+def _is_kernel_frame(frame: FrameType, kernel_codes: set[CodeType]) -> bool:
     """True for the launched kernel's frame and for @jit functions it called.
 
-    Inside the interpreter a @jit function is called through `KernelFunction.__call__`,
-    so its frame is the one whose caller is that method.
+    The launcher runs copies of kernel functions (python_builtins.py), whose code objects
+    it records; a @jit function called some other way (through `KernelFunction.__call__`)
+    is the frame whose caller is that method.
     """
-    if frame.f_code is kernel_code:
+    if frame.f_code in kernel_codes:
         return True
     caller = frame.f_back
     return (caller is not None and caller.f_code.co_name == "__call__"
             and isinstance(caller.f_locals.get("self"), KernelFunction))
 
 
-def _kernel_sites(tb: TracebackType | None, kernel_code: CodeType) -> list[SourceLocation]:
+def _kernel_sites(tb: TracebackType | None, kernel_codes: set[CodeType]) -> list[SourceLocation]:
     """Source locations of the kernel frames in a traceback, outermost first."""
     sites = []
     while tb is not None:
         frame = tb.tb_frame
-        if _is_kernel_frame(frame, kernel_code):
+        if _is_kernel_frame(frame, kernel_codes):
             code = frame.f_code
             sites.append(SourceLocation(code.co_filename, tb.tb_lineno, _column(code, tb.tb_lasti),
                                         linecache.getline(code.co_filename, tb.tb_lineno), code.co_name))
@@ -197,8 +205,9 @@ def _where(fn: KernelFunction, sites: list[SourceLocation]) -> SourceLocation:
     return SourceLocation(fn.filename, fn.first_line, 1, fn.source_line(1), fn.__name__)
 
 
-def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, int, int]) -> OutOfBoundsAccess:
-    sites = _kernel_sites(fault.__traceback__, fn.fn.__code__)
+def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, int, int],
+                   codes: set[CodeType]) -> OutOfBoundsAccess:
+    sites = _kernel_sites(fault.__traceback__, codes | {fn.fn.__code__})
     site = _where(fn, sites)
     inner = f" (in @jit function `{site.function}`)" if site.function != fn.__name__ else ""
     lines = [f"out-of-bounds {fault.access} in kernel `{fn.__name__}`{inner} at {site.filename}:{site.lineno}, "
@@ -212,9 +221,9 @@ def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, i
                              argument=fault.argument, element_offset=fault.element_offset)
 
 
-def _located_semantic_error(fn: KernelFunction, exc: TilecSemanticError,
-                            program: tuple[int, int, int]) -> KernelSemanticError:
-    sites = _kernel_sites(exc.__traceback__, fn.fn.__code__)
+def _located_semantic_error(fn: KernelFunction, exc: TilecSemanticError, program: tuple[int, int, int],
+                            codes: set[CodeType]) -> KernelSemanticError:
+    sites = _kernel_sites(exc.__traceback__, codes | {fn.fn.__code__})
     message = f"{exc}\n(interpreting kernel `{fn.__name__}`, program id {program})"
     return KernelSemanticError(message, _where(fn, sites), tuple(sites[:-1]))
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -208,6 +208,40 @@ class Memory:
         for r, selected in groups:
             self._typed(r, storage)[index[selected]] = data[selected]
 
+    def read_modify_write(self, access: str, addresses: np.ndarray, mask: np.ndarray | None, dtype: np.dtype,
+                          update: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        """An atomic operation: each active lane, in lane order, reads its element and writes
+        `update(old, lanes)` back; returns what every lane read (0 on masked-off lanes).
+
+        `update(old, lanes)` gets the values read by a group of lanes (their positions
+        among the active lanes, in `lanes`) whose addresses are all different, and returns
+        the values to write. Lanes sharing an address run in successive groups in lane
+        order, so each sees the previous lane's write, as atomics executed one by one.
+        """
+        shape = addresses.shape
+        flat = addresses.reshape(-1)
+        lanes = None if mask is None else np.flatnonzero(np.broadcast_to(mask, shape).reshape(-1))
+        active = flat if lanes is None else flat[lanes]
+        regions, index = self._check(access, active, lanes, dtype, shape)
+        for r, selected in _by_region(regions):
+            if not self._regions[r].writable:
+                arg = self._nearest_argument(int(active[selected][0]))
+                raise MemoryFault(access, f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
+        storage = _storage_dtype(dtype)
+        old = np.zeros(flat.shape, dtype=dtype)
+        targets = np.arange(flat.size) if lanes is None else lanes
+        for group in _rounds(active):
+            for r, selected in _by_region(regions[group]):
+                positions = group[selected]
+                view = self._typed(r, storage)
+                elements = index[positions]
+                current = view[elements]
+                if dtype == np.bool_:
+                    current = current != 0
+                old[targets[positions]] = current
+                view[elements] = np.asarray(update(current.astype(dtype, copy=False), positions)).astype(storage)
+        return old.reshape(shape)
+
     def _typed(self, region: int, storage: np.dtype) -> np.ndarray:
         """The region's bytes viewed as `storage` elements (built once per dtype)."""
         r = self._regions[region]
@@ -302,3 +336,23 @@ def _by_region(regions: np.ndarray):
         return
     for r in np.unique(regions):
         yield int(r), regions == r
+
+
+def _rounds(addresses: np.ndarray):
+    """Positions of `addresses` in groups of distinct addresses: the first occurrence of
+    every address, then the second ones, and so on; each group in increasing position."""
+    count = addresses.size
+    if count == 0:
+        return
+    order = np.argsort(addresses, kind="stable")
+    ordered = addresses[order]
+    starts = np.ones(count, dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    if starts.all():
+        yield np.arange(count)
+        return
+    first = np.maximum.accumulate(np.where(starts, np.arange(count), 0))
+    rank = np.empty(count, dtype=np.intp)
+    rank[order] = np.arange(count) - first
+    for r in range(int(rank.max()) + 1):
+        yield np.flatnonzero(rank == r)

@@ -16,7 +16,12 @@ arith dialect, which the compiled code follows:
   `>>`), as the GPU's shift instructions clamp;
 - `int1` is arithmetic modulo 2 (addi is xor), where NumPy's bool `+` is `or`;
 - float-to-int conversions saturate, NaN converts to 0 (PTX `cvt.rzi` does the same);
-- float results keep their element type: fp32 math stays in fp32.
+- float results keep their element type: fp32 math stays in fp32; bf16 and fp8 values
+  (ml_dtypes arrays) are computed in fp32 and rounded once to their type, and narrowing
+  conversions round to nearest even, to fp8 saturating (see numpy_common.py);
+- `fma` rounds once, `divf_rn`/`sqrt_rn` are IEEE's (as are `divf`/`sqrt` here, which
+  may be approximate on the GPU); libdevice calls (`extern_elementwise`) run the NumPy
+  functions of `tilec.language.extra.libdevice.NUMPY_IMPLEMENTATIONS`.
 
 Handles are NumPy arrays: 0-d arrays for scalars, arrays of the block shape for blocks,
 uint64 virtual addresses (see memory.py) for pointers.
@@ -31,40 +36,11 @@ import numpy as np
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, tensor
 from .memory import Memory
-
-_NP_DTYPES: dict[str, np.dtype] = {
-    "int1": np.dtype(np.bool_),
-    "int8": np.dtype(np.int8), "int16": np.dtype(np.int16),
-    "int32": np.dtype(np.int32), "int64": np.dtype(np.int64),
-    "uint8": np.dtype(np.uint8), "uint16": np.dtype(np.uint16),
-    "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64),
-    "fp16": np.dtype(np.float16), "fp32": np.dtype(np.float32), "fp64": np.dtype(np.float64),
-}
-
-
-def numpy_dtype(ty: dtype) -> np.dtype:
-    """The NumPy dtype holding values of tilec type `ty` (blocks: their element type)."""
-    scalar = ty.scalar
-    if scalar.is_ptr():
-        return np.dtype(np.uint64)
-    found = _NP_DTYPES.get(scalar.name)
-    if found is None:
-        raise TilecSemanticError(f"the interpreter does not support {scalar!r} values yet "
-                                 "(bfloat16 and fp8 are planned); use float16 or float32")
-    return found
-
-
-def _signed(dt: np.dtype) -> np.dtype:
-    return np.dtype(f"int{dt.itemsize * 8}")
-
-
-def _unsigned(dt: np.dtype) -> np.dtype:
-    return np.dtype(f"uint{dt.itemsize * 8}")
-
-
-def _array(value: Any, dt: np.dtype) -> np.ndarray:
-    """`value` as an array of `dt` (0-d arrays stay arrays; NumPy scalars become 0-d arrays)."""
-    return np.asarray(value).astype(dt, copy=False)
+from .numpy_common import (as_array as _array, check_combined as _check_combined, compute_dtype, fma, is_float,
+                           is_narrow, numpy_dtype, round_to, signed as _signed, unsigned as _unsigned)
+from .numpy_ops_atomic import AtomicOps
+from .numpy_ops_misc import MiscOps
+from .numpy_ops_shape import ShapeOps
 
 
 # ----------------------------------------------------------------------------- integer arithmetic
@@ -105,6 +81,21 @@ def _shift(op: str, a: np.ndarray, b: np.ndarray, width: int) -> np.ndarray:
     return np.where(too_far, 0, shifted).astype(udt).view(dt)
 
 
+def _mulhi_unsigned(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The high half of the unsigned product of two same-type unsigned arrays."""
+    width = a.dtype.itemsize * 8
+    if width < 64:
+        wide = a.astype(np.uint64) * b.astype(np.uint64)
+        return (wide >> np.uint64(width)).astype(a.dtype)
+    # 64 x 64 -> 128 bits from four 32 x 32 -> 64-bit partial products.
+    low = np.uint64(0xFFFFFFFF)
+    shift = np.uint64(32)
+    al, ah, bl, bh = a & low, a >> shift, b & low, b >> shift
+    ll, lh, hl, hh = al * bl, al * bh, ah * bl, ah * bh
+    middle = (ll >> shift) + (lh & low) + (hl & low)  # < 3 * 2**32: no overflow
+    return hh + (lh >> shift) + (hl >> shift) + (middle >> shift)
+
+
 _INT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "addi": np.add, "subi": np.subtract, "muli": np.multiply,
     "andi": np.bitwise_and, "ori": np.bitwise_or, "xori": np.bitwise_xor,
@@ -116,6 +107,8 @@ _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "remf": np.fmod,  # arith.remf is C's fmod: the result takes the dividend's sign
     "maxnumf": np.fmax, "minnumf": np.fmin,  # ignore a NaN operand
     "maximumf": np.maximum, "minimumf": np.minimum,  # propagate NaN
+    "divf_rn": np.divide,  # NumPy's division is IEEE's (`divf` is too, here: the GPU's may be approximate)
+    "powf": np.power,
 }
 
 
@@ -144,6 +137,9 @@ def _int_binary_wide(op: str, a: np.ndarray, b: np.ndarray, width: int) -> np.nd
         if op == "shrsi":
             a = a.view(_signed(a.dtype))
         return _shift(op, a, b, width)
+    if op == "mulhiui":
+        udt = _unsigned(a.dtype)
+        return _mulhi_unsigned(a.view(udt), b.view(udt)).view(a.dtype)
     raise TilecSemanticError(f"the interpreter does not implement the integer operation {op!r}")
 
 
@@ -155,7 +151,8 @@ _UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "negf": np.negative, "absf": np.abs, "absi": np.abs,  # abs(MIN) wraps to MIN, as on the GPU
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
     "rsqrt": lambda x: np.reciprocal(np.sqrt(x)), "sin": np.sin, "cos": np.cos,
-    "floor": np.floor, "ceil": np.ceil,
+    "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc, "tan": np.tan,
+    "sqrt_rn": np.sqrt,  # NumPy's square root is IEEE's (`sqrt` is too, here: the GPU's may be approximate)
     # No float32 erf in NumPy: compute exactly in float64, round once to the element type.
     "erf": lambda x: _erf(x.astype(np.float64)) if x.size else x.astype(np.float64),
 }
@@ -185,34 +182,28 @@ def _int_cast(op: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:
     return x.astype(dt)  # NumPy's integer astype wraps (trunci) or extends as C does
 
 
-def _check_combined(results: list[Any], operands: list[tensor]) -> None:
-    """A reduction's combine must return one value per input, of the input's type (as the
-    compiler's combiner region requires; checked here too so both paths agree)."""
-    if len(results) != len(operands):
-        raise TilecSemanticError(f"the combine function returned {len(results)} values; expected {len(operands)}")
-    for result, operand in zip(results, operands):
-        if not isinstance(result, tensor) or result.dtype != operand.dtype:
-            got = result.dtype if isinstance(result, tensor) else type(result).__name__
-            raise TilecSemanticError(f"the combine function must return {operand.dtype} values, got {got}")
-        if result.type != operand.type:
-            raise TilecSemanticError("the combine function must combine elementwise, without changing shapes "
-                                     f"(got {result.type} for operands of type {operand.type})")
-
-
 # ----------------------------------------------------------------------------- the builder
 
 
-class NumpyBuilder(Builder):
-    """Computes every operation of one program immediately; see the module docstring."""
+class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
+    """Computes every operation of one program immediately; see the module docstring.
 
-    def __init__(self, memory: Memory, grid: tuple[int, int, int]):
+    Shapes and scans (numpy_ops_shape.py), atomics (numpy_ops_atomic.py), `dot` and
+    debugging (numpy_ops_misc.py) live in mixins.
+    """
+
+    def __init__(self, memory: Memory, grid: tuple[int, int, int], kernel_name: str = "kernel"):
         self.memory = memory
         self.grid = tuple(int(g) for g in grid)
         self.program = (0, 0, 0)  # set by the launcher before each program runs
+        self.kernel_name = kernel_name  # for device_assert's message
 
     # -- constants and creation
     def constant(self, value: int | float | bool, ty: dtype) -> np.ndarray:
-        return np.array(value, dtype=numpy_dtype(ty))
+        dt = numpy_dtype(ty)
+        if is_float(dt):
+            return round_to(np.array(value, dtype=np.float64), dt)
+        return np.array(value, dtype=dt)
 
     def splat(self, scalar: np.ndarray, ty: block_type) -> np.ndarray:
         return np.full(ty.shape, scalar, dtype=numpy_dtype(ty))
@@ -229,20 +220,39 @@ class NumpyBuilder(Builder):
     # -- elementwise
     def binary(self, op: str, lhs: np.ndarray, rhs: np.ndarray, ty: dtype) -> np.ndarray:
         dt = numpy_dtype(ty)
-        lhs, rhs = _array(lhs, dt), _array(rhs, dt)
         fn = _FLOAT_BINARY.get(op)
-        result = fn(lhs, rhs) if fn is not None else _int_binary(op, lhs, rhs, dt)
-        return _array(result, dt)
+        if fn is not None:
+            # bf16/fp8 compute in float32 and round once: the correctly rounded result.
+            work = compute_dtype(dt)
+            return round_to(fn(_array(lhs, dt).astype(work), _array(rhs, dt).astype(work)), dt)
+        return _array(_int_binary(op, _array(lhs, dt), _array(rhs, dt), dt), dt)
 
     def unary(self, op: str, x: np.ndarray, ty: dtype) -> np.ndarray:
         fn = _UNARY.get(op)
         if fn is None:
             raise TilecSemanticError(f"the interpreter does not implement the operation {op!r}")
         dt = numpy_dtype(ty)
-        return _array(fn(_array(x, dt)), dt)
+        x = _array(x, dt)
+        if is_float(dt):
+            return round_to(fn(x.astype(compute_dtype(dt))), dt)
+        return _array(fn(x), dt)
+
+    def ternary(self, op: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: dtype) -> np.ndarray:
+        if op != "fma":
+            raise TilecSemanticError(f"the interpreter does not implement the operation {op!r}")
+        return fma(a, b, c, numpy_dtype(ty))
+
+    def extern_elementwise(self, symbol: str, args: Sequence[np.ndarray], ty: dtype, pure: bool = True) -> np.ndarray:
+        fn = _extern_function(symbol)
+        arrays = [np.asarray(a) for a in args]
+        result = round_to(np.asarray(fn(*arrays)), numpy_dtype(ty))
+        shape = np.broadcast_shapes(*(a.shape for a in arrays)) if arrays else ()
+        return result if result.shape == shape else np.broadcast_to(result, shape).copy()
 
     def compare(self, predicate: str, lhs: np.ndarray, rhs: np.ndarray, is_float: bool, ty: dtype) -> np.ndarray:
         lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+        if is_narrow(lhs.dtype):  # bf16/fp8: compare the (exact) float32 values
+            lhs, rhs = lhs.astype(np.float32), rhs.astype(np.float32)
         kind = predicate
         if not is_float and predicate not in ("eq", "ne"):
             # The predicate, not the arrays' dtype, says how to read the bits.
@@ -266,13 +276,13 @@ class NumpyBuilder(Builder):
         if op in ("extsi", "extui", "trunci"):
             result = _int_cast(op, x, dt)
         elif op == "sitofp":
-            result = (x if x.dtype == np.bool_ else x.view(_signed(x.dtype))).astype(dt)
+            result = round_to(x if x.dtype == np.bool_ else x.view(_signed(x.dtype)), dt)
         elif op == "uitofp":
-            result = (x if x.dtype == np.bool_ else x.view(_unsigned(x.dtype))).astype(dt)
+            result = round_to(x if x.dtype == np.bool_ else x.view(_unsigned(x.dtype)), dt)
         elif op in ("fptosi", "fptoui"):
             result = _float_to_int(x, dt)
         elif op in ("extf", "truncf"):
-            result = x.astype(dt)  # round to nearest even, overflow to inf
+            result = round_to(x, dt)  # nearest even; fp16/bf16 overflow to inf, fp8 saturates
         elif op == "bitcast":
             result = x.copy() if x.dtype == np.bool_ or dt == np.bool_ else x.view(dt).copy()
         elif op in ("ptrtoint", "inttoptr"):
@@ -307,7 +317,7 @@ class NumpyBuilder(Builder):
         self.memory.store(np.asarray(ptr, dtype=np.uint64), np.asarray(value),
                           None if mask is None else np.asarray(mask))
 
-    # -- reductions
+    # -- reductions (scans are in numpy_ops_shape.py)
     def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable,
                result_types: Sequence[dtype]) -> list[np.ndarray]:
         """Pairwise tree: combine the two halves of `axis` until one element is left.
@@ -341,4 +351,33 @@ class NumpyBuilder(Builder):
         if x.ndim != 0:
             raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; only "
                                      "scalars can be used in `if`, `while` and `range` (reduce it first)")
+        if is_narrow(x.dtype):
+            return float(x.astype(np.float32))
         return x.item()
+
+
+# ----------------------------------------------------------------------------- libdevice
+
+# IEEE-rounded division and square root, in case `libdevice.NUMPY_IMPLEMENTATIONS` lacks them
+# (NumPy's are correctly rounded in the arguments' own type).
+_EXTERN_FALLBACKS: dict[str, Callable[..., np.ndarray]] = {
+    "__nv_fdiv_rn": lambda x, y: np.divide(np.asarray(x, np.float32), np.asarray(y, np.float32)),
+    "__nv_ddiv_rn": lambda x, y: np.divide(np.asarray(x, np.float64), np.asarray(y, np.float64)),
+    "__nv_fsqrt_rn": lambda x: np.sqrt(np.asarray(x, np.float32)),
+    "__nv_dsqrt_rn": lambda x: np.sqrt(np.asarray(x, np.float64)),
+}
+
+
+def _extern_function(symbol: str) -> Callable[..., np.ndarray]:
+    """The NumPy version of libdevice function `symbol` (imported lazily: libdevice imports
+    the language, which must not import the interpreter)."""
+    try:
+        from ..language.extra import libdevice
+        table = getattr(libdevice, "NUMPY_IMPLEMENTATIONS", None) or {}
+    except ImportError:  # pragma: no cover - the module is part of the language
+        table = {}
+    fn = table.get(symbol) or _EXTERN_FALLBACKS.get(symbol)
+    if fn is None:
+        raise TilecSemanticError(f"the interpreter has no implementation of the libdevice function {symbol!r} "
+                                 "(add it to tilec.language.extra.libdevice.NUMPY_IMPLEMENTATIONS)")
+    return fn

@@ -3,11 +3,15 @@
     import tilec.language as tl
 """
 from . import math
-from .builtins import (PropagateNan, abs, arange, broadcast, broadcast_to, cdiv, ceil, clamp, cos, div_rn,
+from .builtins import (PropagateNan, abs, arange, argmax, argmin, broadcast, broadcast_to, cat, cdiv, ceil, clamp, cos, div_rn,
                        erf, exp, exp2, expand_dims, extern_elementwise, fdiv, floor, fma, full, full_like,
-                       load, log, log2, max, maximum, min, minimum, num_programs, program_id, range, rsqrt,
-                       sigmoid, sin, sqrt, sqrt_rn, static_assert, static_print, static_range, store, sum, tan,
-                       trunc, umulhi, where, zeros, zeros_like)
+                       interleave, join, load, log, log2, max, maximum, min, minimum, num_programs, permute,
+                       program_id, range, ravel, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
+                       static_assert, static_print, static_range, store, sum, tan, trans, trunc, umulhi, view,
+                       where, xor_sum, zeros, zeros_like)
+from .builtins import associative_scan, cumprod, cumsum, reduce  # noqa: E402
+from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
+                       atomic_xchg, atomic_xor)
 from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, float8e5, float16,
                    float32, float64, int1, int8, int16, int32, int64, pointer_type, tensor, uint8,
                    uint16, uint32, uint64, void)

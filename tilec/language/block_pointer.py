@@ -1,2 +1,447 @@
-"""Block pointers and tensor descriptors (filled in by their implementation)."""
-__all__: list[str] = []
+"""Block pointers (`tl.make_block_ptr`) and device-side tensor descriptors
+(`tl.make_tensor_descriptor`), with the semantics of pointer loads and stores.
+
+A block pointer describes a `block_shape` window at `offsets` into a strided tensor of
+`shape` starting at `base`. Loading it is an ordinary masked load of
+
+    base + sum_d (offsets[d] + arange(0, block_shape[d])) * strides[d]
+
+(each term broadcast to the block's rank), masked by 0 <= index_d < shape[d] for the
+dimensions listed in `boundary_check`. This is what Triton's RewriteTensorPointer pass
+makes of block pointers when it does not use TMA: the index arithmetic is done in 64
+bits (strides are int64 and offsets are widened before the multiplication), so tensors
+of more than 2**31 elements work.
+
+A tensor descriptor is the same idea with TMA's rules: every dimension is checked,
+out-of-bounds elements read as the padding value (zero by default) and are skipped by
+stores, and the last stride must be 1.
+
+Both are `tl.aggregate`s whose fields are scalar tensors (plus compile-time block shape
+and order), so the code generator carries them through loops and `if`s by their tensors.
+Everything here is built from the language's own operations; no new IR operations.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import core
+from .core import TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic, tensor
+
+__all__ = [
+    "BlockPointer", "TensorDescriptor", "tensor_descriptor", "make_block_ptr", "advance",
+    "make_tensor_descriptor", "load_tensor_descriptor", "store_tensor_descriptor",
+]
+
+_INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
+_INT64_RANGE = (-(1 << 63), (1 << 63) - 1)
+_PADDING_OPTIONS = ("", "zero", "nan")
+
+
+def _error(message: str) -> TilecSemanticError:
+    return TilecSemanticError(message)
+
+
+# ----------------------------------------------------------------------------- argument conversion
+
+
+def _as_list(values: Any) -> list:
+    """A shape/strides/offsets/block_shape/order argument as a list of (unwrapped) items.
+
+    Like Triton, a single value stands for a one-element list.
+    """
+    values = _unwrap(values)
+    if isinstance(values, (tuple, list)):
+        return [_unwrap(v) for v in values]
+    return [values]
+
+
+def _index_scalar(sem, value: Any, what: str, wide: bool) -> tensor:
+    """One element of shape/strides (wide: int64) or of offsets (int32), as a scalar tensor.
+
+    Triton's rules (`_convert_elem_to_ir_value`): constants must fit the type; integer
+    tensors are widened to int64 for shape and strides; offsets may not be int64 tensors.
+    """
+    value = _unwrap(value)
+    target = core.int64 if wide else core.int32
+    if isinstance(value, bool):
+        raise _error(f"{what} must be integers, got the boolean {value}")
+    if isinstance(value, int):
+        lo, hi = _INT64_RANGE if wide else _INT32_RANGE
+        if not lo <= value <= hi:
+            bits = 64 if wide else 32
+            raise _error(f"{what} must fit in {bits} bits, got {value}")
+        return sem.to_tensor(value, target)
+    if isinstance(value, tensor):
+        if value.type.is_block():
+            raise _error(f"{what} must be scalars, got a block of shape {list(value.type.shape)}")
+        if not value.dtype.is_int() or value.dtype.is_bool():
+            raise _error(f"{what} must be integers, got a {value.dtype} value")
+        if not wide and value.dtype.int_bitwidth == 64:
+            raise _error(f"{what} must be 32-bit integers, got an {value.dtype} value; add a `.to(tl.int32)` "
+                         "(block pointer offsets are int32, as in Triton), or use a tensor of pointers "
+                         "for 64-bit offsets")
+        return sem.cast(value, target)
+    got = type(value).__name__ if value is not None else "None"
+    raise _error(f"{what} must be integers (constants or scalar integer tensors), got {got}")
+
+
+def _index_scalars(sem, values: Sequence[Any], what: str, wide: bool) -> tuple[tensor, ...]:
+    return tuple(_index_scalar(sem, v, what, wide) for v in values)
+
+
+def _static_ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if isinstance(v, tensor):
+            raise _error(f"{what} must be compile-time constants (tl.constexpr), got a value known only "
+                         "at run time")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise _error(f"{what} must be integers, got {v!r}")
+        out.append(v)
+    return tuple(out)
+
+
+def _block_shape(sem, values: Sequence[Any], what: str) -> tuple[int, ...]:
+    shape = _static_ints(values, what)
+    if not shape:
+        raise _error(f"{what} must have at least one dimension")
+    for dim in shape:
+        if not core.is_power_of_2(dim):
+            raise _error(f"{what} {list(shape)}: every dimension must be a power of 2, and {dim} is not")
+    return sem.validate_block_shape(shape)
+
+
+def _scalar_pointer(base: Any, fn: str) -> tensor:
+    base = _unwrap(base)
+    if isinstance(base, aggregate):
+        raise _error(f"{fn} expects a pointer as its base, got a {type(base).__name__}")
+    if not isinstance(base, tensor) or not base.type.is_ptr():
+        got = base.type if isinstance(base, tensor) else type(base).__name__
+        raise _error(f"{fn} expects a scalar pointer as its base (a pointer argument, possibly offset), got {got}")
+    return base
+
+
+def _padding(padding_option: Any, elt: core.dtype, what: str) -> str:
+    padding = _unwrap(padding_option)
+    padding = "" if padding is None else padding
+    if padding not in _PADDING_OPTIONS:
+        raise _error(f"padding_option {padding!r} is not supported; use \"zero\" or \"nan\"")
+    if padding == "nan" and not elt.is_floating():
+        raise _error(f"padding_option \"nan\" needs floating-point elements, but {what} has {elt} elements")
+    return padding
+
+
+def _padding_value(sem, padding: str, elt: core.dtype) -> tensor | None:
+    if padding == "zero":
+        return sem.to_tensor(0.0 if elt.is_floating() else 0, elt)
+    if padding == "nan":
+        return sem.to_tensor(float("nan"), elt)
+    return None  # "": masked-off elements are undefined; both backends read 0
+
+
+def _boundary_check(boundary_check: Any, rank: int) -> tuple[int, ...]:
+    """Triton's `_canonicalize_boundary_check`: sorted, in range, without duplicates."""
+    boundary_check = _unwrap(boundary_check)
+    if boundary_check is None or (isinstance(boundary_check, (tuple, list)) and not boundary_check):
+        return ()
+    dims = _as_list(boundary_check)
+    for dim in dims:
+        if isinstance(dim, bool) or not isinstance(dim, int):
+            raise _error(f"boundary_check must list dimensions (constant integers), got {dim!r}")
+        if not 0 <= dim < rank:
+            raise _error(f"boundary_check dimension {dim} is out of range for a block of rank {rank} "
+                         f"(dimensions are 0 to {rank - 1})")
+    if len(set(dims)) != len(dims):
+        raise _error(f"boundary_check {tuple(dims)} lists a dimension twice")
+    return tuple(sorted(dims))
+
+
+def _block_access(sem, base: tensor, shape: Sequence[tensor], strides: Sequence[tensor],
+                  offsets: Sequence[tensor], block_shape: Sequence[int],
+                  checked: Sequence[int]) -> tuple[tensor, tensor | None]:
+    """(tensor of pointers, mask or None) for the block at `offsets`.
+
+    Per dimension d, the int64 index `offsets[d] + arange(0, block_shape[d])` is laid
+    along axis d of the block; pointers add index_d * strides[d] over all d and the mask
+    keeps 0 <= index_d < shape[d] for d in `checked` (RewriteTensorPointer's expansion).
+    """
+    rank = len(block_shape)
+    byte_offsets = None
+    mask = None
+    for d in range(rank):
+        index = sem.add(sem.cast(sem.arange(0, block_shape[d]), core.int64), sem.cast(offsets[d], core.int64))
+        for axis in range(rank):
+            if axis != d:
+                index = sem.expand_dims(index, axis)
+        term = sem.mul(index, strides[d])
+        byte_offsets = term if byte_offsets is None else sem.add(byte_offsets, term)
+        if d in checked:
+            inside = sem.and_(sem.compare("ge", index, 0), sem.compare("lt", index, shape[d]))
+            mask = inside if mask is None else sem.and_(mask, inside)
+    byte_offsets = sem.broadcast_to(byte_offsets, block_shape)
+    pointers = sem.add(base, byte_offsets)
+    if mask is not None:
+        mask = sem.broadcast_to(mask, block_shape)
+    return pointers, mask
+
+
+def _stored_value(sem, value: Any, elt: core.dtype, block_shape: tuple[int, ...], what: str,
+                  broadcast_scalars: bool, cast: bool) -> tensor:
+    value = _unwrap(value)
+    if not isinstance(value, tensor):
+        if not broadcast_scalars:
+            raise _error(f"{what} needs a block of shape {list(block_shape)} to store, got a "
+                         f"{type(value).__name__} constant; use tl.full")
+        value = sem.to_tensor(value, elt)
+    if not value.type.is_block():
+        if not broadcast_scalars:
+            raise _error(f"{what} needs a block of shape {list(block_shape)} to store, got a scalar; "
+                         "use tl.full or tl.broadcast_to")
+        value = sem.broadcast_to(value, block_shape)
+    if tuple(value.type.shape) != tuple(block_shape):
+        raise _error(f"{what}: the stored value has shape {list(value.type.shape)} but the block has shape "
+                     f"{list(block_shape)}; they must be equal")
+    if value.dtype != elt:
+        if not cast:
+            raise _error(f"{what}: the stored value has element type {value.dtype} but the block pointer points "
+                         f"to {elt}; convert it with .to({elt!r})")
+        value = sem.cast(value, elt)
+    return value
+
+
+# ----------------------------------------------------------------------------- block pointers
+
+
+class BlockPointer(aggregate):
+    """What `tl.make_block_ptr` returns: a `block_shape` window into a strided tensor.
+
+    Fields: `base` (scalar pointer), `shape` and `strides` (tuples of int64 scalars),
+    `offsets` (tuple of int32 scalars), `block_shape` and `order` (constexpr tuples).
+    Load and store it with `tl.load`/`tl.store`; move it with `tl.advance`.
+    """
+    __tilec_fields__ = ("base", "shape", "strides", "offsets", "block_shape", "order")
+
+    def __init__(self, base: tensor, shape: tuple, strides: tuple, offsets: tuple, block_shape: constexpr,
+                 order: constexpr):
+        self.base = base
+        self.shape = shape
+        self.strides = strides
+        self.offsets = offsets
+        self.block_shape = block_shape
+        self.order = order
+
+    def __repr__(self) -> str:
+        return f"BlockPointer({self.element_ty}, block_shape={list(_unwrap(self.block_shape))})"
+
+    @property
+    def element_ty(self) -> core.dtype:
+        return self.base.dtype.element_ty
+
+    @property
+    def rank(self) -> int:
+        return len(_unwrap(self.block_shape))
+
+    @builtin
+    def advance(self, offsets) -> "BlockPointer":
+        """The block pointer moved by `offsets` (one per dimension, in elements)."""
+        return advance(self, offsets)
+
+    # -- called by tl.load / tl.store
+    def tilec_load(self, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+                   eviction_policy="", volatile=False) -> tensor:
+        sem = current_semantic()
+        if _unwrap(mask) is not None or _unwrap(other) is not None:
+            raise _error("`mask` and `other` cannot be used when loading through a block pointer; use "
+                         "boundary_check=(dims...) and padding_option instead")
+        elt = self.element_ty
+        padding = _padding(padding_option, elt, "this block pointer")
+        block_shape = _unwrap(self.block_shape)
+        checked = _boundary_check(boundary_check, len(block_shape))
+        pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
+                                            block_shape, checked)
+        fill = _padding_value(sem, padding, elt) if in_bounds is not None else None
+        return sem.load(pointers, in_bounds, fill, cache_modifier, eviction_policy, volatile)
+
+    def tilec_store(self, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
+        sem = current_semantic()
+        if _unwrap(mask) is not None:
+            raise _error("`mask` cannot be used when storing through a block pointer; use boundary_check=(dims...)")
+        block_shape = _unwrap(self.block_shape)
+        value = _stored_value(sem, value, self.element_ty, block_shape, "tl.store to a block pointer",
+                              broadcast_scalars=True, cast=False)
+        checked = _boundary_check(boundary_check, len(block_shape))
+        pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
+                                            block_shape, checked)
+        sem.store(pointers, value, in_bounds, cache_modifier, eviction_policy)
+
+
+@builtin
+def make_block_ptr(base, shape, strides, offsets, block_shape, order) -> BlockPointer:
+    """A block pointer to the `block_shape` block at `offsets` of the tensor at `base`.
+
+    `shape` and `strides` (in elements) become int64, `offsets` int32, as in Triton;
+    `block_shape` (powers of 2) and `order` (a permutation of the dimensions, the
+    fastest-varying first) are compile-time constants.
+    """
+    sem = current_semantic()
+    base = _scalar_pointer(base, "make_block_ptr")
+    shape_items, stride_items, offset_items = _as_list(shape), _as_list(strides), _as_list(offsets)
+    block_items, order_items = _as_list(block_shape), _as_list(order)
+    order_values = _static_ints(order_items, "make_block_ptr's order")
+    if sorted(order_values) != list(range(len(order_values))):
+        raise _error(f"make_block_ptr's order {list(order_values)} must be a permutation of "
+                     f"{list(range(len(order_values)))}")
+    lengths = [len(shape_items), len(stride_items), len(offset_items), len(block_items), len(order_values)]
+    if len(set(lengths)) != 1:
+        raise _error("make_block_ptr's shape, strides, offsets, block_shape and order must have the same length "
+                     f"(one entry per dimension), got {', '.join(map(str, lengths[:-1]))} and {lengths[-1]}")
+    block = _block_shape(sem, block_items, "make_block_ptr's block_shape")
+    shape_values = _index_scalars(sem, shape_items, "make_block_ptr's shape", wide=True)
+    stride_values = _index_scalars(sem, stride_items, "make_block_ptr's strides", wide=True)
+    offset_values = _index_scalars(sem, offset_items, "make_block_ptr's offsets", wide=False)
+    if base.dtype.element_ty == core.int1:
+        # As in Triton: booleans are bytes in memory, so a block pointer to int1 reads int8.
+        base = sem.cast(base, core.pointer_type(core.int8))
+    return BlockPointer(base, shape_values, stride_values, offset_values, constexpr(block),
+                        constexpr(order_values))
+
+
+@builtin
+def advance(base, offsets) -> BlockPointer:
+    """`base` moved by `offsets` elements along each dimension (a new block pointer)."""
+    sem = current_semantic()
+    base = _unwrap(base)
+    if not isinstance(base, BlockPointer):
+        got = base.type if isinstance(base, tensor) else type(base).__name__
+        raise _error(f"tl.advance expects a block pointer (from tl.make_block_ptr), got {got}")
+    items = _as_list(offsets)
+    if len(items) != base.rank:
+        raise _error(f"tl.advance got {len(items)} offsets for a block pointer of rank {base.rank}")
+    deltas = _index_scalars(sem, items, "tl.advance's offsets", wide=False)
+    moved = tuple(sem.add(old, delta) for old, delta in zip(base.offsets, deltas))
+    return base.tilec_replace([base.base, base.shape, base.strides, moved, base.block_shape, base.order])
+
+
+# ----------------------------------------------------------------------------- tensor descriptors
+
+
+class TensorDescriptor(aggregate):
+    """What `tl.make_tensor_descriptor` returns: a strided tensor read and written in
+    `block_shape` blocks with TMA's rules (out-of-bounds elements read the padding value
+    and are not written).
+
+    Fields: `base` (scalar pointer), `shape` (tuple of int32 scalars), `strides` (tuple
+    of int64 scalars), `block_shape` and `padding_option` (constexprs).
+    """
+    __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option")
+
+    def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: constexpr,
+                 padding_option: constexpr):
+        self.base = base
+        self.shape = shape
+        self.strides = strides
+        self.block_shape = block_shape
+        self.padding_option = padding_option
+
+    def __repr__(self) -> str:
+        return f"TensorDescriptor({self.dtype}, block_shape={list(_unwrap(self.block_shape))})"
+
+    @property
+    def dtype(self) -> core.dtype:
+        return self.base.dtype.element_ty
+
+    @property
+    def block_type(self) -> core.block_type:
+        return core.block_type(self.dtype, _unwrap(self.block_shape))
+
+    def _access(self, sem, offsets: Any, what: str) -> tuple[tensor, tensor]:
+        block_shape = _unwrap(self.block_shape)
+        items = _as_list(offsets)
+        if len(items) != len(block_shape):
+            raise _error(f"{what} got {len(items)} offsets for a descriptor of rank {len(block_shape)}")
+        offset_values = _index_scalars(sem, items, f"{what}'s offsets", wide=False)
+        return _block_access(sem, self.base, self.shape, self.strides, offset_values, block_shape,
+                             tuple(range(len(block_shape))))
+
+    @builtin
+    def load(self, offsets) -> tensor:
+        """The block at `offsets`; elements outside the tensor read the padding value (0 by default)."""
+        sem = current_semantic()
+        pointers, in_bounds = self._access(sem, offsets, "descriptor load")
+        fill = _padding_value(sem, _unwrap(self.padding_option), self.dtype)
+        return sem.load(pointers, in_bounds, fill)
+
+    @builtin
+    def store(self, offsets, value) -> None:
+        """Writes `value` (a block of exactly `block_shape`, converted to the descriptor's
+        type) at `offsets`; elements outside the tensor are not written."""
+        sem = current_semantic()
+        value = _stored_value(sem, value, self.dtype, _unwrap(self.block_shape), "descriptor store",
+                              broadcast_scalars=False, cast=True)
+        pointers, in_bounds = self._access(sem, offsets, "descriptor store")
+        sem.store(pointers, value, in_bounds)
+
+
+tensor_descriptor = TensorDescriptor  # Triton's name for the type
+
+
+@builtin
+def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero") -> TensorDescriptor:
+    """A tensor descriptor for the tensor at `base` (1 to 5 dimensions; the last stride
+    must be 1), read and written in blocks of `block_shape` (powers of 2, at least 16
+    bytes along the last dimension). Shapes are int32 and strides int64, as in Triton.
+    """
+    sem = current_semantic()
+    base = _scalar_pointer(base, "make_tensor_descriptor")
+    shape_items, stride_items, block_items = _as_list(shape), _as_list(strides), _as_list(block_shape)
+    ndim = len(shape_items)
+    if not 1 <= ndim <= 5:
+        raise _error(f"make_tensor_descriptor supports 1 to 5 dimensions, got {ndim}")
+    if len(stride_items) != ndim:
+        raise _error(f"make_tensor_descriptor got {ndim} shape entries but {len(stride_items)} strides")
+    if len(block_items) != ndim:
+        raise _error(f"make_tensor_descriptor got {ndim} shape entries but a block_shape of "
+                     f"{len(block_items)} dimensions")
+    elt = base.dtype.element_ty
+    block = _block_shape(sem, block_items, "make_tensor_descriptor's block_shape")
+    row_bytes = block[-1] * elt.itemsize
+    if row_bytes < 16:
+        raise _error(f"a tensor descriptor's block must span at least 16 bytes along its last dimension, got "
+                     f"{block[-1]} x {elt.itemsize} = {row_bytes} bytes")
+    last_stride = stride_items[-1]
+    if isinstance(last_stride, int) and not isinstance(last_stride, bool) and last_stride != 1:
+        raise _error(f"a tensor descriptor's last stride must be 1 (the last dimension contiguous), "
+                     f"got {last_stride}")
+    padding = _padding(padding_option, elt, "this descriptor")
+    shape_values = tuple(_descriptor_dim(sem, v) for v in shape_items)
+    stride_values = _index_scalars(sem, stride_items, "make_tensor_descriptor's strides", wide=True)
+    return TensorDescriptor(base, shape_values, stride_values, constexpr(block), constexpr(padding or "zero"))
+
+
+def _descriptor_dim(sem, value: Any) -> tensor:
+    """A descriptor's shape entry as int32 (Triton: make_scalar(x, tl.int32))."""
+    value = _unwrap(value)
+    if isinstance(value, tensor) and not value.type.is_block() and value.dtype.is_int() \
+            and not value.dtype.is_bool():
+        return sem.cast(value, core.int32)
+    return _index_scalar(sem, value, "make_tensor_descriptor's shape", wide=False)
+
+
+@builtin
+def load_tensor_descriptor(desc, offsets) -> tensor:
+    """`desc.load(offsets)`."""
+    return _descriptor(desc, "tl.load_tensor_descriptor").load(offsets)
+
+
+@builtin
+def store_tensor_descriptor(desc, offsets, value) -> None:
+    """`desc.store(offsets, value)`."""
+    return _descriptor(desc, "tl.store_tensor_descriptor").store(offsets, value)
+
+
+def _descriptor(desc: Any, fn: str) -> TensorDescriptor:
+    desc = _unwrap(desc)
+    if not isinstance(desc, TensorDescriptor):
+        got = desc.type if isinstance(desc, tensor) else type(desc).__name__
+        raise _error(f"{fn} expects a tensor descriptor (from tl.make_tensor_descriptor), got {got}")
+    return desc

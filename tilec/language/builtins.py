@@ -82,6 +82,69 @@ def broadcast_to(input, *shape) -> tensor:
     return _sem().broadcast_to(_sem().to_tensor(input), core._unwrap_shape(shape))
 
 
+def _shape_args(shape) -> tuple:
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
+        return tuple(_unwrap(shape[0]))
+    return tuple(shape)
+
+
+@builtin(method=True)
+def reshape(input, *shape, can_reorder=False) -> tensor:
+    """Row-major reshape to `shape` (same number of elements)."""
+    return _sem().reshape(input, _shape_args(shape), bool(_unwrap(can_reorder)))
+
+
+@builtin(method=True)
+def view(input, *shape) -> tensor:
+    """Same as reshape (tilec never reorders elements)."""
+    return _sem().reshape(input, _shape_args(shape))
+
+
+@builtin(method=True)
+def ravel(x, can_reorder=False) -> tensor:
+    """The elements of `x` as a 1-D tensor, in row-major order."""
+    x = _sem().to_tensor(x)
+    return _sem().reshape(x, (x.type.numel if x.type.is_block() else 1,))
+
+
+@builtin(method=True)
+def trans(input, *dims) -> tensor:
+    """Permute the dimensions; with no dims, transpose a 2-D tensor."""
+    return _sem().trans(input, _shape_args(dims) if dims else ())
+
+
+@builtin(method=True)
+def permute(input, *dims) -> tensor:
+    return _sem().permute(input, _shape_args(dims))
+
+
+@builtin(method=True)
+def join(a, b) -> tensor:
+    """Stack two tensors along a new last dimension of size 2."""
+    return _sem().join(a, b)
+
+
+@builtin(method=True)
+def split(a):
+    """The two halves of a last dimension of size 2, as a tuple."""
+    return core.tuple_value(_sem().split(a))
+
+
+@builtin
+def cat(input, other, can_reorder=False) -> tensor:
+    """Concatenate along the first dimension, in order."""
+    return _sem().cat(input, other)
+
+
+@builtin(method=True)
+def interleave(a, b) -> tensor:
+    """Interleave the elements of two tensors along their last dimension."""
+    sem = _sem()
+    joined = sem.join(a, b)
+    shape = joined.type.shape
+    return sem.reshape(joined, shape[:-2] + (shape[-2] * 2,))
+
+
 @builtin
 def broadcast(input, other):
     return tuple(_sem().broadcast_pair(_sem().to_tensor(input), _sem().to_tensor(other)))
@@ -123,6 +186,35 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         raise core.TilecSemanticError("boundary_check applies to block pointers (tl.make_block_ptr), "
                                       "not to tensors of pointers")
     _sem().store(pointer, value, mask, cache_modifier, eviction_policy)
+
+
+# ----------------------------------------------------------------------------- atomics
+
+
+def _make_atomic(kind: str, doc: str):
+    @builtin
+    def fn(pointer, val, mask=None, sem=None, scope=None) -> tensor:
+        return _sem().atomic_rmw(kind, pointer, val, mask, sem, scope)
+
+    fn.__name__ = fn.__qualname__ = f"atomic_{kind}"
+    fn.__doc__ = doc + " Returns the old values. sem: acq_rel (default), acquire, release, relaxed; " \
+                       "scope: gpu (default), cta, sys."
+    return fn
+
+
+atomic_add = _make_atomic("add", "Atomically add `val` to *pointer.")
+atomic_max = _make_atomic("max", "Atomically replace *pointer by max(*pointer, val).")
+atomic_min = _make_atomic("min", "Atomically replace *pointer by min(*pointer, val).")
+atomic_and = _make_atomic("and", "Atomically replace *pointer by *pointer & val.")
+atomic_or = _make_atomic("or", "Atomically replace *pointer by *pointer | val.")
+atomic_xor = _make_atomic("xor", "Atomically replace *pointer by *pointer ^ val.")
+atomic_xchg = _make_atomic("xchg", "Atomically store `val` in *pointer.")
+
+
+@builtin
+def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
+    """Atomically store `val` where *pointer == cmp; returns the old values."""
+    return _sem().atomic_cas(pointer, cmp, val, sem, scope)
 
 
 # ----------------------------------------------------------------------------- elementwise
@@ -251,17 +343,62 @@ def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
 
 
 @builtin(method=True)
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """Maximum along `axis` (NaN ignored); with return_indices, (maximum, its index)."""
     if _unwrap(return_indices):
-        raise core.TilecSemanticError("max(return_indices=True) is not supported yet")
+        return core.tuple_value(_sem().arg_reduction(input, axis, True, bool(_unwrap(return_indices_tie_break_left)),
+                                                     bool(_unwrap(keep_dims))))
     return _sem().max(input, axis, keep_dims)
 
 
 @builtin(method=True)
-def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False) -> tensor:
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    """Minimum along `axis` (NaN ignored); with return_indices, (minimum, its index)."""
     if _unwrap(return_indices):
-        raise core.TilecSemanticError("min(return_indices=True) is not supported yet")
+        return core.tuple_value(_sem().arg_reduction(input, axis, False, bool(_unwrap(return_indices_tie_break_left)),
+                                                     bool(_unwrap(keep_dims))))
     return _sem().min(input, axis, keep_dims)
+
+
+@builtin(method=True)
+def argmax(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
+    """Index of the maximum along `axis`: ties give the lowest index; NaN is the largest."""
+    return _sem().arg_reduction(input, axis, True, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
+
+
+@builtin(method=True)
+def argmin(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
+    """Index of the minimum along `axis`: ties give the lowest index; NaN is the largest."""
+    return _sem().arg_reduction(input, axis, False, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
+
+
+@builtin(method=True)
+def xor_sum(input, axis=None, keep_dims=False) -> tensor:
+    return _sem().xor_sum(input, axis, keep_dims)
+
+
+@builtin(method=True)
+def cumsum(input, axis=0, reverse=False, dtype=None) -> tensor:
+    """Inclusive prefix sum along `axis` (small integers accumulate in 32 bits)."""
+    return _sem().cumsum(input, axis, reverse, dtype)
+
+
+@builtin(method=True)
+def cumprod(input, axis=0, reverse=False, dtype=None) -> tensor:
+    """Inclusive prefix product along `axis`."""
+    return _sem().cumprod(input, axis, reverse, dtype)
+
+
+@builtin(method=True)
+def associative_scan(input, axis, combine_fn, reverse=False):
+    """Inclusive scan of `input` (a tensor or a tuple) along `axis` with a @jit `combine_fn`."""
+    return _sem().associative_scan(_unwrap(input), axis, _unwrap(combine_fn), bool(_unwrap(reverse)))
+
+
+@builtin(method=True)
+def reduce(input, axis, combine_fn, keep_dims=False):
+    """Reduce `input` (a tensor or a tuple of tensors) along `axis` with a @jit `combine_fn`."""
+    return _sem().reduce_with(_unwrap(input), axis, _unwrap(combine_fn), bool(_unwrap(keep_dims)))
 
 
 # ----------------------------------------------------------------------------- misc

@@ -384,6 +384,35 @@ def current_semantic():
     return sem
 
 
+_active_caller: contextvars.ContextVar = contextvars.ContextVar("tilec_caller", default=None)
+
+
+def call_kernel_function(fn: Any, args: Sequence[Any]) -> Any:
+    """Calls the @jit function `fn` from inside a kernel (e.g. a reduction's combiner).
+
+    The compiler installs a caller that generates the callee's code in place; the
+    interpreter has none, and the Python function simply runs.
+    """
+    caller = _active_caller.get()
+    if caller is not None:
+        return caller(fn, list(args))
+    return getattr(fn, "fn", fn)(*args)
+
+
+class activate_caller:
+    def __init__(self, caller):
+        self.caller = caller
+        self._token = None
+
+    def __enter__(self):
+        self._token = _active_caller.set(self.caller)
+        return self.caller
+
+    def __exit__(self, *exc):
+        _active_caller.reset(self._token)
+        return False
+
+
 class activate_semantic:
     """`with activate_semantic(sem): ...` makes `sem` the one builtins talk to."""
 
@@ -498,7 +527,8 @@ class tensor:
 
     @property
     def T(self):
-        raise TilecSemanticError("transposes (x.T, tl.trans) are not supported yet")
+        from . import builtins
+        return builtins.trans(self)
 
     def __getattr__(self, name):
         # Tensor methods that mirror builtins (x.sum(axis=0), x.to(...), ...).

@@ -7,6 +7,7 @@ the frontend adds the source location), and asks the builder to emit the result.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Callable, Sequence
 
@@ -232,6 +233,81 @@ class Semantic:
         shape.insert(axis, 1)
         ty = block_type(x.dtype, shape)
         return tensor(self.builder.expand_dims(x.handle, axis, ty), ty)
+
+    def _block(self, x: Any, what: str) -> tensor:
+        x = self.to_tensor(x)
+        if not x.type.is_block():
+            raise _error(f"{what} needs a tensor, got a scalar of type {x.type}")
+        return x
+
+    def reshape(self, x: Any, shape: Sequence[int], can_reorder: bool = False) -> tensor:
+        """Row-major reshape (tilec never reorders, whatever can_reorder says)."""
+        x = self._block(x, "reshape")
+        shape = self.validate_block_shape(tl._unwrap_shape(shape))
+        if math.prod(shape) != x.type.numel:
+            raise _error(f"cannot reshape a tensor of shape {list(x.type.shape)} ({x.type.numel} elements) "
+                         f"to {list(shape)} ({math.prod(shape)} elements)")
+        if shape == x.type.shape:
+            return x
+        ty = block_type(x.dtype, shape)
+        return tensor(self.builder.reshape(x.handle, ty), ty)
+
+    def permute(self, x: Any, order: Sequence[int]) -> tensor:
+        x = self._block(x, "permute")
+        order = [int(_unwrap(d)) for d in order]
+        rank = len(x.type.shape)
+        if sorted(order) != list(range(rank)):
+            raise _error(f"permutation {order} is not a reordering of the dimensions 0..{rank - 1}")
+        if order == list(range(rank)):
+            return x
+        ty = block_type(x.dtype, [x.type.shape[d] for d in order])
+        return tensor(self.builder.trans(x.handle, order, ty), ty)
+
+    def trans(self, x: Any, dims: Sequence[int]) -> tensor:
+        x = self._block(x, "trans")
+        if not dims:
+            if len(x.type.shape) != 2:
+                raise _error(f"trans without dims transposes a 2-D tensor; this one has shape {list(x.type.shape)}, "
+                             "so pass the permutation")
+            dims = (1, 0)
+        return self.permute(x, dims)
+
+    def join(self, a: Any, b: Any) -> tensor:
+        a, b = self.to_tensor(a), self.to_tensor(b)
+        if a.dtype != b.dtype:
+            raise _error(f"join needs two tensors of one type, got {a.dtype} and {b.dtype}")
+        if not a.type.is_block() and not b.type.is_block():
+            a, b = self.splat(a, (1,)), self.splat(b, (1,))
+            joined = self.join(a, b)
+            return self.reshape(joined, (2,))
+        a, b = self.broadcast_pair(a, b)
+        ty = block_type(a.dtype, a.type.shape + (2,))
+        return tensor(self.builder.join(a.handle, b.handle, ty), ty)
+
+    def split(self, x: Any) -> tuple[tensor, tensor]:
+        x = self._block(x, "split")
+        if x.type.shape[-1] != 2:
+            raise _error(f"split needs a last dimension of size 2, got shape {list(x.type.shape)}")
+        if len(x.type.shape) == 1:
+            both = self.reshape(x, (1, 2))
+            lhs, rhs = self.split(both)
+            return self.reshape_to_scalar(lhs), self.reshape_to_scalar(rhs)
+        ty = block_type(x.dtype, x.type.shape[:-1])
+        lhs, rhs = self.builder.split(x.handle, ty)
+        return tensor(lhs, ty), tensor(rhs, ty)
+
+    def reshape_to_scalar(self, x: tensor) -> tensor:
+        """The single element of a one-element tensor, as a scalar."""
+        return self.reduction([self.reshape(x, (1,))], 0, lambda a, b: [a[0]])[0]
+
+    def cat(self, a: Any, b: Any) -> tensor:
+        a, b = self._block(a, "cat"), self._block(b, "cat")
+        if a.dtype != b.dtype or a.type.shape[1:] != b.type.shape[1:]:
+            raise _error(f"cat needs tensors of one type whose shapes agree after the first dimension, got "
+                         f"{a.type} and {b.type}")
+        ty = block_type(a.dtype, (a.type.shape[0] + b.type.shape[0],) + a.type.shape[1:])
+        self.validate_block_shape(ty.shape)
+        return tensor(self.builder.cat(a.handle, b.handle, ty), ty)
 
     def subscript(self, x: tensor, slices: Any) -> tensor:
         """`x[:, None]`: only full slices and None are allowed."""
@@ -716,6 +792,85 @@ class Semantic:
         self.builder.store(ptr.handle, value.handle, None if mask is None else mask.handle,
                            cache_modifier=cache_modifier, eviction_policy=eviction_policy)
 
+    # ------------------------------------------------------------------ atomics
+    _ATOMIC_SEM = {None: "acq_rel", "": "acq_rel", "acq_rel": "acq_rel", "acquire": "acquire",
+                   "release": "release", "relaxed": "relaxed"}
+    _ATOMIC_SCOPE = {None: "gpu", "": "gpu", "gpu": "gpu", "cta": "cta", "sys": "sys"}
+
+    def _atomic_options(self, sem: Any, scope: Any) -> tuple[str, str]:
+        sem, scope = _unwrap(sem), _unwrap(scope)
+        if sem not in self._ATOMIC_SEM:
+            raise _error(f"atomic sem must be one of 'acq_rel', 'acquire', 'release', 'relaxed', got {sem!r}")
+        if scope not in self._ATOMIC_SCOPE:
+            raise _error(f"atomic scope must be one of 'gpu', 'cta', 'sys', got {scope!r}")
+        return self._ATOMIC_SEM[sem], self._ATOMIC_SCOPE[scope]
+
+    def _atomic_operands(self, ptr: Any, value: Any, mask: Any, what: str) -> tuple[tensor, tensor, tensor | None]:
+        ptr, mask = self._memory_operands(ptr, mask, what)
+        elt = ptr.dtype.element_ty
+        value = self.to_tensor(value, elt) if not isinstance(_unwrap(value), tensor) else _unwrap(value)
+        if value.type.is_block() and not ptr.type.is_block():
+            ptr = self.broadcast_to(ptr, value.type.shape)
+            if mask is not None:
+                mask = self.broadcast_to(mask, value.type.shape)
+        if ptr.type.is_block():
+            value = self.broadcast_to(value, ptr.type.shape)
+        return ptr, self.cast(value, elt), mask
+
+    def atomic_rmw(self, kind: str, ptr: Any, value: Any, mask: Any = None, sem: Any = None,
+                   scope: Any = None) -> tensor:
+        """Atomic read-modify-write; returns the old values. kind: add max min and or xor xchg."""
+        sem, scope = self._atomic_options(sem, scope)
+        ptr, value, mask = self._atomic_operands(ptr, value, mask, f"atomic_{kind}")
+        elt = ptr.dtype.element_ty
+        bits = elt.primitive_bitwidth
+        if kind == "add":
+            if elt.is_floating():
+                if elt.is_fp8():
+                    raise _error(f"atomic_add does not support {elt}")
+                op = "fadd"
+            elif bits in (32, 64):
+                op = "add"
+            else:
+                raise _error(f"atomic_add needs 32- or 64-bit integers or floats, got {elt}")
+        elif kind in ("max", "min"):
+            if elt.is_floating():
+                if bits not in (32, 64):
+                    raise _error(f"atomic_{kind} supports fp32 and fp64 floats, got {elt}")
+                op = "f" + kind
+            elif bits in (32, 64):
+                op = kind if elt.is_int_signed() else "u" + kind
+            else:
+                raise _error(f"atomic_{kind} needs 32- or 64-bit integers or floats, got {elt}")
+        elif kind in ("and", "or", "xor"):
+            if not elt.is_int() or bits not in (32, 64):
+                raise _error(f"atomic_{kind} needs 32- or 64-bit integers, got {elt}")
+            op = kind
+        elif kind == "xchg":
+            if bits not in (32, 64):
+                raise _error(f"atomic_xchg needs 32- or 64-bit values, got {elt}")
+            op = "xchg"
+        else:
+            raise _error(f"unknown atomic operation {kind!r}")
+        ty = value.type
+        handle = self.builder.atomic_rmw(op, ptr.handle, value.handle, None if mask is None else mask.handle,
+                                         sem, scope, ty)
+        return tensor(handle, ty)
+
+    def atomic_cas(self, ptr: Any, cmp: Any, value: Any, sem: Any = None, scope: Any = None) -> tensor:
+        """Atomic compare-and-swap: where *ptr == cmp, store value; returns the old values."""
+        sem, scope = self._atomic_options(sem, scope)
+        ptr, value, _ = self._atomic_operands(ptr, value, None, "atomic_cas")
+        elt = ptr.dtype.element_ty
+        if elt.primitive_bitwidth not in (16, 32, 64):
+            raise _error(f"atomic_cas needs 16-, 32- or 64-bit values, got {elt}")
+        cmp = _unwrap(cmp)
+        cmp = self.to_tensor(cmp, elt) if not isinstance(cmp, tensor) else self.cast(cmp, elt)
+        if ptr.type.is_block():
+            cmp = self.broadcast_to(cmp, ptr.type.shape)
+        ty = value.type
+        return tensor(self.builder.atomic_cas(ptr.handle, cmp.handle, value.handle, sem, scope, ty), ty)
+
     # ------------------------------------------------------------------ reductions
     def reduction(self, inputs: Sequence[tensor], axis: Any, combine: Callable,
                   keep_dims: bool = False) -> list[tensor]:
@@ -732,7 +887,12 @@ class Semantic:
                              f"and {list(x.type.shape)}")
         shape = first.type.shape
         if axis is None:
-            raise _error("reductions over all axes (axis=None) are not supported yet; pass an axis")
+            # Over every element: reduce the flattened tensor; keep_dims keeps a 1 per dimension.
+            flat = [self.reshape(x, (x.type.numel,)) for x in inputs]
+            results = self.reduction(flat, 0, combine, False)
+            if keep_dims:
+                results = [self.reshape(self.splat(r, (1,)), (1,) * len(shape)) for r in results]
+            return results
         axis = int(axis)
         rank = len(shape)
         if not -rank <= axis < rank:
@@ -746,6 +906,56 @@ class Semantic:
             results = [self.expand_dims(r, axis) for r in results]
         return results
 
+    def scan(self, inputs: Sequence[tensor], axis: Any, combine: Callable, reverse: bool = False) -> list[tensor]:
+        """Inclusive scan of `inputs` (same shape) along `axis`: result[i] combines elements
+        0..i in order (i..n-1 with `reverse`), with `combine(earlier, later)`."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        first = inputs[0]
+        if not first.type.is_block():
+            raise _error("cannot scan a scalar; scans need a tensor")
+        for x in inputs[1:]:
+            if x.type.shape != first.type.shape:
+                raise _error(f"all scanned tensors must have the same shape, got {list(first.type.shape)} "
+                             f"and {list(x.type.shape)}")
+        axis = _unwrap(axis)
+        if axis is None:
+            raise _error("a scan needs an axis")
+        rank = len(first.type.shape)
+        axis = int(axis)
+        if not -rank <= axis < rank:
+            raise _error(f"scan axis {axis} is out of range for a tensor of rank {rank}")
+        axis %= rank
+        result_types = [x.type for x in inputs]
+        handles = self.builder.scan(inputs, axis, combine, bool(_unwrap(reverse)), result_types)
+        return [tensor(h, t) for h, t in zip(handles, result_types)]
+
+    def _accumulation_type(self, x: tensor, out_dtype: Any) -> tensor:
+        out = _unwrap(out_dtype)
+        if out is None and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+            out = tl.int32 if x.dtype.is_int_signed() else tl.uint32
+        return self.cast(x, out) if out is not None else x
+
+    def cumsum(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
+        x = self._accumulation_type(self.to_tensor(x), out_dtype)
+        return self.scan([x], axis, lambda a, b: [self.add(a[0], b[0])], reverse)[0]
+
+    def cumprod(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
+        x = self._accumulation_type(self.to_tensor(x), out_dtype)
+        return self.scan([x], axis, lambda a, b: [self.mul(a[0], b[0])], reverse)[0]
+
+    def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
+        single = not isinstance(inputs, (tuple, list))
+        values = [inputs] if single else list(inputs)
+
+        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            result = tl.call_kernel_function(combine_fn, a + b)
+            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            return [self.cast(self.to_tensor(r, v.dtype) if not isinstance(r, tensor) else r, v.dtype)
+                    for r, v in zip(results, a)]
+
+        results = self.scan(values, axis, combine, reverse)
+        return results[0] if single else tl.tuple_value(results)
+
     def sum(self, x: Any, axis: Any, keep_dims: bool = False, out_dtype: Any = None) -> tensor:
         x = self.to_tensor(x)
         out = _unwrap(out_dtype)
@@ -755,6 +965,66 @@ class Semantic:
         if out is not None:
             x = self.cast(x, out)
         return self.reduction([x], axis, lambda a, b: [self.add(a[0], b[0])], keep_dims)[0]
+
+    def xor_sum(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise _error(f"xor_sum needs integer values, got {x.dtype}")
+        return self.reduction([x], axis, lambda a, b: [self.xor_(a[0], b[0])], keep_dims)[0]
+
+    def _axis_indices(self, x: tensor, axis: int | None) -> tensor:
+        """int32 positions along `axis` (flat positions for axis=None), shaped like x."""
+        shape = x.type.shape
+        if axis is None:
+            return self.reshape(self.arange(0, x.type.numel), shape)
+        axis %= len(shape)
+        index = self.arange(0, shape[axis])
+        for d in range(len(shape)):
+            if d != axis:
+                index = self.expand_dims(index, d)
+        return self.broadcast_to(index, shape)
+
+    def arg_reduction(self, x: Any, axis: Any, largest: bool, tie_break_left: bool = True,
+                      keep_dims: bool = False) -> tuple[tensor, tensor]:
+        """(extreme value, its index) along `axis`: ties go to the lowest index, and NaN
+        counts as larger than every number (as NumPy and torch do)."""
+        x = self.to_tensor(x)
+        if not x.type.is_block():
+            raise _error("argmax/argmin need a tensor")
+        axis = _unwrap(axis)
+        index = self._axis_indices(x, axis if axis is None else int(axis))
+        is_float = x.dtype.is_floating()
+
+        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            (va, ia), (vb, ib) = a, b
+            better = self.compare("gt" if largest else "lt", va, vb)
+            same = self.compare("eq", va, vb)
+            if is_float:
+                a_nan, b_nan = self.compare("ne", va, va), self.compare("ne", vb, vb)
+                better = self.or_(self.and_(better, self.logical_not(b_nan)),
+                                  self.and_(a_nan, self.logical_not(b_nan)))
+                same = self.or_(same, self.and_(a_nan, b_nan))
+            earlier = self.compare("lt" if tie_break_left else "gt", ia, ib)
+            take_a = self.or_(better, self.and_(same, earlier))
+            return [self.where(take_a, va, vb), self.where(take_a, ia, ib)]
+
+        value, where = self.reduction([x, index], axis, combine, keep_dims)
+        return value, where
+
+    def reduce_with(self, inputs: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> Any:
+        """`tl.reduce(input, axis, combine_fn)`: a reduction with a user @jit combine function
+        taking the lhs values then the rhs values, returning one value or a tuple."""
+        single = not isinstance(inputs, (tuple, list))
+        values = [inputs] if single else list(inputs)
+
+        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            result = tl.call_kernel_function(combine_fn, a + b)
+            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            return [self.cast(self.to_tensor(r, v.dtype) if not isinstance(r, tensor) else r, v.dtype)
+                    for r, v in zip(results, a)]
+
+        results = self.reduction(values, axis, combine, keep_dims)
+        return results[0] if single else tl.tuple_value(results)
 
     def max(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
         x = self.to_tensor(x)

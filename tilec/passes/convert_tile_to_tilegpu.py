@@ -57,7 +57,9 @@ class _LayoutAssigner:
             self.run_for(op)
         elif name == "scf.if":
             self.run_if(op)
-        elif name in ("scf.yield", "func.return", "gpu.yield") or not op.results and name != "tile.store":
+        elif name == "scf.while":
+            self.run_while(op)
+        elif name in ("scf.yield", "scf.condition", "func.return", "gpu.yield") or not op.results and name != "tile.store":
             return
         elif name == "tile.store":
             enc = tilegpu.layout_of(op.operands[0].type)
@@ -70,7 +72,7 @@ class _LayoutAssigner:
             self.run_expand_dims(op)
         elif name == "tile.broadcast":
             self.set_layout(op.results[0], tilegpu.layout_of(op.operands[0].type))
-        elif name == "tile.load" or is_elementwise(op):
+        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas") or is_elementwise(op):
             self.run_elementwise(op)
         elif name == "arith.constant":
             self.run_constant(op)
@@ -138,6 +140,25 @@ class _LayoutAssigner:
             result.set_type(init.type)
         self.run_block(body)
         terminator = block_ops(body)[-1]
+        for i, init in enumerate(inits):
+            enc = tilegpu.layout_of(init.type)
+            if enc is not None:
+                self.ensure(terminator, i, enc)
+
+    def run_while(self, op: ir.Operation) -> None:
+        inits = list(op.operands)
+        before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
+        for init, arg_before, arg_after, result in zip(inits, before.arguments, after.arguments, op.results):
+            for value in (arg_before, arg_after, result):
+                value.set_type(init.type)
+        self.run_block(before)
+        condition = block_ops(before)[-1]
+        for i, init in enumerate(inits):
+            enc = tilegpu.layout_of(init.type)
+            if enc is not None:
+                self.ensure(condition, i + 1, enc)  # operand 0 is the condition itself
+        self.run_block(after)
+        terminator = block_ops(after)[-1]
         for i, init in enumerate(inits):
             enc = tilegpu.layout_of(init.type)
             if enc is not None:

@@ -289,7 +289,7 @@ def lower_block(ctx: LoweringContext, block: ir.Block, target: ir.Block) -> None
     """Lowers every op of `block` (except a terminator handled by its parent) into `target`."""
     with ir.InsertionPoint(target):
         for op in block_ops(block):
-            if op.name in ("scf.yield", "gpu.yield"):
+            if op.name in ("scf.yield", "scf.condition", "gpu.yield"):
                 continue
             with op.location:
                 lower_op(ctx, op)

@@ -8,15 +8,12 @@ Compares the two linear layouts:
 """
 from __future__ import annotations
 
-import math
-
 from mlir import ir
 
-from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP
 from .context import LoweringContext, lowers
-from .reduce import _bytes, _from_shared, _store_type, _to_shared
+from .shape import exchange, row_major
 
 
 @lowers("tilegpu.convert_layout")
@@ -37,25 +34,5 @@ def lower_convert_layout(ctx: LoweringContext, op: ir.Operation) -> None:
 
 
 def _through_shared_memory(ctx: LoweringContext, src_ll, dst_ll, values, shape) -> list[ir.Value]:
-    elem_ty = values[0].type
-    size = _bytes(ctx, elem_ty)
-    ctx.reserve_shared(math.prod(shape) * size)
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
-
-    def addresses(ll) -> list[ir.Value]:
-        out = []
-        for coord in ctx.element_coordinates(ll):
-            index = ctx.const(0)
-            for value, stride in zip(coord, strides):
-                index = ctx.arith("addi", index, value if stride == 1 else ctx.arith("muli", value, ctx.const(stride)))
-            out.append(ctx.shared_address(ctx.arith("muli", index, ctx.const(size))))
-        return out
-
-    ctx.barrier()
-    for value, address in zip(values, addresses(src_ll)):
-        create_op("llvm.store", [], [_to_shared(ctx, value), address])
-    ctx.barrier()
-    loaded = [create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result for address in addresses(dst_ll)]
-    return [_from_shared(ctx, v, elem_ty) for v in loaded]
-
-
+    (result,) = exchange(ctx, [(values, src_ll, shape)], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
+    return result

@@ -1,0 +1,105 @@
+"""Atomic operations of the interpreter's builder (a mixin of `NumpyBuilder`).
+
+The interpreter runs one program at a time, so atomics only have to be atomic within a
+program: every active lane applies its update in lane order (row-major over the block),
+and lanes with the same address each apply theirs, seeing the previous lane's write (as
+`numpy.add.at` would, and as the GPU's serialised atomics do in some order). Each lane
+returns the value it read before its own update; masked-off lanes return 0 and touch
+nothing. Addresses are bounds-checked like loads and stores (`Memory`).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..language.core import TilecSemanticError, dtype
+from .numpy_common import compute_dtype, is_float, numpy_dtype, round_to, signed, unsigned
+
+
+def _fadd(old: np.ndarray, value: np.ndarray) -> np.ndarray:
+    work = compute_dtype(old.dtype)  # bf16: float32, then one rounding
+    return round_to(old.astype(work) + value.astype(work), old.dtype)
+
+
+def _fmax(old: np.ndarray, value: np.ndarray, larger: bool) -> np.ndarray:
+    """max/min ignoring a NaN operand (NaN only when both are NaN), with -0 < +0."""
+    work = compute_dtype(old.dtype)
+    a, b = old.astype(work), value.astype(work)
+    result = np.fmax(a, b) if larger else np.fmin(a, b)
+    both_zero = (a == 0) & (b == 0)
+    if both_zero.any():
+        pick_negative = (np.signbit(a) & np.signbit(b)) if larger else (np.signbit(a) | np.signbit(b))
+        result = np.where(both_zero, np.where(pick_negative, -0.0, 0.0).astype(work), result)
+    return round_to(result, old.dtype)
+
+
+def _int_view(fn: Callable, view: Callable[[np.dtype], np.dtype]) -> Callable:
+    def apply(old: np.ndarray, value: np.ndarray) -> np.ndarray:
+        dt = old.dtype
+        if dt == np.bool_:
+            return fn(old, value)
+        return fn(old.view(view(dt)), value.view(view(dt))).astype(view(dt)).view(dt)
+    return apply
+
+
+def _same(dt: np.dtype) -> np.dtype:
+    return dt
+
+
+# op -> (function of (old, value), which element types it accepts: "int", "float" or "any")
+_RMW: dict[str, tuple[Callable[[np.ndarray, np.ndarray], np.ndarray], str]] = {
+    "add": (_int_view(np.add, _same), "int"),
+    "fadd": (_fadd, "float"),
+    "max": (_int_view(np.maximum, signed), "int"),
+    "min": (_int_view(np.minimum, signed), "int"),
+    "umax": (_int_view(np.maximum, unsigned), "int"),
+    "umin": (_int_view(np.minimum, unsigned), "int"),
+    "fmax": (lambda old, value: _fmax(old, value, True), "float"),
+    "fmin": (lambda old, value: _fmax(old, value, False), "float"),
+    "and": (_int_view(np.bitwise_and, _same), "int"),
+    "or": (_int_view(np.bitwise_or, _same), "int"),
+    "xor": (_int_view(np.bitwise_xor, _same), "int"),
+    "xchg": (lambda old, value: value, "any"),
+}
+
+
+def _bits(x: np.ndarray) -> np.ndarray:
+    """The bit patterns of `x` (atom.cas compares bits: -0 != +0, a NaN equals itself)."""
+    return x if x.dtype == np.bool_ else x.view(unsigned(x.dtype))
+
+
+class AtomicOps:
+    """atomic_rmw and atomic_cas; `self.memory` is the launch's `Memory`."""
+
+    def atomic_rmw(self, op: str, ptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, sem: str, scope: str,
+                   ty: dtype) -> np.ndarray:
+        dt = numpy_dtype(ty)
+        entry = _RMW.get(op)
+        if entry is None:
+            raise TilecSemanticError(f"unknown atomic operation {op!r}; expected one of {sorted(_RMW)}")
+        fn, accepts = entry
+        if (accepts == "int" and is_float(dt)) or (accepts == "float" and not is_float(dt)):
+            raise TilecSemanticError(f"atomic {op} does not apply to {ty.scalar} elements")
+        ptr = np.asarray(ptr, dtype=np.uint64)
+        values = np.broadcast_to(np.asarray(value).astype(dt, copy=False), ptr.shape).reshape(-1)
+        if mask is not None:
+            mask = np.broadcast_to(np.asarray(mask, dtype=bool), ptr.shape)
+            values = values[np.flatnonzero(mask.reshape(-1))]
+        return self.memory.read_modify_write("atomic_rmw", ptr, mask, dt,
+                                             lambda old, lanes: fn(old, values[lanes]))
+
+    def atomic_cas(self, ptr: np.ndarray, cmp: np.ndarray, value: np.ndarray, sem: str, scope: str,
+                   ty: dtype) -> np.ndarray:
+        dt = numpy_dtype(ty)
+        ptr = np.asarray(ptr, dtype=np.uint64)
+        expected = np.broadcast_to(np.asarray(cmp).astype(dt, copy=False), ptr.shape).reshape(-1)
+        values = np.broadcast_to(np.asarray(value).astype(dt, copy=False), ptr.shape).reshape(-1)
+
+        def update(old: np.ndarray, lanes: np.ndarray) -> np.ndarray:
+            return np.where(_bits(old) == _bits(expected[lanes]), values[lanes], old)
+
+        return self.memory.read_modify_write("atomic_cas", ptr, None, dt, update)
+
+
+__all__ = ["AtomicOps"]

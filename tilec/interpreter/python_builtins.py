@@ -1,0 +1,162 @@
+"""Python's `min`, `max` and `abs` inside interpreted kernels, as the compiler reads them.
+
+The compiler maps `min(a, b, ...)` and `max(a, b, ...)` with a tensor among the
+arguments to `tl.minimum`/`tl.maximum` (folded left to right), and `abs(x)` of a tensor
+to `tl.abs`. The interpreter runs the kernel's Python function itself, where those names
+would be Python's builtins (which compare with `<` and call `bool()` on a tensor). So
+the launcher runs a *copy* of each kernel function whose builtins are the tensor-aware
+versions below (a function's builtins come from its globals' `__builtins__`): same code,
+same closure, globals copied (with `__builtins__` replaced), so a module's own global
+`min` still wins, as it does for the compiler. The @jit functions a kernel calls are
+reached through its globals and closure, and through modules it reads them from; those
+references are replaced by proxies that run copies made the same way, so nested calls
+see the same builtins. Non-tensor arguments fall back to Python's builtins.
+"""
+from __future__ import annotations
+
+import builtins as _py
+import types
+from typing import Any, Callable
+
+from ..frontend.kernel_function import KernelFunction
+from ..language.core import TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
+
+
+def _fold(name: str, builtin: Callable, combine: str) -> Callable:
+    def tensor_aware(*args, **kwargs):
+        if any(isinstance(a, tensor) for a in args):
+            if kwargs or len(args) < 2:
+                raise TilecSemanticError(f"{name}() on tensors takes two or more positional arguments")
+            semantic = current_semantic()
+            result = args[0]
+            for arg in args[1:]:
+                result = getattr(semantic, combine)(result, arg)
+            return result
+        if any(isinstance(a, constexpr) for a in args):
+            return builtin(*(_unwrap(a) for a in args), **kwargs)
+        return builtin(*args, **kwargs)
+
+    tensor_aware.__name__ = tensor_aware.__qualname__ = name
+    tensor_aware.__doc__ = builtin.__doc__
+    return tensor_aware
+
+
+def _abs(x):
+    if isinstance(x, tensor):
+        return current_semantic().abs(x)
+    return _py.abs(_unwrap(x))
+
+
+KERNEL_BUILTINS: dict[str, Any] = dict(vars(_py))
+KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs)
+
+
+class _JitCall(KernelFunction):
+    """Stands for a @jit function inside an interpreted kernel: calls its patched copy.
+
+    A `KernelFunction` (so `isinstance` checks still hold) whose other attributes are the
+    original's.
+    """
+
+    def __init__(self, kernel: KernelFunction, functions: "KernelFunctions"):  # noqa: D107 - no parsing
+        self.__dict__["_kernel"] = kernel
+        self.__dict__["_functions"] = functions
+
+    def __call__(self, *args, **kwargs):
+        return self._functions.get(self._kernel)(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_kernel"], name)
+
+    def __repr__(self) -> str:
+        return repr(self._kernel)
+
+
+class _ModuleView:
+    """Stands for a module holding @jit functions: those attributes become `_JitCall`s."""
+
+    def __init__(self, module: types.ModuleType, functions: "KernelFunctions"):
+        self.__module = module
+        self.__functions = functions
+
+    def __getattr__(self, name: str) -> Any:
+        return self.__functions.wrap(getattr(self.__module, name))
+
+    def __repr__(self) -> str:
+        return repr(self.__module)
+
+
+class KernelFunctions:
+    """The patched copies of one launch's kernel and the @jit functions it reaches.
+
+    Copies are made on first use and kept for the launch; `codes` holds the code object
+    of every kernel function, so error reports can find kernel frames.
+    """
+
+    def __init__(self):
+        self._copies: dict[int, Callable] = {}
+        self._globals: dict[int, dict] = {}
+        self._modules: dict[int, bool] = {}
+        self.codes: set = set()
+
+    def get(self, kernel: KernelFunction) -> Callable:
+        if isinstance(kernel, _JitCall):
+            kernel = kernel._kernel
+        copy = self._copies.get(id(kernel))
+        if copy is None:
+            fn = kernel.fn
+            closure = None
+            if fn.__closure__ is not None:
+                closure = tuple(self._cell(cell) for cell in fn.__closure__)
+            copy = types.FunctionType(fn.__code__, self._patched_globals(fn.__globals__), fn.__name__,
+                                      fn.__defaults__, closure)
+            copy.__kwdefaults__ = fn.__kwdefaults__
+            copy.__qualname__ = fn.__qualname__
+            self._copies[id(kernel)] = copy
+            self.codes.add(fn.__code__)
+        return copy
+
+    def wrap(self, value: Any) -> Any:
+        """`value` as a kernel sees it: @jit functions become proxies, (user) modules
+        holding some become views."""
+        if isinstance(value, KernelFunction):
+            return _JitCall(value, self)
+        if isinstance(value, types.ModuleType):
+            holds = self._modules.get(id(value))
+            if holds is None:
+                holds = self._modules[id(value)] = _holds_kernels(value)
+            if holds:
+                return _ModuleView(value, self)
+        return value
+
+    def call(self, fn: Any, args: list) -> Any:
+        """The interpreter's `tl.call_kernel_function` (a combine function of a reduction or
+        a scan called by the semantic layer): @jit functions run as patched copies."""
+        if isinstance(fn, KernelFunction):
+            return self.get(fn)(*args)
+        return fn(*args)
+
+    def _cell(self, cell: types.CellType) -> types.CellType:
+        try:
+            contents = cell.cell_contents
+        except ValueError:  # an empty cell (a name the enclosing function assigns later)
+            return types.CellType()
+        return types.CellType(self.wrap(contents))
+
+    def _patched_globals(self, original: dict) -> dict:
+        patched = self._globals.get(id(original))
+        if patched is None:
+            patched = {name: self.wrap(value) for name, value in original.items()}
+            patched["__builtins__"] = KERNEL_BUILTINS
+            self._globals[id(original)] = patched
+        return patched
+
+
+def _holds_kernels(module: types.ModuleType) -> bool:
+    """True for user modules with @jit functions (never for tilec's own modules)."""
+    if module.__name__.split(".")[0] in ("tilec", "numpy", "torch", "builtins", "math"):
+        return False
+    return any(isinstance(value, KernelFunction) for value in list(vars(module).values()))
+
+
+__all__ = ["KERNEL_BUILTINS", "KernelFunctions"]

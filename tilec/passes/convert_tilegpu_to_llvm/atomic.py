@@ -1,0 +1,173 @@
+"""Lowering of tile.atomic_rmw and tile.atomic_cas to PTX `atom.global`.
+
+Each element is updated by exactly one thread: a layout may hold an element in several
+threads (replicas), and every replica performing the atomic would apply it several
+times. The owner is the replica whose duplicate lane and warp bits are zero (the free
+variables of the layout); a scalar atomic is performed by thread 0. When the old values
+are used, the owners publish them through shared memory and every replica reads its
+copy back.
+
+Float max/min use integer atomics on the bit patterns (a non-negative float orders like
+its signed integer bits, a negative one inversely like its unsigned bits), as PTX has no
+float atom.max/min.
+"""
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_value
+from ...dialects.tile import shape_of
+from ...layout.encodings import LANE, REGISTER, WARP
+from .context import LoweringContext, LoweringError, lowers
+from .reduce import _bytes, _from_shared, _store_type, _to_shared
+from .shape import row_major
+
+_INT_SUFFIX = {"add": "u", "and": "b", "or": "b", "xor": "b", "xchg": "b", "max": "s", "min": "s",
+               "umax": "u", "umin": "u"}
+_PTX_OP = {"add": "add", "and": "and", "or": "or", "xor": "xor", "xchg": "exch", "max": "max", "min": "min",
+           "umax": "max", "umin": "min"}
+
+
+def _letter(bits: int) -> str:
+    return {16: "h", 32: "r", 64: "l"}[bits]
+
+
+def _qualifiers(op: ir.Operation) -> str:
+    return f".{str_attr_value(op, 'sem')}.{str_attr_value(op, 'scope')}.global"
+
+
+def owner_predicate(ctx: LoweringContext, ptr: ir.Value) -> ir.Value | None:
+    """i1: this thread performs the atomics of its elements (None: every thread does)."""
+    if not is_tensor(ptr.type):
+        return ctx.arith("cmpi", ctx.tid, ctx.const(0), result_type=ctx.i1,
+                         attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 0)})  # eq
+    free = ctx.layout(ptr).free_variable_masks()
+    if free.get(REGISTER, 0):
+        raise LoweringError("atomics on a layout that repeats elements within a thread")
+    conditions = []
+    for name, source in ((LANE, ctx.lane), (WARP, ctx.warp)):
+        if free.get(name, 0):
+            bits = ctx.arith("andi", source, ctx.const(free[name]))
+            conditions.append(ctx.arith("cmpi", bits, ctx.const(0), result_type=ctx.i1,
+                                        attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 0)}))
+    if not conditions:
+        return None
+    result = conditions[0]
+    for c in conditions[1:]:
+        result = ctx.arith("andi", result, c)
+    return result
+
+
+def _as_bits(ctx: LoweringContext, value: ir.Value, bits: int) -> ir.Value:
+    int_ty = ir.IntegerType.get_signless(bits)
+    return value if value.type == int_ty else create_op("llvm.bitcast", [int_ty], [value]).result
+
+
+def _from_bits(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
+    return value if value.type == ty else create_op("llvm.bitcast", [ty], [value]).result
+
+
+def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
+    bits = ty.width
+    if kind == "fadd":
+        suffix = {16: "noftz.f16" if isinstance(ty, ir.F16Type) else "noftz.bf16", 32: "f32", 64: "f64"}[bits]
+        return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.add.{suffix} $0, [$1], $2;"
+    if kind in ("fmax", "fmin"):
+        # non-negative values: signed integer order; negative values: reversed unsigned order
+        first, second = ("max", "min") if kind == "fmax" else ("min", "max")
+        return ("{ .reg .pred nonneg, a, b;\n"
+                f"setp.ge.s{bits} nonneg, $2, 0;\n"
+                "and.pred a, nonneg, $3;\n"
+                "not.pred b, nonneg;\n"
+                "and.pred b, b, $3;\n"
+                f"mov.b{bits} $0, 0;\n"
+                f"@a atom{qualifiers}.{first}.s{bits} $0, [$1], $2;\n"
+                f"@b atom{qualifiers}.{second}.u{bits} $0, [$1], $2;\n"
+                "}")
+    return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.{_PTX_OP[kind]}.{_INT_SUFFIX[kind]}{bits} $0, [$1], $2;"
+
+
+@lowers("tile.atomic_rmw")
+def lower_atomic_rmw(ctx: LoweringContext, op: ir.Operation) -> None:
+    ptr, value, mask = (g[0] if g else None for g in operand_groups(op))
+    kind = str_attr_value(op, "kind")
+    ty = ctx.element_type(op.results[0].type)
+    bits = ty.width
+    asm = _rmw_asm(kind, ty, _qualifiers(op))
+    letter = _letter(bits)
+    value_letter = letter if kind == "fadd" else _letter(bits)
+    owner = owner_predicate(ctx, ptr)
+    ptrs, values = ctx.elements(ptr), ctx.elements(value)
+    masks = ctx.elements(mask) if mask is not None else [None] * len(ptrs)
+    old = []
+    for p, v, m in zip(ptrs, values, masks):
+        pred = _and(ctx, owner, m)
+        operand = v if kind == "fadd" else _as_bits(ctx, v, bits)
+        result_type = ty if kind == "fadd" else ir.IntegerType.get_signless(bits)
+        (r,) = ctx.inline_asm(asm, f"={letter},l,{value_letter},b", [p, operand, pred], [result_type])
+        old.append(_from_bits(ctx, r, ty))
+    _publish(ctx, op, ptr, owner, old)
+
+
+@lowers("tile.atomic_cas")
+def lower_atomic_cas(ctx: LoweringContext, op: ir.Operation) -> None:
+    ptr, cmp, value = op.operands
+    ty = ctx.element_type(op.results[0].type)
+    bits = ty.width
+    letter = _letter(bits)
+    asm = f"mov.b{bits} $0, 0;\n@$4 atom{_qualifiers(op)}.cas.b{bits} $0, [$1], $2, $3;"
+    owner = owner_predicate(ctx, ptr)
+    int_ty = ir.IntegerType.get_signless(bits)
+    old = []
+    for p, c, v in zip(ctx.elements(ptr), ctx.elements(cmp), ctx.elements(value)):
+        pred = owner if owner is not None else ctx.const(1, ctx.i1)
+        (r,) = ctx.inline_asm(asm, f"={letter},l,{letter},{letter},b",
+                              [p, _as_bits(ctx, c, bits), _as_bits(ctx, v, bits), pred], [int_ty])
+        old.append(_from_bits(ctx, r, ty))
+    _publish(ctx, op, ptr, owner, old)
+
+
+def _and(ctx: LoweringContext, a: ir.Value | None, b: ir.Value | None) -> ir.Value:
+    if a is None and b is None:
+        return ctx.const(1, ctx.i1)
+    if a is None or b is None:
+        return a if b is None else b
+    return ctx.arith("andi", a, b)
+
+
+def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Value | None,
+             old: list[ir.Value]) -> None:
+    """Gives every replica the old value its owner read (only when the result is used)."""
+    result = op.results[0]
+    used = any(True for _ in result.uses)
+    if owner is None or not used:
+        ctx.set(result, old if is_tensor(result.type) else old[0])
+        return
+    elem_ty = old[0].type
+    size = _bytes(ctx, elem_ty)
+    if is_tensor(ptr.type):
+        shape = shape_of(ptr.type)
+        coords = ctx.element_coordinates(ctx.layout(ptr))
+        slots = [row_major(ctx, c, shape) for c in coords]
+        ctx.reserve_shared(math.prod(shape) * size)
+    else:
+        slots = [ctx.const(0)]
+        ctx.reserve_shared(size)
+    ctx.barrier()
+    for value, slot in zip(old, slots):
+        address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(size)))
+        stored = _to_shared(ctx, value)
+        ctx.inline_asm(f"@$2 st.shared.b{stored.type.width} [$0], $1;",
+                       f"l,{_letter(max(16, stored.type.width))},b",
+                       [address, stored if stored.type.width >= 16 else ctx.arith("extui", stored, result_type=ctx.i16),
+                        owner], [])
+    ctx.barrier()
+    values = []
+    for slot in slots:
+        address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(size)))
+        values.append(_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result, elem_ty))
+    ctx.set(result, values if is_tensor(result.type) else values[0])
+
+
