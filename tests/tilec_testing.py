@@ -3,16 +3,31 @@ from __future__ import annotations
 
 import numpy as np
 
+# ml_dtypes NumPy types torch cannot import directly: moved through their bit patterns.
+_TORCH_NAMES = {"bfloat16": "bfloat16", "float8_e4m3fn": "float8_e4m3fn", "float8_e5m2": "float8_e5m2"}
+
 
 def device_array(array: np.ndarray, backend: str):
     """`array` where kernels under `backend` can read and write it."""
-    if backend == "gpu":
-        import torch
-        return torch.from_numpy(np.ascontiguousarray(array)).cuda()
-    return np.ascontiguousarray(array).copy()
+    array = np.ascontiguousarray(array)
+    if backend != "gpu":
+        return array.copy()
+    import torch
+    name = str(array.dtype)
+    if name in _TORCH_NAMES:
+        bits = array.view(np.uint16 if array.dtype.itemsize == 2 else np.uint8)
+        return torch.from_numpy(bits.copy()).cuda().view(getattr(torch, _TORCH_NAMES[name]))
+    return torch.from_numpy(array).cuda()
 
 
 def to_numpy(value) -> np.ndarray:
     if hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        import torch
+        value = value.detach().cpu()
+        name = str(value.dtype).replace("torch.", "")
+        if name in _TORCH_NAMES:
+            import ml_dtypes
+            bits = value.view(torch.int16 if value.element_size() == 2 else torch.uint8).numpy()
+            return bits.view(getattr(ml_dtypes, name))
+        return value.numpy()
     return np.asarray(value)

@@ -344,12 +344,6 @@ def failing_static_assert(x_ptr, BLOCK: tl.constexpr):
     tl.static_assert(BLOCK >= 128, "BLOCK must be at least 128")  # <-
 
 
-# Triton: `assert` becomes tl.device_assert, checked when the kernel runs (with debug on).
-@bad_kernel("`assert` on a value known only at run time (a device assert) is not supported yet")
-def runtime_assert(x_ptr, n):
-    assert n > 0, "n must be positive"  # <-
-
-
 # Triton: the same, a device_assert (a constant-false one).
 @bad_kernel("assertion failed: BLOCK too small", constexprs={"BLOCK": 16})
 def failing_constexpr_assert(x_ptr, BLOCK: tl.constexpr):

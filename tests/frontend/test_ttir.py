@@ -575,10 +575,24 @@ def test_to_casts(src, dst, conversion):
     """)
 
 
-def test_fp8_is_refused_clearly_until_supported():
-    # fp8 storage and casts are not implemented yet: a clear error, never a crash in LLVM.
-    with pytest.raises(CompilationError, match="not supported yet"):
-        frontend_ir(convert, {"src_ptr": "*fp8e5", "dst_ptr": "*fp8e4nv"}, {"BLOCK": 128, "DTYPE": tl.float8e4nv})
+def test_fp8_to_fp8_goes_through_fp16_and_saturates():
+    kernel = compile_to_cubin(convert, {"src_ptr": "*fp8e5", "dst_ptr": "*fp8e4nv"},
+                              {"BLOCK": 128, "DTYPE": tl.float8e4nv})
+    filecheck(kernel.asm["ttir"], """
+        CHECK: %[[X:[0-9]+]] = "tile.load"
+        CHECK: %[[H:[0-9]+]] = arith.extf %[[X]] : tensor<128xf8E5M2> to tensor<128xf16>
+        CHECK: arith.truncf %[[H]] : tensor<128xf16> to tensor<128xf8E4M3FN>
+    """)
+    filecheck(kernel.asm["ptx"], """
+        CHECK: cvt.rn.f16x2.e5m2x2
+        CHECK: cvt.rn.satfinite.e4m3x2.f32
+    """)
+
+
+def test_fp8_conversions_need_sm89():
+    with pytest.raises(CompilationError, match=r"(?s)\.to\(DTYPE\).*converting fp32 to fp8e4nv needs an sm_89 or newer GPU \(the target is sm_80\)"):
+        tilec.compile(convert, signature={"src_ptr": "*fp32", "dst_ptr": "*fp8e4nv"},
+                      constexprs={"BLOCK": 128, "DTYPE": tl.float8e4nv}, target="sm_80")
 
 
 @tilec.jit

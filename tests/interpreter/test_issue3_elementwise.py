@@ -125,6 +125,8 @@ def test_fma_fp64_extremes_and_specials(sem):
     assert got[5] == 0 and np.signbit(got[5])  # -0 + -0 = -0
     assert got[6] == float(Fraction(1e308) * Fraction(1.75) - Fraction(1e308))
     assert got[7] == 1.5 * 2.0 ** 1000  # -1 is far below the last bit
+    scalar = sem.builder.ternary("fma", x[0], y[0], z[0], tl.float64)  # 0-d operands, the slow path
+    assert scalar.shape == () and scalar == 2.0 ** 971
 
 
 def test_fma_bf16_rounds_once(sem, rng):
@@ -182,8 +184,8 @@ def pow_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs)
     y = tl.load(y_ptr + offs)
-    tl.store(out_ptr + offs, tl.extern_elementwise("", "", [x, y], {(tl.float32, tl.float32): ("__nv_powf", tl.float32)},
-                                                   is_pure=True))
+    table = {(tl.float32, tl.float32): ("__nv_powf", tl.float32)}
+    tl.store(out_ptr + offs, tl.extern_elementwise("", "", [x, y], table, is_pure=True))
 
 
 def test_powf_through_the_builder(sem, rng):

@@ -12,7 +12,7 @@ import tilec
 import tilec.language as tl
 from tilec.interpreter import Memory, NumpyBuilder, OutOfBoundsAccess
 from tilec.interpreter.numpy_common import round_to
-from tilec.language.core import TilecSemanticError, block_type
+from tilec.language.core import TilecSemanticError
 
 torch = pytest.importorskip("torch")
 

@@ -203,6 +203,20 @@ def test_combine_functions_called_by_the_semantic_layer(rng):
 
 
 @tilec.jit
+def apply_kernel(x_ptr, y_ptr, out_ptr, FN: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, FN(tl.load(x_ptr + offs), tl.load(y_ptr + offs)))
+
+
+def test_jit_functions_passed_as_constexpr_arguments(rng):
+    x = rng.standard_normal(16).astype(np.float32)
+    y = rng.standard_normal(16).astype(np.float32)
+    out = np.zeros(16, np.float32)
+    apply_kernel[(1,)](x, y, out, max_combine, BLOCK=16)
+    np.testing.assert_array_equal(out, np.maximum(x, y))
+
+
+@tilec.jit
 def bad_load_helper(ptr, n):
     return tl.load(ptr + max(n, 0))
 

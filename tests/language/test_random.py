@@ -138,6 +138,7 @@ def random_kernel(seed, offset_ptr, out_ptr, n, WHAT: tl.constexpr, N_ROUNDS: tl
 
 
 N = 1000  # not a multiple of the block: the last program is masked
+BLOCK = 128  # small blocks compile fast
 ROWS = {"randint4x": 4, "rand4x": 4, "randn4x": 4, "randint": 1, "rand": 1, "randn": 1}
 
 
@@ -157,17 +158,17 @@ def _run(backend, what, seed, offsets, rounds=10):
     integer = what.startswith("randint")
     poison = np.full(ROWS[what] * N, POISON if integer else np.nan, np.int32 if integer else np.float32)
     out = device_array(poison, backend)
-    random_kernel[(tilec.cdiv(N, 256),)](seed, device_array(offsets, backend), out, N, WHAT=what,
-                                         N_ROUNDS=rounds, BLOCK=256)
+    random_kernel[(tilec.cdiv(N, BLOCK),)](seed, device_array(offsets, backend), out, N, WHAT=what,
+                                         N_ROUNDS=rounds, BLOCK=BLOCK)
     got = to_numpy(out).reshape(ROWS[what], N)
     return got.view(np.uint32) if integer else got
 
 
 # Seeds passed as kernel arguments: int32 (zero, positive, negative: sign-extended to 64
-# bits), int64 (a high word, a negative value) and uint64 (above 2**63); with int32 and
-# int64 offsets.
+# bits), 1 (specialised to a constant), int64 (a high word, a negative value) and uint64
+# (above 2**63); with int32 and int64 offsets.
 SEED_CASES = [
-    (0, np.int32), (42, np.int64), (-7, np.int32), ((1 << 32) + 3, np.int32),
+    (0, np.int32), (42, np.int64), (-7, np.int32), (1, np.int64), ((1 << 32) + 3, np.int32),
     (-0x2152411021524111, np.int64), (0xDEADBEEF12345678, np.int64), ((1 << 64) - 3, np.int32),
 ]
 
@@ -195,17 +196,28 @@ def reference_outputs():
 @pytest.mark.parametrize("what", ["randint", "rand", "rand4x", "randn", "randn4x"])
 def test_generator_matches_reference(backend, reference_outputs, what):
     """randint is randint4x's first word; rand(4x) maps the words exactly (bit for bit);
-    randn(4x) is Box-Muller of those uniforms, to fp32 accuracy."""
+    randn(4x) is Box-Muller of those uniforms, to fp32 accuracy. Also loose checks of the
+    distributions' shapes."""
     offsets, words, uniforms, normals = reference_outputs
     got = _run(backend, what, SEED, offsets)
     rows = ROWS[what]
     if what == "randint":
         np.testing.assert_array_equal(got, words[:1])
-    elif what.startswith("rand") and not what.startswith("randn"):
+    elif what in ("rand", "rand4x"):
         np.testing.assert_array_equal(got, uniforms[:rows])
         assert got.min() >= 0.0 and got.max() < 1.0
     else:
         np.testing.assert_allclose(got, normals[:rows], rtol=1e-5, atol=1e-5)
+    # Loose sanity of the distributions (4000 samples for the 4x variants).
+    values = got.ravel()
+    if what == "rand4x":
+        assert abs(values.mean() - 0.5) < 0.02 and abs(values.var() - 1 / 12) < 0.01
+        counts = np.histogram(values, bins=10, range=(0, 1))[0]
+        assert counts.min() > 0.8 * len(values) / 10 and counts.max() < 1.2 * len(values) / 10
+    if what == "randn4x":
+        assert np.isfinite(values).all()
+        assert abs(values.mean()) < 0.06 and abs(values.var() - 1) < 0.08
+        assert abs(np.mean(np.abs(values) < 1) - 0.6827) < 0.03
 
 
 def test_n_rounds_7(backend):
@@ -227,19 +239,6 @@ def test_determinism_and_independence(backend):
     narrow = ref.randint4x(2024, [-1], 32)
     assert np.array_equal(narrow, ref.randint4x(2024, [(1 << 32) - 1], 64))
     assert not np.array_equal(narrow, ref.randint4x(2024, [-1], 64))
-
-
-def test_distributions(backend, reference_outputs):
-    """Loose sanity of the shapes: uniform mean, variance and deciles; normal moments."""
-    offsets = reference_outputs[0]
-    u = _run(backend, "rand4x", SEED, offsets).ravel()
-    assert abs(u.mean() - 0.5) < 0.02 and abs(u.var() - 1 / 12) < 0.01
-    counts = np.histogram(u, bins=10, range=(0, 1))[0]
-    assert counts.min() > 0.8 * len(u) / 10 and counts.max() < 1.2 * len(u) / 10
-    z = _run(backend, "randn4x", SEED, offsets).ravel()
-    assert np.isfinite(z).all()
-    assert abs(z.mean()) < 0.06 and abs(z.var() - 1) < 0.08
-    assert abs(np.mean(np.abs(z) < 1) - 0.6827) < 0.03
 
 
 # ----------------------------------------------------------------------------- mappings
@@ -287,3 +286,26 @@ def test_scalar_offsets(backend):
     got = to_numpy(out).view(np.uint32)
     np.testing.assert_array_equal(got[:programs], ref.randint4x(99, range(programs), 32)[0])
     np.testing.assert_array_equal(got[programs:], ref.randint4x(99, [p + (3 << 32) for p in range(programs)], 64)[0])
+
+
+@tilec.jit
+def normal_kernel(u_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    n0, n1 = tl.pair_uniform_to_normal(tl.load(u_ptr + offs), tl.load(u_ptr + BLOCK + offs))
+    tl.store(out_ptr + offs, n0)
+    tl.store(out_ptr + BLOCK + offs, n1)
+
+
+def test_pair_uniform_to_normal(backend, rng):
+    """Box-Muller, with u1 clamped at 1e-7 (so u1 = 0 stays finite) and the angle 2 pi u2."""
+    u1 = np.concatenate([[0.0, 1e-9, 5e-8, 1e-7, 3e-7, 1e-6, 0.5, 0.5, 0.5, 0.5, np.float32(1 - 2.0 ** -24)],
+                         rng.random(21)]).astype(np.float32)
+    u2 = np.concatenate([[0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.0, 0.25, 0.5, 0.75, 0.1],
+                         rng.random(21)]).astype(np.float32)
+    out = device_array(np.full(64, np.nan, np.float32), backend)
+    normal_kernel[(1,)](device_array(np.concatenate([u1, u2]), backend), out, BLOCK=32)
+    got = to_numpy(out).reshape(2, 32)
+    expected = np.stack(ref.box_muller(u1, u2))
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[:, 0], got[:, 3])       # u1 below 1e-7 acts as 1e-7
+    assert got[0, 4] != got[0, 3]

@@ -133,7 +133,8 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
 
 
 def make_ttir(state: _Compilation) -> None:
-    state.module = generate_ttir(state.fn, state.specs, state.context)
+    state.module = generate_ttir(state.fn, state.specs, state.context, debug=state.options.debug,
+                                 target=state.options.target)
     _passes(state, "ttir", "canonicalize,cse,tile-dce")
     state.asm["ttir"] = print_module(state.module)
 
@@ -177,6 +178,7 @@ def _llvm_ir_text(gpu_module: ir.Operation) -> str:
 def _set_target(state: _Compilation) -> None:
     gpu_module = _gpu_module(state.module)
     uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
+                         and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
                          for op in gpu_module.regions[0].blocks[0].operations)
     link = f', link = ["{toolkit.libdevice_path()}"]' if uses_libdevice else ""
     target = ir.Attribute.parse(f'#nvvm.target<O = 3, chip = "{state.options.chip}", features = "+ptx80"{link}>')
@@ -236,7 +238,7 @@ def print_module(module: ir.Module) -> str:
     def alias(match: re.Match) -> str:
         enc = match.group(0)
         if enc not in aliases:
-            kind = "blocked" if enc.startswith("#tilegpu.blocked") else "slice"
+            kind = enc[len("#tilegpu."):enc.index("<")]
             aliases[enc] = f"#{kind}{sum(1 for a in aliases.values() if a.startswith('#' + kind))}"
         return aliases[enc]
 
@@ -248,7 +250,7 @@ def print_module(module: ir.Module) -> str:
 
 
 # slice encodings nest a blocked one; match the outermost attribute.
-_ENCODING = re.compile(r"#tilegpu\.slice<\{dim = \d+ : i32, parent = #tilegpu\.blocked<\{[^}]*\}>\}>"
+_ENCODING = re.compile(r"#tilegpu\.(?:slice<\{dim|dot_op<\{opIdx) = \d+ : i32, parent = #tilegpu\.blocked<\{[^}]*\}>\}>"
                        r"|#tilegpu\.blocked<\{[^}]*\}>")
 
 

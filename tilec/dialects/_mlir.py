@@ -19,7 +19,17 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from mlir import ir
+from mlir._mlir_libs import _mlir
 from mlir.dialects import irdl
+
+# The bindings import a Python module per dialect namespace the first time they meet
+# one of its ops, and retry on every op when none exists: tile and tilegpu would cost
+# a failed import each time an op is visited. Their modules here end the search.
+if __package__ not in _mlir.globals.dialect_search_modules:
+    _mlir.globals.append_dialect_search_prefix(__package__)
+
+# arith.truncf's `roundingmode` attribute value (the arith::RoundingMode enum) for toward_zero.
+ROUND_TOWARD_ZERO = 3
 
 # Each dialect module registers its IRDL text here at import time.
 _IRDL_SOURCES: dict[str, str] = {}

@@ -29,16 +29,21 @@ from ._mlir import (bool_attr, create_op, i32_attr, int_attr_value, is_tensor, o
 MAX_REDUCE_OPERANDS = 8
 
 
-def _reduce_groups(prefix: str, keyword: str) -> str:
+# tile.print shows up to this many values.
+MAX_PRINT_OPERANDS = 16
+
+
+def _groups(prefix: str, keyword: str, count: int = MAX_REDUCE_OPERANDS, first_optional: bool = False) -> str:
     lines, names = [], []
-    for i in range(MAX_REDUCE_OPERANDS):
+    for i in range(count):
         lines.append(f"    %{prefix}{i} = irdl.any")
-        names.append(f"{keyword}{i}: {'optional ' if i else ''}%{prefix}{i}")
+        names.append(f"{keyword}{i}: {'optional ' if i or first_optional else ''}%{prefix}{i}")
     return "\n".join(lines), ", ".join(names)
 
 
-_RED_IN_DEFS, _RED_IN = _reduce_groups("in", "src")
-_RED_OUT_DEFS, _RED_OUT = _reduce_groups("out", "result")
+_RED_IN_DEFS, _RED_IN = _groups("in", "src")
+_RED_OUT_DEFS, _RED_OUT = _groups("out", "result")
+_PRINT_DEFS, _PRINT_ARGS = _groups("arg", "arg", MAX_PRINT_OPERANDS, first_optional=True)
 
 IRDL = f"""
 irdl.dialect @tile {{
@@ -188,6 +193,16 @@ irdl.dialect @tile {{
     %r = irdl.region
     irdl.regions(combine: %r)
   }}
+  irdl.operation @dot {{
+    %p = irdl.base "#builtin.string"
+    irdl.attributes {{"input_precision" = %p}}
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    irdl.operands(a: %0, b: %1, acc: %2)
+    irdl.results(result: %3)
+  }}
   irdl.operation @atomic_rmw {{
     %k = irdl.base "#builtin.string"
     %m = irdl.base "#builtin.string"
@@ -210,6 +225,26 @@ irdl.dialect @tile {{
     %3 = irdl.any
     irdl.operands(ptr: %0, cmp: %1, value: %2)
     irdl.results(result: %3)
+  }}
+  irdl.operation @print {{
+    %p = irdl.base "#builtin.string"
+    %h = irdl.base "#builtin.integer"
+    %g = irdl.base "#builtin.dense_array"
+    irdl.attributes {{"prefix" = %p, "hex" = %h, "is_signed" = %g}}
+{_PRINT_DEFS}
+    irdl.operands({_PRINT_ARGS})
+  }}
+  irdl.operation @assert {{
+    %m = irdl.base "#builtin.string"
+    irdl.attributes {{"message" = %m}}
+    %0 = irdl.any
+    irdl.operands(condition: %0)
+  }}
+  irdl.operation @assume {{
+    %0 = irdl.is i1
+    irdl.operands(condition: %0)
+  }}
+  irdl.operation @barrier {{
   }}
   irdl.operation @reduce {{
     %a = irdl.base "#builtin.integer"
@@ -346,6 +381,11 @@ def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure:
                      attributes={"symbol": str_attr(symbol), "pure": bool_attr(pure)}).result
 
 
+def dot(a: ir.Value, b: ir.Value, acc: ir.Value, input_precision: str) -> ir.Value:
+    return create_op("tile.dot", [acc.type], [a, b, acc],
+                     attributes={"input_precision": str_attr(input_precision)}).result
+
+
 ATOMIC_KINDS = ("add", "fadd", "max", "umax", "fmax", "min", "umin", "fmin", "and", "or", "xor", "xchg")
 ATOMIC_SEMANTICS = ("relaxed", "acquire", "release", "acq_rel")
 ATOMIC_SCOPES = ("cta", "gpu", "sys")
@@ -382,6 +422,35 @@ def scan(srcs: Sequence[ir.Value], axis: int, reverse: bool, result_types: Seque
     attributes = {"axis": i32_attr(axis), "reverse": bool_attr(reverse),
                   "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
     return create_op("tile.scan", list(result_types), list(srcs), attributes=attributes, regions=1, segments=segments)
+
+
+def print_(prefix: str, args: Sequence[ir.Value], hex: bool, is_signed: Sequence[bool]) -> ir.Operation:
+    """tile.print: `prefix` and the values of `args`, one line per element."""
+    if len(args) > MAX_PRINT_OPERANDS:
+        raise ValueError(f"a print takes at most {MAX_PRINT_OPERANDS} values, got {len(args)}")
+    segments = [1 if i < len(args) else 0 for i in range(MAX_PRINT_OPERANDS)]
+    return create_op("tile.print", [], list(args), segments=segments, attributes={
+        "prefix": str_attr(prefix), "hex": bool_attr(hex),
+        "is_signed": ir.DenseI32ArrayAttr.get([int(bool(x)) for x in is_signed])})
+
+
+def assert_(condition: ir.Value, message: str) -> ir.Operation:
+    """tile.assert: the kernel stops where an element of `condition` (i1) is false."""
+    return create_op("tile.assert", [], [condition], attributes={"message": str_attr(message)})
+
+
+def assume(condition: ir.Value) -> ir.Operation:
+    return create_op("tile.assume", [], [condition])
+
+
+def barrier() -> ir.Operation:
+    return create_op("tile.barrier", [])
+
+
+# Hints: a value's defining op (or, for a kernel argument, the function) carries these
+# dense i32 arrays, one entry per dimension; axis analysis takes them as facts.
+HINT_ATTRIBUTES = {"multiple_of": "tile.divisibility", "max_contiguous": "tile.contiguity",
+                   "max_constancy": "tile.constancy"}
 
 
 # ----------------------------------------------------------------------------- readers
@@ -536,6 +605,18 @@ def _verify_cat(op: ir.Operation) -> str | None:
     return None
 
 
+@verifier("tile.dot")
+def _verify_dot(op: ir.Operation) -> str | None:
+    a, b, acc = (list(shape_of(v.type)) for v in op.operands)
+    if len(a) != len(b) or len(a) != len(acc) or len(a) not in (2, 3):
+        return "operands must all have rank 2 (or 3, batched)"
+    if a[:-2] != b[:-2] or a[:-2] != acc[:-2] or a[-1] != b[-2] or acc[-2:] != [a[-2], b[-1]]:
+        return f"shapes {a} x {b} do not multiply into {acc}"
+    if op.results[0].type != op.operands[2].type:
+        return "the result must have the accumulator's type"
+    return None
+
+
 @verifier("tile.atomic_rmw")
 @verifier("tile.atomic_cas")
 def _verify_atomic(op: ir.Operation) -> str | None:
@@ -639,4 +720,19 @@ def _verify_reduce(op: ir.Operation) -> str | None:
     expected = [element_type(s.type) for s in srcs]
     if yielded != expected:
         return f"combiner yields {[str(t) for t in yielded]}; expected {[str(t) for t in expected]}"
+    return None
+
+
+@verifier("tile.print")
+def _verify_print(op: ir.Operation) -> str | None:
+    signs = len(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
+    if signs != len(op.operands):
+        return f"is_signed has {signs} entries for {len(op.operands)} operands"
+    return None
+
+
+@verifier("tile.assert")
+def _verify_assert(op: ir.Operation) -> str | None:
+    if str(element_type(op.operands[0].type)) != "i1":
+        return f"the condition must be i1 or a tensor of i1, got {op.operands[0].type}"
     return None

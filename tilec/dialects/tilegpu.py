@@ -22,7 +22,7 @@ import re
 
 from mlir import ir
 
-from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
+from ..layout.encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
 from ._mlir import create_op, is_tensor, register_irdl, tensor_type
 
 IRDL = """
@@ -32,6 +32,10 @@ irdl.dialect @tilegpu {
     irdl.parameters(params: %0)
   }
   irdl.attribute @slice {
+    %0 = irdl.base "#builtin.dictionary"
+    irdl.parameters(params: %0)
+  }
+  irdl.attribute @dot_op {
     %0 = irdl.base "#builtin.dictionary"
     irdl.parameters(params: %0)
   }
@@ -63,6 +67,8 @@ def encoding_text(enc: Encoding) -> str:
                 + _ints(enc.warps_per_cta) + "}>")
     if isinstance(enc, SliceEncoding):
         return "#tilegpu.slice<{dim = " + str(enc.dim) + " : i32, parent = " + encoding_text(enc.parent) + "}>"
+    if isinstance(enc, DotOperandEncoding):
+        return "#tilegpu.dot_op<{opIdx = " + str(enc.op_idx) + " : i32, parent = " + encoding_text(enc.parent) + "}>"
     raise TypeError(f"unknown encoding {enc!r}")
 
 
@@ -86,6 +92,11 @@ def parse_encoding(text: str) -> Encoding:
         if not match:
             raise ValueError(f"malformed slice encoding {text}")
         return SliceEncoding(int(match.group(1)), parse_encoding(match.group(2)))
+    if text.startswith("#tilegpu.dot_op<"):
+        match = re.match(r"#tilegpu\.dot_op<\{opIdx = (\d+) : i32, parent = (.*)\}>$", text)
+        if not match:
+            raise ValueError(f"malformed dot_op encoding {text}")
+        return DotOperandEncoding(int(match.group(1)), parse_encoding(match.group(2)))
     raise ValueError(f"not a tilegpu encoding: {text}")
 
 
@@ -131,7 +142,7 @@ def encoding_error(ty: ir.Type) -> str | None:
     if enc.rank != len(shape):
         return f"encoding of rank {enc.rank} on a tensor of rank {len(shape)} ({ty})"
     base = enc
-    while isinstance(base, SliceEncoding):
+    while isinstance(base, (SliceEncoding, DotOperandEncoding)):
         base = base.parent
     if isinstance(base, BlockedEncoding):
         if math.prod(base.threads_per_warp) != 32:

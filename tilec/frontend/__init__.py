@@ -39,13 +39,15 @@ class ArgSpec:
         return (self.name, str(self.ty), self.divisibility)
 
 
-def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None) -> ir.Module:
-    """Builds and verifies the ttir module of kernel `fn` for one specialisation."""
+def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
+                  debug: bool = False, target: str | None = None) -> ir.Module:
+    """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
+    and `target` as in `Semantic`)."""
     context = context or make_context()
     with context, ir.Location.file(fn.filename, fn.first_line, 1):
         module = ir.Module.create()
         builder = IRBuilder(context, module)
-        semantic = Semantic(builder)
+        semantic = Semantic(builder, debug=debug, target=target)
         runtime_args = [a for a in args if not a.is_constant]
         arg_types = [builder.get_type(a.ty) for a in runtime_args]
         arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}

@@ -325,8 +325,8 @@ class CodeGenerator(ast.NodeVisitor):
         test = self.visit(node.test)
         message = _unwrap(self.visit(node.msg)) if node.msg is not None else ""
         if isinstance(test, tensor):
-            raise self.error(node, "`assert` on a value known only at run time (a device assert) "
-                                   "is not supported yet")
+            self.semantic.device_assert(test, message)
+            return
         if not _unwrap(test):
             raise self.error(node, f"assertion failed: {message}" if message else "assertion failed")
 
@@ -874,7 +874,7 @@ class CodeGenerator(ast.NodeVisitor):
                 result = combine(result, arg)
             return result
         if fn is py.print:
-            lang.static_print(*args, **kwargs)
+            self.semantic.python_print(args, kwargs)
             return None
         if fn is py.isinstance:
             value, classes = args[0], _unwrap(args[1])

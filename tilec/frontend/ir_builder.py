@@ -5,13 +5,14 @@ and structured control flow (scf.if, scf.for), and tracks the insertion point.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, func, scf
 
 from ..dialects import tile
-from ..dialects._mlir import create_op
+from ..dialects._mlir import ROUND_TOWARD_ZERO, create_op
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, pointer_type, tensor
 
@@ -33,6 +34,10 @@ _CAST_OPS = {
     "uitofp": "arith.uitofp", "fptosi": "arith.fptosi", "fptoui": "arith.fptoui", "extf": "arith.extf",
     "truncf": "arith.truncf",
 }
+
+
+def _as_dict(attr: ir.DictAttr) -> dict[str, ir.Attribute]:
+    return {attr[i].name: attr[i].attr for i in range(len(attr))}
 
 
 class IRBuilder(Builder):
@@ -60,6 +65,15 @@ class IRBuilder(Builder):
     # ------------------------------------------------------------------ Builder: creation
     def constant(self, value, ty: dtype) -> ir.Value:
         mlir_ty = self.get_type(ty)
+        if ty.is_fp8():
+            # An fp8 constant is its bit pattern (LLVM has no fp8 type): encode it here.
+            import ml_dtypes
+            import numpy as np
+            kind = ml_dtypes.float8_e4m3fn if ty.name == "fp8e4nv" else ml_dtypes.float8_e5m2
+            bits = int(np.array(float(value), np.float32).astype(kind).view(np.uint8))
+            raw = arith.ConstantOp(ir.IntegerType.get_signless(8), ir.IntegerAttr.get(ir.IntegerType.get_signless(8),
+                                                                                        bits - 256 if bits > 127 else bits))
+            return arith.BitcastOp(mlir_ty, raw.result).result
         if ty.is_floating():
             attr = ir.FloatAttr.get(mlir_ty, float(value))
         else:
@@ -128,6 +142,9 @@ class IRBuilder(Builder):
             name = "tile.ptr_to_int"
         elif op == "inttoptr":
             name = "tile.int_to_ptr"
+        elif op == "truncf_rtz":
+            return create_op("arith.truncf", [mlir_ty], [x], attributes={
+                "roundingmode": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), ROUND_TOWARD_ZERO)}).result
         else:
             name = _CAST_OPS[op]
         return create_op(name, [mlir_ty], [x]).result
@@ -165,11 +182,52 @@ class IRBuilder(Builder):
     def store(self, ptr, value, mask, *, cache_modifier: str, eviction_policy: str) -> None:
         tile.store(ptr, value, mask, cache=cache_modifier, evict=eviction_policy)
 
+    def dot(self, a, b, acc, input_precision: str, ty: block_type):
+        return tile.dot(a, b, acc, input_precision)
+
     def atomic_rmw(self, op: str, ptr, value, mask, sem: str, scope: str, ty: dtype):
         return tile.atomic_rmw(op, ptr, value, mask, sem, scope, self.get_type(ty))
 
     def atomic_cas(self, ptr, cmp, value, sem: str, scope: str, ty: dtype):
         return tile.atomic_cas(ptr, cmp, value, sem, scope, self.get_type(ty))
+
+    # ------------------------------------------------------------------ Builder: debugging and hints
+    def device_print(self, prefix: str, args: Sequence[tensor], hex: bool) -> None:
+        tile.print_(prefix, [a.handle for a in args], hex,
+                    [a.dtype.is_int_signed() if a.dtype.is_int() else False for a in args])
+
+    def device_assert(self, cond, message: str, location: str) -> None:
+        tile.assert_(cond, message)  # the op's own location names the source line
+
+    def source_location(self) -> str:
+        found = re.search(r'"([^"]+)":(\d+)', str(ir.Location.current))
+        return f"{found.group(1)}:{found.group(2)}" if found else "<unknown>"
+
+    def barrier(self) -> None:
+        tile.barrier()
+
+    def assume(self, cond) -> None:
+        tile.assume(cond)
+
+    def hint(self, x, kind: str, values: Sequence[int]):
+        name = tile.HINT_ATTRIBUTES[kind]
+        owner = x.owner
+        if isinstance(owner, ir.Block):  # a block argument
+            self._hint_argument(x, owner, name, values)
+        else:
+            owner.attributes[name] = ir.DenseI32ArrayAttr.get([int(v) for v in values])
+        return x
+
+    def _hint_argument(self, x, block: ir.Block, name: str, values: Sequence[int]) -> None:
+        """Kernel arguments take a divisibility hint (the others mean nothing for a scalar);
+        loop-carried values take none: their value changes from one iteration to the next."""
+        fn = block.owner.operation
+        if name != "tile.divisibility" or fn.name != "func.func" or block != fn.regions[0].blocks[0]:
+            return
+        attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else None
+        dicts = [_as_dict(ir.DictAttr(attrs[i])) if attrs is not None else {} for i in range(len(block.arguments))]
+        dicts[x.arg_number]["tile.divisibility"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(values[0]))
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
 
     # ------------------------------------------------------------------ Builder: reductions
     def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable, result_types: Sequence[dtype]):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import linecache
+import os
 from types import CodeType, FrameType, TracebackType
 from typing import Any, Callable
 
@@ -29,6 +30,7 @@ from ..language.semantic import Semantic
 from ..runtime import specialize
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
+from .numpy_ops_misc import DeviceAssertionError
 from .python_builtins import KernelFunctions
 
 
@@ -48,7 +50,8 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
     resolution are the compiled path's own (`JITFunction._split_call/_resolve_grid`), so
     defaults, keyword arguments, callable grids and their errors behave identically.
     """
-    _options, values = fn._split_call(tuple(args), dict(kwargs))
+    options, values = fn._split_call(tuple(args), dict(kwargs))
+    debug = _debug_mode(fn, options)
     dims = fn._resolve_grid(grid, values)
     with _DeviceMirror() as mirror:
         arrays: dict[str, Any] = {}
@@ -60,19 +63,31 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
                        for index, (name, value) in enumerate(zip(fn.arg_names, values))]
         if 0 in dims:
             return
-        _run_grid(fn, dims, kernel_args, memory)
+        _run_grid(fn, dims, kernel_args, memory, debug)
 
 
-def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[Any], memory: Memory) -> None:
-    builder = NumpyBuilder(memory, dims, fn.__name__)
+def _debug_mode(fn: KernelFunction, options: dict) -> bool:
+    """Whether device_assert and the overflow checks run: the launch's `debug=`, else the
+    kernel's `@jit(debug=)`, else TILEC_DEBUG (as for compiled kernels)."""
+    from ..config import config
+    if "debug" in options:
+        return bool(options["debug"])
+    return bool(fn.debug if fn.debug is not None else config.debug)
+
+
+def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[Any], memory: Memory,
+              debug: bool) -> None:
+    builder = NumpyBuilder(memory, dims, fn.__name__, debug=debug)
     # A copy of the kernel whose `min`, `max` and `abs` accept tensors (python_builtins.py).
     functions = KernelFunctions()
     body: Callable = functions.get(fn)
+    # @jit functions passed as constexpr arguments run patched too.
+    kernel_args = [functions.wrap(a) if isinstance(a, KernelFunction) else a for a in kernel_args]
     # Handles are never mutated, so one set of argument tensors serves every program.
     # Combine functions the semantic layer calls (tl.reduce, tl.associative_scan) run patched too.
     activate_caller = getattr(tl, "activate_caller", None)
     calls = activate_caller(functions.call) if activate_caller is not None else contextlib.nullcontext()
-    with activate_semantic(Semantic(builder)), calls, np.errstate(all="ignore"):
+    with activate_semantic(Semantic(builder, debug=debug)), calls, np.errstate(all="ignore"):
         for z in range(dims[2]):
             for y in range(dims[1]):
                 for x in range(dims[0]):
@@ -85,6 +100,32 @@ def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[
                         raise
                     except TilecSemanticError as exc:
                         raise _located_semantic_error(fn, exc, builder.program, functions.codes) from None
+                    except DeviceAssertionError:
+                        raise
+                    except AssertionError as exc:
+                        if builder.failed_assert is None:
+                            raise
+                        raise _failed_assert_statement(fn, exc, builder) from None
+
+
+def _failed_assert_statement(fn: KernelFunction, exc: AssertionError, builder: NumpyBuilder) -> DeviceAssertionError:
+    """The kernel's `assert cond, msg` on a tensor failed (debug mode): reported as
+    tl.device_assert reports, at the assert's line."""
+    frame = exc.__traceback__
+    location = "<unknown>"
+    while frame is not None:
+        code = frame.tb_frame.f_code
+        if not code.co_filename.startswith(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))):
+            location = f"{code.co_filename}:{frame.tb_lineno}"
+        frame = frame.tb_next
+    index, count = builder.failed_assert
+    builder.failed_assert = None
+    message = str(exc.args[0]) if exc.args else ""
+    element = f" (element {index}, one of {count} failing)" if index != () else ""
+    text = (f"device assertion failed in kernel `{fn.__name__}` at {location}, program id {builder.program}"
+            f"{element}: {message}")
+    return DeviceAssertionError(text, kernel=fn.__name__, location=location, program_id=builder.program,
+                                message=message, index=index)
 
 
 # ----------------------------------------------------------------------------- arguments

@@ -28,7 +28,10 @@ uint64 virtual addresses (see memory.py) for pointers.
 """
 from __future__ import annotations
 
+import dis
+import functools
 import math
+import types
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -37,7 +40,7 @@ from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, tensor
 from .memory import Memory
 from .numpy_common import (as_array as _array, check_combined as _check_combined, compute_dtype, fma, is_float,
-                           is_narrow, numpy_dtype, round_to, signed as _signed, unsigned as _unsigned)
+                           is_narrow, kernel_frame, numpy_dtype, round_to, signed as _signed, unsigned as _unsigned)
 from .numpy_ops_atomic import AtomicOps
 from .numpy_ops_misc import MiscOps
 from .numpy_ops_shape import ShapeOps
@@ -172,6 +175,42 @@ def _float_to_int(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     return result.astype(dt, copy=False)
 
 
+def testing_an_assert() -> bool:
+    """Whether the innermost kernel frame (outside tilec) is testing an `assert`: its
+    current instruction is the truth test or conditional jump that skips raising
+    AssertionError (also in the form pytest rewrites asserts to)."""
+    frame = kernel_frame()
+    return frame is not None and frame.f_lasti in _assert_tests(frame.f_code)
+
+
+@functools.lru_cache(maxsize=256)
+def _assert_tests(code: types.CodeType) -> frozenset[int]:
+    instructions = list(dis.get_instructions(code))
+    tests = set()
+    for i, ins in enumerate(instructions):
+        if not (ins.opname.startswith("POP_JUMP") and "IF_TRUE" in ins.opname):
+            continue
+        failure = [n for n in instructions[i + 1:] if n.offset < ins.argval]  # falls through when false
+        raises = any(n.opname == "RAISE_VARARGS" for n in failure)
+        if raises and any(n.opname == "LOAD_ASSERTION_ERROR" or n.argval == "AssertionError" for n in failure):
+            tests.add(ins.offset)
+            if i and instructions[i - 1].opname == "TO_BOOL":  # Python 3.13 tests truth first
+                tests.add(instructions[i - 1].offset)
+    return frozenset(tests)
+
+
+def _round_toward_zero(x: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """x narrowed to `dt`, rounding toward zero: the nearest value, stepped one unit
+    toward zero where it rounded away (the formats are sign-magnitude, so that step is
+    the bit pattern minus one); an overflow lands on the largest finite value."""
+    nearest = np.asarray(round_to(x, dt))
+    wide = x.astype(np.float64)
+    away = np.abs(nearest.astype(np.float64)) > np.abs(wide)  # false for NaN
+    bits = nearest.view(np.dtype(f"u{dt.itemsize}")).copy()
+    bits[away] -= 1
+    return bits.view(dt)
+
+
 def _int_cast(op: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:
     if dt == np.bool_:  # trunci to i1 keeps the low bit
         return (x & 1).astype(np.bool_) if x.dtype != np.bool_ else x.copy()
@@ -192,11 +231,14 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
     debugging (numpy_ops_misc.py) live in mixins.
     """
 
-    def __init__(self, memory: Memory, grid: tuple[int, int, int], kernel_name: str = "kernel"):
+    def __init__(self, memory: Memory, grid: tuple[int, int, int], kernel_name: str = "kernel",
+                 debug: bool = False):
         self.memory = memory
         self.grid = tuple(int(g) for g in grid)
         self.program = (0, 0, 0)  # set by the launcher before each program runs
         self.kernel_name = kernel_name  # for device_assert's message
+        self.debug = debug  # whether a Python `assert` on a tensor checks (as device_assert)
+        self.failed_assert: tuple[Any, int] | None = None  # (first failing index, count)
 
     # -- constants and creation
     def constant(self, value: int | float | bool, ty: dtype) -> np.ndarray:
@@ -283,6 +325,8 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
             result = _float_to_int(x, dt)
         elif op in ("extf", "truncf"):
             result = round_to(x, dt)  # nearest even; fp16/bf16 overflow to inf, fp8 saturates
+        elif op == "truncf_rtz":
+            result = _round_toward_zero(x, dt)
         elif op == "bitcast":
             result = x.copy() if x.dtype == np.bool_ or dt == np.bool_ else x.view(dt).copy()
         elif op in ("ptrtoint", "inttoptr"):
@@ -346,11 +390,27 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         return [_array(np.squeeze(v, axis=axis), numpy_dtype(rt)) for v, rt in zip(values, result_types)]
 
     # -- host interaction
+    def _assert_statement(self, condition: np.ndarray) -> bool:
+        """The kernel's `assert cond, msg` on a tensor: what the compiler makes of it, a
+        device assert (checked in debug mode only). On failure Python raises the
+        AssertionError itself; the launcher adds where (`failed_assert`)."""
+        if not self.debug:
+            return True
+        failing = condition == 0
+        if not failing.any():
+            return True
+        first = tuple(int(i) for i in np.argwhere(failing)[0]) if condition.ndim else ()
+        self.failed_assert = (first[0] if len(first) == 1 else first, int(failing.sum()))
+        return False
+
     def to_python(self, x: np.ndarray) -> Any:
         x = np.asarray(x)
+        if testing_an_assert():
+            return self._assert_statement(x)
         if x.ndim != 0:
             raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; only "
-                                     "scalars can be used in `if`, `while` and `range` (reduce it first)")
+                                     "scalars can be used in `if`, `while`, `range` and `assert` (reduce it "
+                                     "first; to check every element, use tl.device_assert(cond, msg))")
         if is_narrow(x.dtype):
             return float(x.astype(np.float32))
         return x.item()

@@ -19,6 +19,9 @@ Conversions follow the GPU:
 """
 from __future__ import annotations
 
+import os
+import sys
+import types
 from fractions import Fraction
 from typing import Any
 
@@ -214,30 +217,35 @@ def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray, dt: np.dtype) -> np.ndarray
     overflows or underflows; the other elements go through exact rationals.
     """
     a64, b64, c64 = (np.asarray(v).astype(np.float64) for v in (a, b, c))
-    if dt != np.float64:
-        p = a64 * b64
-        s, e = _two_sum(p, c64)
-        return round_to(to_odd_float64(s, e), dt)
-    a64, b64, c64 = np.broadcast_arrays(a64, b64, c64)
+    with np.errstate(all="ignore"):
+        if dt != np.float64:
+            p = a64 * b64
+            s, e = _two_sum(p, c64)
+            return round_to(to_odd_float64(s, e), dt)
+        return _fma64(*np.broadcast_arrays(a64, b64, c64))
+
+
+def _fma64(a64: np.ndarray, b64: np.ndarray, c64: np.ndarray) -> np.ndarray:
+    shape = a64.shape
+    a64, b64, c64 = a64.reshape(-1), b64.reshape(-1), c64.reshape(-1)
     product = a64 * b64
     magnitude = np.abs(product)
+    zero_product = (a64 == 0) | (b64 == 0)
     safe = (np.isfinite(a64) & np.isfinite(b64) & np.isfinite(c64)
             & (np.abs(a64) < 2.0 ** 995) & (np.abs(b64) < 2.0 ** 995) & (np.abs(c64) < 2.0 ** 1000)
-            & (magnitude < 2.0 ** 1000) & ((magnitude > 2.0 ** -960) | (a64 == 0) | (b64 == 0)))
+            & (magnitude < 2.0 ** 1000) & ((magnitude > 2.0 ** -960) | zero_product))
     uh, ul = _two_product(a64, b64)
     th, tl_ = _two_sum(c64, uh)
     v, ve = _two_sum(tl_, ul)
     result = th + to_odd_float64(v, ve)
-    zero_product = (a64 == 0) | (b64 == 0)
     result = np.where(zero_product, product + c64, result)  # exact, and IEEE's signed zeros
-    result = np.array(result, dtype=np.float64)
-    for index in zip(*np.nonzero(~safe & ~zero_product)):
-        x, y, z = float(a64[index]), float(b64[index]), float(c64[index])
+    for i in np.flatnonzero(~safe & ~zero_product):
+        x, y, z = float(a64[i]), float(b64[i]), float(c64[i])
         if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
-            result[index] = x * y + z  # infinities and NaNs: the product is exact
+            result[i] = x * y + z  # infinities and NaNs: the product is exact
         else:
-            result[index] = _exact_fma(x, y, z)
-    return result
+            result[i] = _exact_fma(x, y, z)
+    return result.reshape(shape)
 
 
 # ----------------------------------------------------------------------------- combine checks
@@ -255,3 +263,15 @@ def check_combined(results: list[Any], operands: list[tensor], what: str = "redu
         if result.type != operand.type:
             raise TilecSemanticError(f"the {what}'s combine function must combine elementwise, without changing "
                                      f"shapes (got {result.type} for operands of type {operand.type})")
+
+
+_TILEC_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def kernel_frame() -> types.FrameType | None:
+    """The innermost frame running code outside tilec: the kernel (or a @jit function it
+    called) that the interpreter is running."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_TILEC_DIR):
+        frame = frame.f_back
+    return frame

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..language.core import TilecSemanticError, block_type, tensor
-from .numpy_common import is_float, is_narrow, numpy_dtype, round_to, tf32
+from .numpy_common import is_float, is_narrow, kernel_frame, numpy_dtype, round_to, tf32
 
 
 class DeviceAssertionError(AssertionError):
@@ -28,7 +28,9 @@ class DeviceAssertionError(AssertionError):
 
 
 def _format_value(value: Any, dt: np.dtype, hex: bool, is_pointer: bool) -> str:
-    """One element as the GPU's printf would show it (floats in Python's shortest exact form)."""
+    """One element as the compiled kernel's printf shows it: floats as %.9g (%.17g for
+    float64: enough digits to read back the exact value), integers in decimal, hex bit
+    patterns zero-padded to the type's width, pointers as 0x... addresses."""
     if is_pointer:
         return f"0x{int(value):x}"
     if hex:
@@ -40,7 +42,7 @@ def _format_value(value: Any, dt: np.dtype, hex: bool, is_pointer: bool) -> str:
     if dt == np.bool_:
         return str(int(value))
     if is_float(dt):
-        return repr(float(np.asarray(value, dtype=dt).astype(np.float64)))
+        return format(float(np.asarray(value, dtype=dt).astype(np.float64)), ".17g" if dt.itemsize == 8 else ".9g")
     return str(int(value))
 
 
@@ -115,6 +117,11 @@ class MiscOps:
                 f"{element}: {message}")
         raise DeviceAssertionError(text, kernel=kernel, location=location, program_id=self.program,
                                    message=message, index=index)
+
+    def source_location(self) -> str:
+        """The innermost frame outside tilec: the kernel (or @jit function) line running."""
+        frame = kernel_frame()
+        return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
 
     # -- synchronisation and hints
     def barrier(self) -> None:

@@ -1,8 +1,8 @@
-"""Python's `min`, `max` and `abs` inside interpreted kernels, as the compiler reads them.
+"""Python's `min`, `max`, `abs` and `print` inside interpreted kernels, as the compiler reads them.
 
 The compiler maps `min(a, b, ...)` and `max(a, b, ...)` with a tensor among the
 arguments to `tl.minimum`/`tl.maximum` (folded left to right), and `abs(x)` of a tensor
-to `tl.abs`. The interpreter runs the kernel's Python function itself, where those names
+to `tl.abs`, and `print(...)` to `tl.device_print`. The interpreter runs the kernel's Python function itself, where those names
 would be Python's builtins (which compare with `<` and call `bool()` on a tensor). So
 the launcher runs a *copy* of each kernel function whose builtins are the tensor-aware
 versions below (a function's builtins come from its globals' `__builtins__`): same code,
@@ -47,8 +47,14 @@ def _abs(x):
     return _py.abs(_unwrap(x))
 
 
+def _print(*args, **kwargs):
+    """print() in a kernel prints at run time, per element (tl.device_print), as compiled."""
+    current_semantic().python_print(args, kwargs)
+
+
 KERNEL_BUILTINS: dict[str, Any] = dict(vars(_py))
-KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs)
+KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs,
+                       print=_print)
 
 
 class _JitCall(KernelFunction):
@@ -134,7 +140,7 @@ class KernelFunctions:
         a scan called by the semantic layer): @jit functions run as patched copies."""
         if isinstance(fn, KernelFunction):
             return self.get(fn)(*args)
-        return fn(*args)
+        return getattr(fn, "fn", fn)(*args)
 
     def _cell(self, cell: types.CellType) -> types.CellType:
         try:

@@ -71,6 +71,8 @@ class Builder:
         raise NotImplementedError
 
     def cast(self, op: str, x: Handle, ty: dtype) -> Handle:
+        """A conversion: extsi extui trunci sitofp uitofp fptosi fptoui extf truncf (nearest
+        even), truncf_rtz (toward zero), bitcast, ptrtoint, inttoptr."""
         raise NotImplementedError
 
     # -- shape
@@ -175,6 +177,10 @@ class Builder:
 
     def device_assert(self, cond: Handle, message: str, location: str) -> None:
         """Fail the kernel where `cond` is false, reporting `message` and `location` ("file:line")."""
+        raise NotImplementedError
+
+    def source_location(self) -> str:
+        """"file:line" of the kernel statement being built or run."""
         raise NotImplementedError
 
     def barrier(self) -> None:

@@ -188,6 +188,16 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     _sem().store(pointer, value, mask, cache_modifier, eviction_policy)
 
 
+# ----------------------------------------------------------------------------- matrix product
+
+
+@builtin
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=None) -> tensor:
+    """acc + input @ other (see Semantic.dot for the types)."""
+    return _sem().dot(input, other, acc, input_precision, allow_tf32, out_dtype)
+
+
 # ----------------------------------------------------------------------------- atomics
 
 
@@ -362,13 +372,13 @@ def min(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
 
 @builtin(method=True)
 def argmax(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
-    """Index of the maximum along `axis`: ties give the lowest index; NaN is the largest."""
+    """Index of the maximum along `axis`: ties give the lowest index; a NaN wins."""
     return _sem().arg_reduction(input, axis, True, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
 
 
 @builtin(method=True)
 def argmin(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
-    """Index of the minimum along `axis`: ties give the lowest index; NaN is the largest."""
+    """Index of the minimum along `axis`: ties give the lowest index; a NaN wins."""
     return _sem().arg_reduction(input, axis, False, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
 
 
@@ -421,6 +431,55 @@ def static_assert(cond, msg="") -> None:
         raise core.TilecSemanticError("static_assert needs a compile-time (constexpr) condition")
     if not cond:
         raise core.TilecSemanticError(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg) else "static_assert failed")
+
+
+# ----------------------------------------------------------------------------- debugging
+
+
+@builtin
+def device_print(prefix, *args, hex=False) -> None:
+    """Prints `prefix` and every element of each of `args` at run time, one line per
+    element: `pid (x, y, z) idx (i, j) prefix value`. Python's `print` in a kernel is this."""
+    _sem().device_print(prefix, args, hex)
+
+
+@builtin
+def device_assert(cond, msg="", mask=None) -> None:
+    """In debug mode (`@jit(debug=True)`, `debug=True` at launch or TILEC_DEBUG=1), stops
+    the kernel where `cond` is false; otherwise does nothing. Python's `assert` on a
+    run-time value in a kernel is this."""
+    _sem().device_assert(cond, msg, mask)
+
+
+@builtin
+def debug_barrier() -> None:
+    """Waits until every thread of the program gets here (shared memory is consistent)."""
+    _sem().debug_barrier()
+
+
+@builtin
+def assume(cond) -> None:
+    """Lets the compiler assume `cond` holds; a false `cond` is undefined behaviour."""
+    _sem().assume(cond)
+
+
+@builtin
+def multiple_of(input, values):
+    """`input`, with the promise that its elements (the first of each run, for runs made
+    by max_contiguous) are multiples of `values` (one per dimension, or one for all)."""
+    return _sem().hint("multiple_of", input, values)
+
+
+@builtin
+def max_contiguous(input, values):
+    """`input`, with the promise that it holds runs of `values` consecutive integers."""
+    return _sem().hint("max_contiguous", input, values)
+
+
+@builtin
+def max_constancy(input, values):
+    """`input`, with the promise that it holds runs of `values` equal elements."""
+    return _sem().hint("max_constancy", input, values)
 
 
 @builtin

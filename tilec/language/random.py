@@ -34,7 +34,7 @@ from __future__ import annotations
 import tilec.language as tl  # (still loading when this module is imported; read only inside kernels)
 
 from ..runtime.jit import jit
-from .core import _unwrap, builtin, current_semantic
+from .core import builtin, current_semantic
 
 __all__ = ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn",
            "randn4x", "uint_to_uniform_float"]
@@ -60,21 +60,20 @@ UNIFORM_SCALE_64 = 1.0842020432385337e-19
 
 
 @builtin
-def _as_tensor(value, dtype=None):
-    """`value` if it is a tensor; a Python number becomes a constant (of `dtype` if given)."""
-    return current_semantic().to_tensor(value, _unwrap(dtype))
+def _as_tensor(value):
+    """`value` if it is a tensor; a Python number (or constexpr) becomes a constant of its own type."""
+    return current_semantic().to_tensor(value)
 
 
 @jit
 def _umulhi(a, b):
-    """The high word of the unsigned product a * b, with `b` a uint32 or uint64 tensor and
-    `a` a constant or a tensor of the same width: the value of tl.umulhi.
+    """The high word of the unsigned product a * b, for `b` a uint32 or uint64 tensor and
+    `a` a constant or a tensor of the same type.
 
-    Computed from a widened product (32 bits) or from 32-bit limbs (64 bits), which every
-    backend supports; the compiler turns the 32-bit form back into one mul.hi.
+    tl.umulhi takes 32-bit operands only; 64-bit words are multiplied by 32-bit limbs.
     """
     if b.dtype == tl.uint32:
-        high = ((b.to(tl.uint64) * a) >> 32).to(tl.uint32)
+        high = tl.umulhi(b, a)
     else:
         tl.static_assert(b.dtype == tl.uint64, "_umulhi: expected uint32 or uint64 operands")
         a_lo = a & 0xFFFFFFFF

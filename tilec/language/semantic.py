@@ -7,6 +7,7 @@ the frontend adds the source location), and asks the builder to emit the result.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 from typing import Any, Callable, Sequence
@@ -106,11 +107,33 @@ def python_scalar_type(value: Any) -> dtype:
     raise _error(f"cannot use a value of Python type {type(value).__name__} in a kernel")
 
 
+# device_print shows at most this many values (tile.print's operand groups).
+MAX_PRINT_VALUES = 16
+
+# Narrowings that fp_downcast_rounding="rtz" (round toward zero) applies to.
+_RTZ_CASTS = {(tl.float32, tl.float16), (tl.float32, tl.bfloat16), (tl.float64, tl.float32)}
+
+
 class Semantic:
     """Language rules over a builder; see the module docstring."""
 
-    def __init__(self, builder: Builder):
+    def __init__(self, builder: Builder, *, debug: bool = False, target: str | None = None):
+        """`debug` turns on device_assert and the overflow checks; `target` ("sm_90"), when
+        known, lets rules that depend on the GPU fail early and clearly."""
         self.builder = builder
+        self.debug = debug
+        self.capability = int(target[3:].rstrip("a")) if target else None
+        self._combining = 0  # > 0 while a reduce/scan combine function is being built
+
+    @contextlib.contextmanager
+    def _combiner(self):
+        """While a combine function is built: no debug checks inside it (a scan may run it
+        on lanes whose results are thrown away)."""
+        self._combining += 1
+        try:
+            yield
+        finally:
+            self._combining -= 1
 
     # ------------------------------------------------------------------ conversions
     def to_tensor(self, value: Any, ty: dtype | None = None) -> tensor:
@@ -362,7 +385,14 @@ class Semantic:
             return self.to_tensor(raw, ty)
         return self.cast(value, ty)
 
+    @staticmethod
+    def _check_arithmetic_type(ty: dtype, what: str) -> None:
+        if ty.is_fp8():
+            raise _error(f"{what} on {ty} values is not supported: fp8 is a storage type; convert with "
+                         ".to(tl.float16) or .to(tl.float32) first")
+
     def _emit_binary(self, op: str, lhs: tensor, rhs: tensor, ty: dtype | None = None) -> tensor:
+        self._check_arithmetic_type(lhs.dtype, "arithmetic")
         ty = ty or lhs.type
         return tensor(self.builder.binary(op, lhs.handle, rhs.handle, ty), ty)
 
@@ -372,8 +402,9 @@ class Semantic:
             lhs, rhs = rhs, lhs
         if lhs.dtype.is_ptr():
             return self.addptr(lhs, rhs)
-        op = "addf" if lhs.dtype.is_floating() else "addi"
-        return self._emit_binary(op, lhs, rhs)
+        if lhs.dtype.is_floating():
+            return self._emit_binary("addf", lhs, rhs)
+        return self._check_overflow("add", lhs, rhs, self._emit_binary("addi", lhs, rhs))
 
     def addptr(self, ptr: tensor, offset: tensor) -> tensor:
         if not offset.dtype.is_int():
@@ -385,12 +416,42 @@ class Semantic:
         lhs, rhs = self._binary_operands(lhs, rhs, allow_lhs_ptr=True)
         if lhs.dtype.is_ptr():
             return self.addptr(lhs, self.minus(rhs))
-        op = "subf" if lhs.dtype.is_floating() else "subi"
-        return self._emit_binary(op, lhs, rhs)
+        if lhs.dtype.is_floating():
+            return self._emit_binary("subf", lhs, rhs)
+        return self._check_overflow("sub", lhs, rhs, self._emit_binary("subi", lhs, rhs))
 
     def mul(self, lhs: Any, rhs: Any) -> tensor:
         lhs, rhs = self._binary_operands(lhs, rhs)
-        return self._emit_binary("mulf" if lhs.dtype.is_floating() else "muli", lhs, rhs)
+        if lhs.dtype.is_floating():
+            return self._emit_binary("mulf", lhs, rhs)
+        return self._check_overflow("mul", lhs, rhs, self._emit_binary("muli", lhs, rhs))
+
+    def _check_overflow(self, what: str, lhs: tensor, rhs: tensor, result: tensor) -> tensor:
+        """In debug mode, a device assert that signed `lhs what rhs` did not wrap (64-bit
+        included). Unsigned arithmetic wraps by definition and is not checked."""
+        ty = result.dtype
+        if not self.debug or self._combining or not ty.is_int_signed() or ty.is_bool():
+            return result
+        if what == "add":  # the sum's sign differs from both operands' signs
+            wrapped = self.compare("lt", self.and_(self.xor_(lhs, result), self.xor_(rhs, result)), 0)
+        elif what == "sub":  # the operands' signs differ and the result's differs from lhs's
+            wrapped = self.compare("lt", self.and_(self.xor_(lhs, rhs), self.xor_(lhs, result)), 0)
+        elif ty.int_bitwidth < 64:
+            exact = self.mul_unchecked(self.cast(lhs, tl.int64), self.cast(rhs, tl.int64))
+            wrapped = self.compare("ne", exact, self.cast(result, tl.int64))
+        else:  # 64 bits: the product divided back must give rhs (and -1 * INT64_MIN wraps)
+            zero = self.compare("eq", lhs, 0)
+            divisor = self.where(zero, self.to_tensor(1, ty), lhs)
+            back = self._emit_binary("divsi", result, divisor)
+            wrapped = self.logical_and(self.logical_not(zero), self.compare("ne", back, rhs))
+            minus_one_min = self.logical_and(self.compare("eq", lhs, -1), self.compare("eq", rhs, -(1 << 63)))
+            wrapped = self.logical_or(wrapped, minus_one_min)
+        self.device_assert(self.logical_not(wrapped), f"{ty} overflow in {what}")
+        return result
+
+    def mul_unchecked(self, lhs: tensor, rhs: tensor) -> tensor:
+        lhs, rhs = self._binary_operands(lhs, rhs)
+        return self._emit_binary("muli", lhs, rhs)
 
     def truediv(self, lhs: Any, rhs: Any) -> tensor:
         """`/` always divides in floating point: integers become fp32, and fp16/bf16
@@ -475,6 +536,7 @@ class Semantic:
         lhs, rhs = self._same_type_operands(lhs, rhs)
         ty = block_type(tl.int1, lhs.type.shape) if lhs.type.is_block() else tl.int1
         scalar = lhs.dtype
+        self._check_arithmetic_type(scalar, "comparison")
         if scalar.is_floating():
             pred = {"lt": "olt", "le": "ole", "gt": "ogt", "ge": "oge", "eq": "oeq", "ne": "une"}[kind]
             return tensor(self.builder.compare(pred, lhs.handle, rhs.handle, True, ty), ty)
@@ -525,6 +587,72 @@ class Semantic:
             x, y = self.broadcast_to(x, shape), self.broadcast_to(y, shape)
         return tensor(self.builder.select(condition.handle, x.handle, y.handle, x.type), x.type)
 
+    # ------------------------------------------------------------------ debugging and hints
+    def device_print(self, prefix: Any, args: Sequence[Any], hex: Any = False) -> None:
+        prefix = _unwrap(prefix)
+        if not isinstance(prefix, str):
+            raise _error(f"device_print needs a string prefix first, got {prefix!r}")
+        if not prefix.isascii() or not prefix.isprintable():
+            raise _error(f"the device_print prefix must be printable ASCII, got {prefix!r}")
+        values = [self.to_tensor(a) for a in args]
+        for value in values:
+            if value.dtype.is_fp8():
+                raise _error("device_print cannot show fp8 values; convert with .to(tl.float32) first")
+        if len(values) > MAX_PRINT_VALUES:
+            raise _error(f"device_print shows at most {MAX_PRINT_VALUES} values at once, got {len(values)}")
+        self.builder.device_print(prefix, values, bool(_unwrap(hex)))
+
+    def python_print(self, args: Sequence[Any], kwargs: dict) -> None:
+        """Python's `print` in a kernel: device_print, the first argument the prefix when it
+        is a string (`print("x =", x)`)."""
+        if kwargs:
+            raise _error(f"print() in a kernel takes no keyword arguments (got {', '.join(kwargs)}); "
+                         "it prints at run time like tl.device_print")
+        args = list(args)
+        prefix = _unwrap(args.pop(0)) if args and isinstance(_unwrap(args[0]), str) else ""
+        if any(isinstance(_unwrap(a), str) for a in args):
+            raise _error("print() in a kernel takes one string, first (the prefix), then values")
+        self.device_print(prefix, args)
+
+    def device_assert(self, cond: Any, msg: Any = "", mask: Any = None) -> None:
+        """Stops the kernel where `cond` is false (and `mask` true); only in debug mode, as
+        in Triton: otherwise it costs nothing."""
+        msg = _unwrap(msg)
+        if not isinstance(msg, str):
+            raise _error(f"the device_assert message must be a string, got {msg!r}")
+        if not self.debug:
+            return
+        cond = self._to_bool(cond)
+        if _unwrap(mask) is not None:
+            cond = self.logical_or(cond, self.logical_not(mask))
+        self.builder.device_assert(cond.handle, msg, self.builder.source_location())
+
+    def debug_barrier(self) -> None:
+        self.builder.barrier()
+
+    def assume(self, cond: Any) -> None:
+        cond = self.to_tensor(cond)
+        if not cond.dtype.is_bool():
+            raise _error(f"assume needs a boolean condition, got {cond.dtype}")
+        self.builder.assume(cond.handle)
+
+    def hint(self, kind: str, x: Any, values: Any) -> tensor:
+        """multiple_of / max_contiguous / max_constancy: facts about integer or pointer
+        values, one per dimension (a single int applies to every dimension)."""
+        x = self.to_tensor(x)
+        values = _unwrap(values)
+        rank = len(x.type.shape) if x.type.is_block() else 1
+        if isinstance(values, (list, tuple)):
+            values = [_unwrap(v) for v in values]
+        else:
+            values = [values] * rank
+        if len(values) != rank or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+                                           for v in values):
+            raise _error(f"{kind} needs {rank} positive int(s) (one per dimension), got {values!r}")
+        if not (x.dtype.is_int() or x.dtype.is_ptr()):
+            raise _error(f"{kind} applies to integer or pointer values, got {x.dtype}")
+        return tensor(self.builder.hint(x.handle, kind, values), x.type)
+
     # ------------------------------------------------------------------ casts
     def cast(self, x: Any, dst: Any, bitcast: bool = False, fp_downcast_rounding: str | None = None) -> tensor:
         x = self.to_tensor(x)
@@ -542,11 +670,15 @@ class Semantic:
             return tensor(self.builder.cast("bitcast", x.handle, ty), ty)
         if fp_downcast_rounding not in (None, "rtne", "rtz"):
             raise _error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {fp_downcast_rounding!r}")
-        if fp_downcast_rounding == "rtz":
-            raise _error("fp_downcast_rounding='rtz' is not supported yet; narrowing rounds to nearest even")
-        if src.is_fp8() or dst.is_fp8():
-            raise _error(f"conversions between {src} and {dst} are not supported yet (fp8 arrives with the "
-                         "full type system)")
+        if fp_downcast_rounding == "rtz" and (src, dst) not in _RTZ_CASTS:
+            raise _error(f"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16 and float64 -> "
+                         f"float32, not {src} -> {dst}")
+        if (src.is_fp8() or dst.is_fp8()) and self.capability is not None and self.capability < 89:
+            raise _error(f"converting {src} to {dst} needs an sm_89 or newer GPU (the target is "
+                         f"sm_{self.capability}); fp8 values can still be loaded, stored and bitcast")
+        if (src.is_fp8() and not dst.is_floating()) or (dst.is_fp8() and not src.is_floating()):
+            # integers go to and from fp8 through fp32
+            return self.cast(self.cast(x, tl.float32), dst)
         if dst.is_bool():
             if src.is_ptr():
                 x = self.cast(x, tl.uint64)
@@ -580,7 +712,8 @@ class Semantic:
                     mid = self.cast(x, tl.float32)
                     return self.cast(mid, dst)
                 return tensor(self.builder.cast("extf", x.handle, ty), ty)
-            return tensor(self.builder.cast("truncf", x.handle, ty), ty)
+            return tensor(self.builder.cast("truncf_rtz" if fp_downcast_rounding == "rtz" else "truncf",
+                                            x.handle, ty), ty)
         raise _error(f"cannot convert {src} to {dst}")
 
     # ------------------------------------------------------------------ program ids and creation
@@ -631,15 +764,17 @@ class Semantic:
     # ------------------------------------------------------------------ math
     def math_unary(self, op: str, x: Any, *, float_only: bool = True) -> tensor:
         x = self.to_tensor(x)
+        self._check_arithmetic_type(x.dtype, op)
         if float_only and not x.dtype.is_floating():
             raise _error(f"{op} needs a floating-point operand, got {x.dtype}; cast it with .to(tl.float32)")
         return tensor(self.builder.unary(op, x.handle, x.type), x.type)
 
     def umulhi(self, x: Any, y: Any) -> tensor:
-        """The high 32 bits of the 64-bit product of two 32-bit integers (unsigned)."""
+        """The high half of the double-width product of two 32- or 64-bit integers, the
+        operands read as unsigned."""
         x, y = self._binary_operands(x, y)
-        if not (x.dtype.is_int() and x.dtype.int_bitwidth == 32):
-            raise _error(f"umulhi needs 32-bit integer operands, got {x.dtype}")
+        if not (x.dtype.is_int() and x.dtype.int_bitwidth in (32, 64)):
+            raise _error(f"umulhi needs 32- or 64-bit integer operands, got {x.dtype}")
         return self._emit_binary("mulhiui", x, y)
 
     def fma(self, x: Any, y: Any, z: Any) -> tensor:
@@ -731,8 +866,7 @@ class Semantic:
 
     @staticmethod
     def _check_storage_type(ty: dtype, what: str) -> None:
-        if ty.is_fp8():
-            raise _error(f"{what} of {ty} is not supported yet (fp8 storage arrives with the full type system)")
+        """Every element type can be loaded and stored (fp8 included)."""
 
     def _memory_operands(self, ptr: Any, mask: Any, what: str) -> tuple[tensor, tensor | None]:
         ptr = _unwrap(ptr)
@@ -791,6 +925,60 @@ class Semantic:
         value = self.cast(value, elt)
         self.builder.store(ptr.handle, value.handle, None if mask is None else mask.handle,
                            cache_modifier=cache_modifier, eviction_policy=eviction_policy)
+
+    # ------------------------------------------------------------------ matrix product
+    def dot(self, a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32: Any = None,
+            out_dtype: Any = None) -> tensor:
+        """acc + a @ b for [M, K] x [K, N] (or batched [B, M, K] x [B, K, N]) tensors, every
+        dimension at least 16. fp16/bf16/fp8 accumulate in fp32 (or out_dtype), int8 in
+        int32, fp32 in fp32 (input_precision tf32 or ieee), fp64 in fp64."""
+        a, b = self._block(a, "dot"), self._block(b, "dot")
+        if len(a.type.shape) != len(b.type.shape) or len(a.type.shape) not in (2, 3):
+            raise _error(f"dot needs two 2-D (or two 3-D, batched) tensors, got shapes {list(a.type.shape)} "
+                         f"and {list(b.type.shape)}")
+        (*batch_a, m, k), (*batch_b, k2, n) = a.type.shape, b.type.shape
+        if k != k2 or batch_a != batch_b:
+            raise _error(f"dot shapes do not match: {list(a.type.shape)} @ {list(b.type.shape)}")
+        if min(m, n, k) < 16:
+            raise _error(f"dot needs every dimension to be at least 16, got M={m}, N={n}, K={k}")
+        ta, tb = a.dtype, b.dtype
+        if ta != tb:
+            if ta.is_fp8() and tb.is_fp8():
+                pass
+            else:
+                raise _error(f"dot operands must have one type, got {ta} and {tb}")
+        if ta.is_int():
+            if not (ta.int_bitwidth == 8 and ta.is_int_signed()):
+                raise _error(f"integer dot needs int8 operands, got {ta}")
+            default_out = tl.int32
+        elif ta.is_fp64():
+            default_out = tl.float64
+        elif ta.is_floating():
+            default_out = tl.float32
+        else:
+            raise _error(f"dot does not support {ta}")
+        precision = _unwrap(input_precision)
+        if precision is None:
+            tf32 = _unwrap(allow_tf32)
+            precision = "tf32" if tf32 is None or tf32 else "ieee"
+        if precision not in ("tf32", "tf32x3", "ieee"):
+            raise _error(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {precision!r}")
+        out = _unwrap(out_dtype) or default_out
+        shape = tuple(batch_a) + (m, n)
+        acc = _unwrap(acc)
+        if acc is None:
+            acc = self.full(shape, 0, out)
+        else:
+            acc = self.to_tensor(acc)
+            if acc.type.shape != shape:
+                raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(shape)}")
+            if _unwrap(out_dtype) is not None and acc.dtype != out:
+                raise _error(f"dot accumulator is {acc.dtype} but out_dtype is {out}")
+            out = acc.dtype
+        if ta.is_int() != out.is_int():
+            raise _error(f"cannot accumulate a {ta} dot in {out}")
+        ty = block_type(out, shape)
+        return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty), ty)
 
     # ------------------------------------------------------------------ atomics
     _ATOMIC_SEM = {None: "acq_rel", "": "acq_rel", "acq_rel": "acq_rel", "acquire": "acquire",
@@ -900,7 +1088,8 @@ class Semantic:
         axis %= rank
         out_shape = shape[:axis] + shape[axis + 1:]
         result_types = [block_type(x.dtype, out_shape) if out_shape else x.dtype for x in inputs]
-        handles = self.builder.reduce(inputs, axis, combine, result_types)
+        with self._combiner():
+            handles = self.builder.reduce(inputs, axis, combine, result_types)
         results = [tensor(h, t) for h, t in zip(handles, result_types)]
         if keep_dims:
             results = [self.expand_dims(r, axis) for r in results]
@@ -926,7 +1115,8 @@ class Semantic:
             raise _error(f"scan axis {axis} is out of range for a tensor of rank {rank}")
         axis %= rank
         result_types = [x.type for x in inputs]
-        handles = self.builder.scan(inputs, axis, combine, bool(_unwrap(reverse)), result_types)
+        with self._combiner():
+            handles = self.builder.scan(inputs, axis, combine, bool(_unwrap(reverse)), result_types)
         return [tensor(h, t) for h, t in zip(handles, result_types)]
 
     def _accumulation_type(self, x: tensor, out_dtype: Any) -> tensor:
@@ -986,8 +1176,8 @@ class Semantic:
 
     def arg_reduction(self, x: Any, axis: Any, largest: bool, tie_break_left: bool = True,
                       keep_dims: bool = False) -> tuple[tensor, tensor]:
-        """(extreme value, its index) along `axis`: ties go to the lowest index, and NaN
-        counts as larger than every number (as NumPy and torch do)."""
+        """(extreme value, its index) along `axis`: ties go to the lowest index, and a NaN
+        wins in both directions, so the first NaN is returned (as NumPy and torch do)."""
         x = self.to_tensor(x)
         if not x.type.is_block():
             raise _error("argmax/argmin need a tensor")

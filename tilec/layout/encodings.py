@@ -74,7 +74,29 @@ class SliceEncoding:
         return _slice_to_linear(self, tuple(shape))
 
 
-Encoding = BlockedEncoding | SliceEncoding
+@dataclass(frozen=True)
+class DotOperandEncoding:
+    """The layout of operand `op_idx` (0: A [M, K], 1: B [K, N]) of a dot whose result has
+    layout `parent`: the parent's distribution of M (for A) or N (for B), with the whole
+    K dimension in each thread's registers, replicated over the threads that split the
+    other result dimension. Each thread then holds every operand element its result
+    elements need (the FMA lowering); mma encodings come with the tensor-core path."""
+    op_idx: int
+    parent: "Encoding"
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank
+
+    @property
+    def num_warps(self) -> int:
+        return self.parent.num_warps
+
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
+        return _dot_operand_to_linear(self, tuple(shape))
+
+
+Encoding = BlockedEncoding | SliceEncoding | DotOperandEncoding
 
 
 def default_blocked(shape: Sequence[int], num_warps: int, size_per_thread: Sequence[int] | None = None,
@@ -170,6 +192,29 @@ def _slice_to_linear(enc: SliceEncoding, shape: tuple[int, ...]) -> LinearLayout
     renamed = {name: [tuple(v) for v in projected.bases(name)] for name in projected.in_dims}
     return LinearLayout(renamed, {f"dim{i}": shape[i] for i in range(len(shape))}) if shape \
         else LinearLayout(renamed, {})
+
+
+@functools.lru_cache(maxsize=4096)
+def _dot_operand_to_linear(enc: DotOperandEncoding, shape: tuple[int, ...]) -> LinearLayout:
+    """A [..., M, K] (op 0) or B [..., K, N] (op 1): the result layout evaluated with the
+    K position collapsed to size 1 (so the threads splitting the other result dimension
+    become replicas), then K added in registers."""
+    rank = len(shape)
+    if rank < 2:
+        raise ValueError("dot operands have rank 2 or more")
+    k_dim = rank - 1 if enc.op_idx == 0 else rank - 2
+    collapsed = list(shape)
+    collapsed[k_dim] = 1
+    parent = enc.parent.to_linear(tuple(collapsed))
+    bases = {name: list(parent.bases(name)) for name in parent.in_dims}
+    registers = [v for v in bases.pop(REGISTER, []) if any(v)]
+    k = 1
+    while k < shape[k_dim]:
+        v = [0] * rank
+        v[k_dim] = k
+        registers.append(tuple(v))
+        k *= 2
+    return LinearLayout({REGISTER: registers, **bases}, {f"dim{d}": shape[d] for d in range(rank)})
 
 
 def to_linear(enc: Encoding, shape: Sequence[int]) -> LinearLayout:

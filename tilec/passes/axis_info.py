@@ -107,10 +107,10 @@ class AxisInfoAnalysis:
                 self._visit_block(block)
         rule = _RULES.get(op.name)
         if rule is None:
-            for result in op.results:
-                self.info[result] = AxisInfo.unknown(len(_rank_shape(result)))
-            return
+            rule = _unknown
         results = rule(self, op)
+        if len(op.results) == 1 and any(name in op.attributes for name in _HINTS):
+            results = [_apply_hints(op, results[0])]
         for result, info in zip(op.results, results):
             self.info[result] = info
 
@@ -121,6 +121,26 @@ class AxisInfoAnalysis:
 
 
 _RULES: dict[str, Callable[[AxisInfoAnalysis, ir.Operation], list[AxisInfo]]] = {}
+
+# Hint attributes (tl.multiple_of, max_contiguous, max_constancy) and the field each sets.
+_HINTS = {"tile.divisibility": "divisibility", "tile.contiguity": "contiguity", "tile.constancy": "constancy"}
+
+
+def _unknown(analysis: "AxisInfoAnalysis", op: ir.Operation) -> list[AxisInfo]:
+    return [AxisInfo.unknown(len(_rank_shape(result))) for result in op.results]
+
+
+def _apply_hints(op: ir.Operation, info: AxisInfo) -> AxisInfo:
+    """The user's promises replace what the analysis derived."""
+    fields = {"contiguity": info.contiguity, "divisibility": info.divisibility, "constancy": info.constancy}
+    for attr, field in _HINTS.items():
+        if attr in op.attributes:
+            values = tuple(ir.DenseI32ArrayAttr(op.attributes[attr]))
+            if field == "divisibility":  # the analysis tracks powers of two
+                values = tuple(highest_power_of_2_divisor(v) for v in values)
+            if len(values) == info.rank:
+                fields[field] = values
+    return AxisInfo(fields["contiguity"], fields["divisibility"], fields["constancy"], info.value)
 
 
 def rule(*names: str):

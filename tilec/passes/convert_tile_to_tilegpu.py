@@ -68,6 +68,10 @@ class _LayoutAssigner:
                     self.ensure(op, i, enc)
         elif name == "tile.reduce":
             self.run_reduce(op)
+        elif name == "tile.dot":
+            # The FMA lowering reads its operands through shared memory in any layout;
+            # the result takes the accumulator's.
+            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[2].type))
         elif name == "tile.expand_dims":
             self.run_expand_dims(op)
         elif name == "tile.broadcast":

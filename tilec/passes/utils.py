@@ -9,7 +9,7 @@ from mlir import ir
 _PURE_TILE_OPS = {
     "tile.get_program_id", "tile.get_num_programs", "tile.make_range", "tile.splat", "tile.broadcast",
     "tile.expand_dims", "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.reduce",
-    "tile.extern_elementwise", "tile.scan", "tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.cat",
+    "tile.extern_elementwise", "tile.scan", "tile.dot", "tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.cat",
     "tilegpu.convert_layout",
 }
 

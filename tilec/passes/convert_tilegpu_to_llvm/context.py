@@ -9,6 +9,7 @@ Thread-dependent index values are emitted once per layout in the function's prol
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -16,7 +17,7 @@ from mlir.dialects import llvm as llvm_d
 
 from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op
-from ...dialects.tile import element_type, is_ptr_type, shape_of
+from ...dialects.tile import element_type, is_ptr_type, pointee_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from ..axis_info import AxisInfoAnalysis
@@ -44,6 +45,22 @@ class LoweringError(Exception):
     pass
 
 
+def is_fp8(ty: ir.Type) -> bool:
+    return isinstance(ty, (ir.Float8E4M3FNType, ir.Float8E5M2Type))
+
+
+def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
+    """The in-memory element type and what it stands for: 'bool', 'ptr' or 'value'."""
+    pointee = pointee_type(element_type(ptr_type))
+    if str(pointee) == "i1":
+        return ir.IntegerType.get_signless(8), "bool"
+    if is_ptr_type(pointee):
+        return ir.IntegerType.get_signless(64), "ptr"
+    if is_fp8(pointee):
+        return ir.IntegerType.get_signless(8), "value"
+    return pointee, "value"
+
+
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str):
         self.func_op = func_op
@@ -53,7 +70,7 @@ class LoweringContext:
         self.values: dict[ir.Value, object] = {}
         self.axis_info = AxisInfoAnalysis(func_op)
         self.shared_bytes = 0
-        self.libdevice: set[str] = set()
+        self.stack_buffers: dict[str, ir.Value] = {}  # per struct type, in the entry block
         self._thread_coords: dict[LinearLayout, list[tuple[ir.Value | None, bool]]] = {}
         self.i1 = ir.IntegerType.get_signless(1)
         self.i8 = ir.IntegerType.get_signless(8)
@@ -63,6 +80,7 @@ class LoweringContext:
         self.f32 = ir.F32Type.get()
         self.ptr_global = ir.Type.parse("!llvm.ptr<1>")
         self.ptr_shared = ir.Type.parse("!llvm.ptr<3>")
+        self.ptr_generic = ir.Type.parse("!llvm.ptr")
 
     # ------------------------------------------------------------------ function skeleton
     def build_function(self) -> None:
@@ -73,7 +91,9 @@ class LoweringContext:
         fn_type = ir.TypeAttr.get(ir.Type.parse(
             "!llvm.func<void (" + ", ".join(str(t) for t in arg_types) + ")>"))
         with ir.InsertionPoint(self.gpu_block), fn.location:
-            if not any(op.operation.name == "llvm.mlir.global" for op in self.gpu_block.operations):
+            if not any(op.operation.name == "llvm.mlir.global" and
+                       ir.StringAttr(op.operation.attributes["sym_name"]).value == "global_smem"
+                       for op in self.gpu_block.operations):
                 llvm_d.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), "global_smem", ir.Attribute.parse("#llvm.linkage<external>"),
                                 alignment=16, addr_space=3)
             self.llvm_func = create_op("llvm.func", attributes={
@@ -99,11 +119,19 @@ class LoweringContext:
     def finish(self) -> None:
         self.prologue_anchor.erase()
 
+    def target_at_least(self, capability: int) -> bool:
+        return int("".join(ch for ch in self.target if ch.isdigit())) >= capability
+
     # ------------------------------------------------------------------ types
     def element_type(self, ty: ir.Type) -> ir.Type:
-        """The per-thread scalar type of a ttgir value type."""
+        """The per-thread scalar type of a ttgir value type (fp8 values are kept as their
+        i8 bit patterns: LLVM has no fp8 types)."""
         elem = element_type(ty)
-        return self.ptr_global if is_ptr_type(elem) else elem
+        if is_ptr_type(elem):
+            return self.ptr_global
+        if is_fp8(elem):
+            return self.i8
+        return elem
 
     def abi_type(self, ty: ir.Type) -> ir.Type:
         scalar = self.element_type(ty)
@@ -147,17 +175,35 @@ class LoweringContext:
         return self.layout(value).in_dim_size(REGISTER)
 
     def libdevice_call(self, name: str, args: Sequence[ir.Value], result_type: ir.Type) -> ir.Value:
-        if name not in self.libdevice:
-            self.libdevice.add(name)
+        return self.call(name, args, result_type).result
+
+    def call(self, name: str, args: Sequence[ir.Value], result_type: ir.Type | None) -> ir.Operation:
+        """Calls the external function `name` (declared on first use): libdevice's __nv_*,
+        or the CUDA system calls vprintf and __assertfail (result_type None: void)."""
+        if not any(op.operation.name == "llvm.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name
+                   for op in self.gpu_block.operations):
             fn_type = ir.TypeAttr.get(ir.Type.parse(
-                f"!llvm.func<{result_type} (" + ", ".join(str(a.type) for a in args) + ")>"))
+                f"!llvm.func<{result_type or 'void'} (" + ", ".join(str(a.type) for a in args) + ")>"))
             with ir.InsertionPoint.at_block_begin(self.gpu_block):
                 create_op("llvm.func", attributes={"sym_name": ir.StringAttr.get(name), "function_type": fn_type},
                           regions=1)
-        return create_op("llvm.call", [result_type], list(args),
+        return create_op("llvm.call", [result_type] if result_type is not None else [], list(args),
                          attributes={"callee": ir.FlatSymbolRefAttr.get(name),
                                      "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(args), 0]),
-                                     "op_bundle_sizes": ir.DenseI32ArrayAttr.get([])}).result
+                                     "op_bundle_sizes": ir.DenseI32ArrayAttr.get([])})
+
+    def string_constant(self, text: str) -> ir.Value:
+        """A pointer to a NUL-terminated global copy of `text` (shared by equal strings)."""
+        data = text.encode() + b"\0"
+        name = "tilec_str_" + hashlib.sha1(data).hexdigest()[:16]
+        if not any(op.operation.name == "llvm.mlir.global" and ir.StringAttr(op.operation.attributes["sym_name"]).value == name
+                   for op in self.gpu_block.operations):
+            with ir.InsertionPoint.at_block_begin(self.gpu_block):
+                llvm_d.GlobalOp(ir.Type.parse(f"!llvm.array<{len(data)} x i8>"), name,
+                                ir.Attribute.parse("#llvm.linkage<internal>"), constant=True,
+                                value=ir.StringAttr.get(data.decode("latin-1")), addr_space=0)
+        return create_op("llvm.mlir.addressof", [self.ptr_generic],
+                         attributes={"global_name": ir.FlatSymbolRefAttr.get(name)}).result
 
     def inline_asm(self, asm: str, constraints: str, operands: Sequence[ir.Value],
                    result_types: Sequence[ir.Type], side_effects: bool = True) -> list[ir.Value]:

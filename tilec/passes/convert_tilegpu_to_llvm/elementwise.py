@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dialects._mlir import create_op, int_attr_value, is_tensor
-from ...dialects.tile import element_type, pointee_type, shape_of
-from .context import LoweringContext, LoweringError, lowers
+from ...dialects._mlir import ROUND_TOWARD_ZERO, create_op, int_attr_value, is_tensor
+from ...dialects.tile import element_type, shape_of
+from .context import LoweringContext, LoweringError, is_fp8, lowers, memory_type
 
 ARITH_OPS = [
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
@@ -15,7 +15,7 @@ ARITH_OPS = [
 ]
 
 # math ops LLVM lowers well on NVPTX through its own intrinsics.
-NATIVE_MATH = ["math.absf", "math.absi", "math.sqrt", "math.floor", "math.ceil", "math.fma", "math.trunc"]
+NATIVE_MATH = ["math.absf", "math.absi", "math.floor", "math.ceil", "math.fma", "math.trunc"]
 
 # math ops computed by libdevice: (f32 name, f64 name)
 LIBDEVICE_MATH = {
@@ -24,7 +24,13 @@ LIBDEVICE_MATH = {
     "math.erf": ("__nv_erff", "__nv_erf"), "math.rsqrt": ("__nv_rsqrtf", "__nv_rsqrt"),
     "math.exp": ("__nv_expf", "__nv_exp"), "math.exp2": ("__nv_exp2f", "__nv_exp2"),
     "math.tan": ("__nv_tanf", "__nv_tan"), "math.powf": ("__nv_powf", "__nv_pow"),
+    "math.sqrt": ("__nv_sqrtf", "__nv_sqrt"),
 }
+
+# fp32 math that Triton computes with the hardware's approximations (tl.sqrt_rn and
+# tl.div_rn are the correctly rounded forms); kept so results match Triton bit for bit.
+APPROX_F32 = {"math.sqrt": "sqrt.approx.ftz.f32", "math.rsqrt": "rsqrt.approx.ftz.f32",
+              "math.exp2": "ex2.approx.f32"}
 
 LOG2E = 1.4426950408889634
 
@@ -60,10 +66,81 @@ def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
 
 @lowers(*("arith." + name for name in ARITH_OPS), *NATIVE_MATH)
 def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
+    if op.name in ("arith.extf", "arith.truncf", "arith.bitcast", "arith.constant") and (
+            any(is_fp8(element_type(v.type)) for v in list(op.operands) + list(op.results))):
+        _lower_fp8(ctx, op)
+        return
+    if op.name == "arith.truncf" and "roundingmode" in op.attributes:
+        _lower_truncf_rounding(ctx, op)
+        return
     attrs = _copy_attrs(op)
     result_types = [ctx.element_type(r.type) for r in op.results]
     _per_element(ctx, op, lambda operands: list(
         create_op(op.name, result_types, operands, attributes=attrs).results))
+
+
+_PTX_FLOAT = {"f64": ("f64", "d"), "f32": ("f32", "f"), "f16": ("f16", "h"), "bf16": ("bf16", "h")}
+
+
+def _lower_truncf_rounding(ctx: LoweringContext, op: ir.Operation) -> None:
+    """arith.truncf toward zero (fp_downcast_rounding="rtz"): PTX cvt.rz."""
+    mode = int_attr_value(op, "roundingmode")
+    if mode != ROUND_TOWARD_ZERO:
+        raise LoweringError(f"arith.truncf rounding mode {mode} is not supported")
+    src, dst = str(element_type(op.operands[0].type)), str(element_type(op.results[0].type))
+    (src_name, src_letter), (dst_name, dst_letter) = _PTX_FLOAT[src], _PTX_FLOAT[dst]
+    result_ty = ctx.element_type(op.results[0].type)
+    bits_ty = ctx.i16 if dst_letter == "h" else result_ty
+
+    def narrow(operands):
+        (y,) = ctx.inline_asm(f"cvt.rz.{dst_name}.{src_name} $0, $1;", f"={dst_letter},{src_letter}",
+                              operands, [bits_ty], side_effects=False)
+        return [y if bits_ty == result_ty else create_op("llvm.bitcast", [result_ty], [y]).result]
+
+    _per_element(ctx, op, narrow)
+
+
+# fp8 <-> wider floats. The PTX conversions work on pairs: the value goes in the low half.
+_FP8_NAME = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def _lower_fp8(ctx: LoweringContext, op: ir.Operation) -> None:
+    src_ty = element_type(op.operands[0].type)
+    dst_ty = element_type(op.results[0].type)
+    if op.name == "arith.bitcast":  # fp8 <-> i8: the same bits
+        _per_element(ctx, op, lambda operands: [operands[0]])
+        return
+    if not ctx.target_at_least(89):
+        raise LoweringError(f"fp8 conversions need sm_89 or newer; the target is {ctx.target}")
+    if op.name == "arith.truncf":  # wider float -> fp8, round to nearest even, saturating
+        kind = _FP8_NAME[str(dst_ty)]
+
+        def narrow(operands):
+            x = operands[0]
+            if x.type != ctx.f32:
+                x = ctx.arith("extf", x, result_type=ctx.f32) if x.type.width < 32 else \
+                    ctx.arith("truncf", x, result_type=ctx.f32)
+            (pair,) = ctx.inline_asm(f"cvt.rn.satfinite.{kind}x2.f32 $0, $1, $2;", "=h,f,f",
+                                     [ctx.const(0.0, ctx.f32), x], [ctx.i16], side_effects=False)
+            return [ctx.arith("trunci", pair, result_type=ctx.i8)]
+
+        _per_element(ctx, op, narrow)
+        return
+    kind = _FP8_NAME[str(src_ty)]  # arith.extf: fp8 -> wider float (exact)
+
+    def widen(operands):
+        pair = ctx.arith("extui", operands[0], result_type=ctx.i16)
+        (halves,) = ctx.inline_asm(f"cvt.rn.f16x2.{kind}x2 $0, $1;", "=r,h", [pair], [ctx.i32], side_effects=False)
+        half = create_op("llvm.bitcast", [ir.F16Type.get()],
+                         [ctx.arith("trunci", halves, result_type=ctx.i16)]).result
+        if dst_ty == ir.F16Type.get():
+            return [half]
+        wide = ctx.arith("extf", half, result_type=ctx.f32)  # exact; bf16 holds every fp8 value
+        if dst_ty == ctx.f32:
+            return [wide]
+        return [ctx.arith("truncf" if isinstance(dst_ty, ir.BF16Type) else "extf", wide, result_type=dst_ty)]
+
+    _per_element(ctx, op, widen)
 
 
 @lowers("arith.constant")
@@ -99,8 +176,8 @@ def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
         if op.name == "math.exp":
             # exp(x) = 2^(x * log2(e)) with the hardware's approximate exp2, as Triton does.
             y = _fast_exp2(ctx, ctx.arith("mulf", x, ctx.const(LOG2E, ctx.f32)))
-        elif op.name == "math.exp2":
-            y = _fast_exp2(ctx, x)
+        elif op.name in APPROX_F32:
+            y = ctx.inline_asm(f"{APPROX_F32[op.name]} $0, $1;", "=f,f", [x], [ctx.f32], side_effects=False)[0]
         else:
             y = ctx.libdevice_call(f32_name, operands, ctx.f32)
         if narrow:
@@ -191,18 +268,9 @@ def lower_expand_dims(ctx: LoweringContext, op: ir.Operation) -> None:
     _map_registers(ctx, src, dst, lambda c: c[:axis] + c[axis + 1:])
 
 
-def _memory_element_type(ptr_type: ir.Type) -> ir.Type:
-    pointee = pointee_type(element_type(ptr_type))
-    if str(pointee) == "i1":
-        return ir.IntegerType.get_signless(8)
-    if str(pointee).startswith("!tile.ptr"):
-        return ir.IntegerType.get_signless(64)
-    return pointee
-
-
 @lowers("tile.addptr")
 def lower_addptr(ctx: LoweringContext, op: ir.Operation) -> None:
-    elem = ir.TypeAttr.get(_memory_element_type(op.operands[0].type))
+    elem = ir.TypeAttr.get(memory_type(op.operands[0].type)[0])
 
     def emit(operands):
         ptr, offset = operands

@@ -19,22 +19,12 @@ from mlir import ir
 from ...dialects._mlir import bool_attr_value, create_op, is_tensor, str_attr_value
 from ...dialects.tile import element_type, is_ptr_type, load_operands, pointee_type, store_operands
 from ...layout.encodings import REGISTER
-from .context import LoweringContext, lowers
+from .context import LoweringContext, lowers, memory_type
 
 _LOAD_CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cv": ".cv"}
 _STORE_CACHE = {"": "", ".wb": ".wb", ".cg": ".cg", ".cs": ".cs", ".wt": ".wt"}
 _EVICTION = {"": "", "evict_normal": "", "evict_first": ".L1::evict_first", "evict_last": ".L1::evict_last"}
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
-
-
-def _memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
-    """The in-memory element type and what it stands for: 'bool', 'ptr' or 'value'."""
-    pointee = pointee_type(element_type(ptr_type))
-    if str(pointee) == "i1":
-        return ir.IntegerType.get_signless(8), "bool"
-    if is_ptr_type(pointee):
-        return ir.IntegerType.get_signless(64), "ptr"
-    return pointee, "value"
 
 
 def _bits(ty: ir.Type) -> int:
@@ -143,7 +133,7 @@ def _to_memory(ctx: LoweringContext, value: ir.Value, kind: str) -> ir.Value:
 class _Access:
     """How one run of `vec` registers is moved: PTX words, their width and register class."""
     mem_type: ir.Type     # the element type in memory
-    kind: str             # 'value', 'bool' or 'ptr' (see _memory_type)
+    kind: str             # 'value', 'bool' or 'ptr' (see memory_type)
     vec: int              # registers per instruction
     word_bits: int        # bits per PTX operand
     n_words: int          # operands per instruction (1, 2 or 4)
@@ -160,7 +150,7 @@ class _Access:
 
 
 def _plan(ctx: LoweringContext, ptr: ir.Value, mask: ir.Value | None) -> _Access:
-    mem_type, kind = _memory_type(ptr.type)
+    mem_type, kind = memory_type(ptr.type)
     elem_bits = _bits(mem_type)
     vec = vector_width(ctx, ptr, mask, max(1, elem_bits // 8))
     word_bits, n_words = _word_layout(elem_bits, vec)
