@@ -32,6 +32,10 @@ MAX_REDUCE_OPERANDS = 8
 # tile.print shows up to this many values.
 MAX_PRINT_OPERANDS = 16
 
+# tile.inline_asm takes up to this many operands and gives up to this many results.
+MAX_ASM_OPERANDS = 16
+MAX_ASM_RESULTS = 8
+
 
 def _groups(prefix: str, keyword: str, count: int = MAX_REDUCE_OPERANDS, first_optional: bool = False) -> str:
     lines, names = [], []
@@ -44,6 +48,8 @@ def _groups(prefix: str, keyword: str, count: int = MAX_REDUCE_OPERANDS, first_o
 _RED_IN_DEFS, _RED_IN = _groups("in", "src")
 _RED_OUT_DEFS, _RED_OUT = _groups("out", "result")
 _PRINT_DEFS, _PRINT_ARGS = _groups("arg", "arg", MAX_PRINT_OPERANDS, first_optional=True)
+_ASM_IN_DEFS, _ASM_IN = _groups("in", "arg", MAX_ASM_OPERANDS, first_optional=True)
+_ASM_OUT_DEFS, _ASM_OUT = _groups("out", "result", MAX_ASM_RESULTS)
 
 IRDL = f"""
 irdl.dialect @tile {{
@@ -225,6 +231,33 @@ irdl.dialect @tile {{
     %3 = irdl.any
     irdl.operands(ptr: %0, cmp: %1, value: %2)
     irdl.results(result: %3)
+  }}
+  irdl.operation @gather {{
+    %a = irdl.base "#builtin.integer"
+    irdl.attributes {{"axis" = %a}}
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0, index: %1)
+    irdl.results(result: %2)
+  }}
+  irdl.operation @histogram {{
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0, mask: optional %1)
+    irdl.results(result: %2)
+  }}
+  irdl.operation @inline_asm {{
+    %s = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    %p = irdl.base "#builtin.integer"
+    %k = irdl.base "#builtin.integer"
+    irdl.attributes {{"asm" = %s, "constraints" = %c, "pure" = %p, "pack" = %k}}
+{_ASM_IN_DEFS}
+    irdl.operands({_ASM_IN})
+{_ASM_OUT_DEFS}
+    irdl.results({_ASM_OUT})
   }}
   irdl.operation @print {{
     %p = irdl.base "#builtin.string"
@@ -422,6 +455,30 @@ def scan(srcs: Sequence[ir.Value], axis: int, reverse: bool, result_types: Seque
     attributes = {"axis": i32_attr(axis), "reverse": bool_attr(reverse),
                   "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
     return create_op("tile.scan", list(result_types), list(srcs), attributes=attributes, regions=1, segments=segments)
+
+
+def gather(src: ir.Value, index: ir.Value, axis: int, ty: ir.Type) -> ir.Value:
+    """out[..., i, ...] = src[..., index[..., i, ...], ...] along `axis`."""
+    return create_op("tile.gather", [ty], [src, index], attributes={"axis": i32_attr(axis)}).result
+
+
+def histogram(src: ir.Value, mask: ir.Value | None, ty: ir.Type) -> ir.Value:
+    """int32 counts of the values of the 1-D `src` in [0, bins) (others and masked-off
+    elements are not counted)."""
+    return create_op("tile.histogram", [ty], [src, mask]).result
+
+
+def inline_asm(asm: str, constraints: str, args: Sequence[ir.Value], result_types: Sequence[ir.Type],
+               pure: bool, pack: int) -> list[ir.Value]:
+    """Elementwise inline PTX: `pack` elements of every argument per instance."""
+    if len(args) > MAX_ASM_OPERANDS or not 1 <= len(result_types) <= MAX_ASM_RESULTS:
+        raise ValueError(f"inline asm takes at most {MAX_ASM_OPERANDS} operands and 1 to {MAX_ASM_RESULTS} results")
+    segments = [1 if i < len(args) else 0 for i in range(MAX_ASM_OPERANDS)]
+    result_segments = [1 if i < len(result_types) else 0 for i in range(MAX_ASM_RESULTS)]
+    op = create_op("tile.inline_asm", list(result_types), list(args), segments=segments, attributes={
+        "asm": str_attr(asm), "constraints": str_attr(constraints), "pure": bool_attr(pure),
+        "pack": i32_attr(pack), "resultSegmentSizes": ir.DenseI32ArrayAttr.get(result_segments)})
+    return list(op.results)
 
 
 def print_(prefix: str, args: Sequence[ir.Value], hex: bool, is_signed: Sequence[bool]) -> ir.Operation:
@@ -735,4 +792,28 @@ def _verify_print(op: ir.Operation) -> str | None:
 def _verify_assert(op: ir.Operation) -> str | None:
     if str(element_type(op.operands[0].type)) != "i1":
         return f"the condition must be i1 or a tensor of i1, got {op.operands[0].type}"
+    return None
+
+
+@verifier("tile.gather")
+def _verify_gather(op: ir.Operation) -> str | None:
+    src, index, res = (shape_of(v.type) for v in (op.operands[0], op.operands[1], op.results[0]))
+    axis = axis_of(op)
+    if len(src) != len(index) or not 0 <= axis < len(src):
+        return f"gather needs a source and an index of one rank and an axis in range, got {list(src)}, {list(index)}, axis {axis}"
+    if any(s != i for d, (s, i) in enumerate(zip(src, index)) if d != axis):
+        return f"the index {list(index)} must match the source {list(src)} outside axis {axis}"
+    if res != index or element_type(op.results[0].type) != element_type(op.operands[0].type):
+        return "the result must have the index's shape and the source's element type"
+    if not isinstance(element_type(op.operands[1].type), ir.IntegerType):
+        return "the index must be integers"
+    return None
+
+
+@verifier("tile.histogram")
+def _verify_histogram(op: ir.Operation) -> str | None:
+    if len(shape_of(op.operands[0].type)) != 1 or len(shape_of(op.results[0].type)) != 1:
+        return "histogram takes and gives 1-D tensors"
+    if str(element_type(op.results[0].type)) != "i32":
+        return "histogram counts are i32"
     return None

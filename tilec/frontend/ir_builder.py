@@ -182,6 +182,15 @@ class IRBuilder(Builder):
     def store(self, ptr, value, mask, *, cache_modifier: str, eviction_policy: str) -> None:
         tile.store(ptr, value, mask, cache=cache_modifier, evict=eviction_policy)
 
+    def gather(self, src, index, axis: int, ty: block_type):
+        return tile.gather(src, index, axis, self.get_type(ty))
+
+    def histogram(self, x, num_bins: int, mask, ty: block_type):
+        return tile.histogram(x, mask, self.get_type(ty))
+
+    def inline_asm(self, asm: str, constraints: str, args, result_types, is_pure: bool, pack: int):
+        return tile.inline_asm(asm, constraints, list(args), [self.get_type(t) for t in result_types], is_pure, pack)
+
     def dot(self, a, b, acc, input_precision: str, ty: block_type):
         return tile.dot(a, b, acc, input_precision)
 

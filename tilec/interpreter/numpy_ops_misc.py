@@ -123,6 +123,10 @@ class MiscOps:
         frame = kernel_frame()
         return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "<unknown>"
 
+    def inline_asm(self, asm, constraints, args, result_types, is_pure, pack):
+        raise TilecSemanticError("inline_asm_elementwise runs PTX, which the interpreter cannot execute; "
+                                 "run this kernel on the GPU (or give the interpreter path a tl.* equivalent)")
+
     # -- synchronisation and hints
     def barrier(self) -> None:
         return None  # one program runs at a time: nothing to wait for

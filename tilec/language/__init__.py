@@ -12,6 +12,7 @@ from .builtins import (PropagateNan, abs, arange, argmax, argmin, broadcast, bro
 from .builtins import associative_scan, cumprod, cumsum, dot, reduce  # noqa: E402
 from .builtins import (assume, debug_barrier, device_assert, device_print, max_constancy,  # noqa: E402
                        max_contiguous, multiple_of)
+from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
 from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
                        atomic_xchg, atomic_xor)
 from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, float8e5, float16,
@@ -21,6 +22,7 @@ from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, 
 from . import extra  # noqa: E402,F401
 from .block_pointer import *  # noqa: E402,F401,F403
 from .random import *  # noqa: E402,F401,F403
+from .standard import *  # noqa: E402,F401,F403
 
 # Short names Triton also accepts.
 float8e4m3fn = float8e4nv

@@ -145,6 +145,12 @@ class Builder:
         """int32 counts of the values of the 1-D int block `x` in [0, num_bins); others ignored."""
         raise NotImplementedError
 
+    def inline_asm(self, asm: str, constraints: str, args: Sequence[Handle], result_types: Sequence[block_type | dtype],
+                   is_pure: bool, pack: int) -> list[Handle]:
+        """Elementwise inline PTX over same-shape `args`, `pack` elements per instance (the
+        interpreter cannot run PTX and refuses)."""
+        raise NotImplementedError
+
     # -- scans (issue 3)
     def scan(self, inputs: Sequence[Any], axis: int, combine: Callable, reverse: bool,
              result_types: Sequence[dtype]) -> list[Handle]:

@@ -433,6 +433,44 @@ def static_assert(cond, msg="") -> None:
         raise core.TilecSemanticError(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg) else "static_assert failed")
 
 
+# ----------------------------------------------------------------------------- gather, histogram, inline asm
+
+
+@builtin
+def gather(src, index, axis):
+    """out[i][j] = src[index[i][j]][j] for axis=0 (src[i][index[i][j]] for axis=1, and so
+    on): `index` has the source's rank and shape except along `axis`."""
+    return _sem().gather(src, index, axis)
+
+
+@builtin
+def histogram(input, num_bins, mask=None):
+    """int32 counts of the values of the 1-D integer `input` in bins 0 .. num_bins - 1
+    (values outside, and masked-off elements, are not counted)."""
+    return _sem().histogram(input, num_bins, mask)
+
+
+@builtin
+def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
+    """Runs the PTX `asm` on every element of the (broadcast) `args`; `$0..` name the
+    results then the arguments, `constraints` gives their LLVM constraint letters. With
+    `pack` > 1 each instance handles that many consecutive elements, packed into each
+    operand register. `dtype` (or a tuple of dtypes: one result each) types the results."""
+    return _sem().inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
+
+
+@builtin
+def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
+    """`input` converted to `dtype` (as `input.to(dtype, ...)`)."""
+    return _sem().cast(input, dtype, bitcast=bool(_unwrap(bitcast)), fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+
+
+@builtin
+def to_tensor(x):
+    """A tensor for `x` (a Python scalar becomes a constant of its natural type)."""
+    return _sem().to_tensor(x)
+
+
 # ----------------------------------------------------------------------------- debugging
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 from . import core as tl
 from .builder import Builder
 from .core import TilecSemanticError, _unwrap, block_type, dtype, tensor
+from .core import dtype as dtype_class
 
 MAX_TENSOR_NUMEL = 1 << 20
 
@@ -587,6 +588,51 @@ class Semantic:
             x, y = self.broadcast_to(x, shape), self.broadcast_to(y, shape)
         return tensor(self.builder.select(condition.handle, x.handle, y.handle, x.type), x.type)
 
+    # ------------------------------------------------------------------ gather and histogram
+    def gather(self, src: Any, index: Any, axis: Any) -> tensor:
+        src, index = self._block(src, "gather"), self._block(index, "gather")
+        rank = len(src.type.shape)
+        axis = _unwrap(axis)
+        if not isinstance(axis, int) or not -rank <= axis < rank:
+            raise _error(f"gather axis must be an int in [{-rank}, {rank}), got {axis!r}")
+        axis %= rank
+        if not index.dtype.is_int() or index.dtype.is_bool():
+            raise _error(f"gather needs an integer index, got {index.dtype}")
+        if len(index.type.shape) != rank:
+            raise _error(f"gather needs a source and an index of one rank, got {list(src.type.shape)} and "
+                         f"{list(index.type.shape)}")
+        for d in range(rank):
+            if d != axis and src.type.shape[d] != index.type.shape[d]:
+                raise _error(f"the index's dimension {d} ({index.type.shape[d]}) must equal the source's "
+                             f"({src.type.shape[d]}); only axis {axis} may differ")
+        if index.dtype.int_bitwidth < 32:  # the lowering reads 32- or 64-bit indices
+            index = self.cast(index, tl.int32)
+        if self.debug:
+            n = src.type.shape[axis]
+            inside = self.compare("lt", index, n)
+            if index.dtype.is_int_signed():
+                inside = self.logical_and(self.compare("ge", index, 0), inside)
+            self.device_assert(inside, f"gather index out of range [0, {n})")
+        ty = block_type(src.dtype, index.type.shape)
+        return tensor(self.builder.gather(src.handle, index.handle, axis, ty), ty)
+
+    def histogram(self, x: Any, num_bins: Any, mask: Any = None) -> tensor:
+        x = self._block(x, "histogram")
+        num_bins = _unwrap(num_bins)
+        if len(x.type.shape) != 1:
+            raise _error(f"histogram needs a 1-D tensor, got shape {list(x.type.shape)}")
+        if not x.dtype.is_int() or x.dtype.is_bool():
+            raise _error(f"histogram needs integer values, got {x.dtype}")
+        if not isinstance(num_bins, int) or isinstance(num_bins, bool) or num_bins < 1 or num_bins & (num_bins - 1):
+            raise _error(f"num_bins must be a constexpr power of two, got {num_bins!r}")
+        if _unwrap(mask) is not None:
+            mask = self.broadcast_to(self._to_bool(mask), x.type.shape)
+        if x.dtype.int_bitwidth < 32:  # the lowering compares 32- or 64-bit values
+            x = self.cast(x, tl.int32)
+        ty = block_type(tl.int32, (num_bins,))
+        return tensor(self.builder.histogram(x.handle, num_bins, mask.handle if _unwrap(mask) is not None else None,
+                                             ty), ty)
+
     # ------------------------------------------------------------------ debugging and hints
     def device_print(self, prefix: Any, args: Sequence[Any], hex: Any = False) -> None:
         prefix = _unwrap(prefix)
@@ -812,6 +858,48 @@ class Semantic:
         if not x.dtype.is_floating():
             raise _error(f"pow needs floating-point operands, got {x.dtype}")
         return self._emit_binary("powf", x, y)
+
+    def inline_asm_elementwise(self, asm: Any, constraints: Any, args: Sequence[Any], dtype: Any, is_pure: Any,
+                               pack: Any) -> Any:
+        """Inline PTX applied elementwise (see tl.inline_asm_elementwise); a tuple of tensors
+        when `dtype` is a sequence of types."""
+        asm, constraints, pack, is_pure = _unwrap(asm), _unwrap(constraints), _unwrap(pack), _unwrap(is_pure)
+        if not isinstance(asm, str) or not isinstance(constraints, str):
+            raise _error("inline_asm_elementwise needs the assembly and the constraints as strings")
+        if not isinstance(pack, int) or isinstance(pack, bool) or pack < 1 or pack & (pack - 1):
+            raise _error(f"pack must be a power of two, got {pack!r}")
+        dtype = _unwrap(dtype)
+        several = isinstance(dtype, (tuple, list))
+        dtypes = [_unwrap(d) for d in dtype] if several else [dtype]
+        if not dtypes or not all(isinstance(d, dtype_class) for d in dtypes):
+            raise _error(f"inline_asm_elementwise needs a tl dtype (or a tuple of them) for its results, got {dtype!r}")
+        values = [self.to_tensor(a) for a in (_unwrap(args) or [])]
+        shape: tuple[int, ...] = ()
+        for v in values:
+            if v.type.is_block():
+                shape = self.broadcast_shapes(shape, v.type.shape) if shape else v.type.shape
+        if shape:
+            values = [self.broadcast_to(v, shape) for v in values]
+        if any(d.is_bool() for d in dtypes):
+            raise _error("inline_asm_elementwise cannot give bool results; return an integer and compare it")
+
+        def registers(d: dtype) -> int:  # narrow elements share 32-bit registers (see the lowering)
+            bits = 64 if d.is_ptr() else max(8, d.primitive_bitwidth)
+            return pack // min(pack, max(1, 32 // bits))
+
+        operands = [c.strip() for c in constraints.split(",") if not c.strip().startswith("~")]
+        outputs = sum(registers(d) for d in dtypes)
+        expected = outputs + sum(registers(v.dtype) for v in values)
+        if len(operands) != expected or not all(c.startswith("=") for c in operands[:outputs]) or \
+                any(c.startswith("=") for c in operands[outputs:]):
+            raise _error(f"the constraints {constraints!r} do not fit: with pack={pack}, the results "
+                         f"({', '.join(map(str, dtypes))}) need {outputs} output register(s) ('=r', ...) and the "
+                         f"arguments ({', '.join(str(v.dtype) for v in values) or 'none'}) {expected - outputs} "
+                         f"input register(s), {expected} in all; elements narrower than 32 bits share a register")
+        types = [block_type(d, shape) if shape else d for d in dtypes]
+        handles = self.builder.inline_asm(asm, constraints, [v.handle for v in values], types, bool(is_pure), pack)
+        results = [tensor(h, t) for h, t in zip(handles, types)]
+        return tuple(results) if several else results[0]
 
     def extern_elementwise(self, args: Sequence[Any], table: dict, is_pure: bool = True) -> tensor:
         """Call an external (libdevice) function chosen by the argument types.

@@ -76,7 +76,10 @@ class _LayoutAssigner:
             self.run_expand_dims(op)
         elif name == "tile.broadcast":
             self.set_layout(op.results[0], tilegpu.layout_of(op.operands[0].type))
-        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas") or is_elementwise(op):
+        elif name == "tile.gather":  # each thread reads the source elements its index elements name
+            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[1].type))
+        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas", "tile.inline_asm",
+                      "tile.extern_elementwise") or is_elementwise(op):
             self.run_elementwise(op)
         elif name == "arith.constant":
             self.run_constant(op)

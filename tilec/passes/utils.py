@@ -9,12 +9,15 @@ from mlir import ir
 _PURE_TILE_OPS = {
     "tile.get_program_id", "tile.get_num_programs", "tile.make_range", "tile.splat", "tile.broadcast",
     "tile.expand_dims", "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.reduce",
-    "tile.extern_elementwise", "tile.scan", "tile.dot", "tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.cat",
-    "tilegpu.convert_layout",
+    "tile.scan", "tile.dot", "tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.cat",
+    "tile.gather", "tile.histogram", "tilegpu.convert_layout",
 }
 
+# Ops whose `pure` attribute says whether they have side effects.
+_MAYBE_PURE_TILE_OPS = {"tile.extern_elementwise", "tile.inline_asm"}
+
 # Elementwise ops: results take the layout of their tensor operands.
-_ELEMENTWISE_TILE_OPS = {"tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.extern_elementwise"}
+_ELEMENTWISE_TILE_OPS = {"tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast"}
 
 
 def is_pure(op: ir.Operation) -> bool:
@@ -22,6 +25,8 @@ def is_pure(op: ir.Operation) -> bool:
     name = op.name
     if name in _PURE_TILE_OPS:
         return True
+    if name in _MAYBE_PURE_TILE_OPS:
+        return ir.BoolAttr(op.attributes["pure"]).value
     if name == "tile.load":
         return not ir.BoolAttr(op.attributes["volatile"]).value if "volatile" in op.attributes else True
     return name.startswith("arith.") or name.startswith("math.")
@@ -31,6 +36,8 @@ def is_elementwise(op: ir.Operation) -> bool:
     name = op.name
     if name in _ELEMENTWISE_TILE_OPS:
         return True
+    if name in _MAYBE_PURE_TILE_OPS:  # only pure ones: elementwise ops may be recomputed elsewhere
+        return is_pure(op)
     return (name.startswith("arith.") and name != "arith.constant") or name.startswith("math.")
 
 

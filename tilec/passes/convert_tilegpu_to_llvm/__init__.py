@@ -25,7 +25,8 @@ from ...dialects._mlir import i32_attr
 from .. import register_pass
 from ..utils import functions
 from .context import LoweringContext, lower_block
-from . import atomic, control_flow, convert_layout, debug, dot, elementwise, memory, reduce, scan, shape  # noqa: F401
+from . import (atomic, control_flow, convert_layout, debug, dot, elementwise, indexing, memory, reduce,  # noqa: F401
+               scan, shape)
 
 SHARED_ATTR = "tilegpu.shared"
 GPU_MODULE_NAME = "tilec"

@@ -19,7 +19,6 @@ from mlir import ir
 
 from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_value
 from ...dialects.tile import shape_of
-from ...layout.encodings import LANE, REGISTER, WARP
 from .context import LoweringContext, LoweringError, lowers
 from .reduce import _bytes, _from_shared, _store_type, _to_shared
 from .shape import row_major
@@ -40,24 +39,10 @@ def _qualifiers(op: ir.Operation) -> str:
 
 def owner_predicate(ctx: LoweringContext, ptr: ir.Value) -> ir.Value | None:
     """i1: this thread performs the atomics of its elements (None: every thread does)."""
-    if not is_tensor(ptr.type):
-        return ctx.arith("cmpi", ctx.tid, ctx.const(0), result_type=ctx.i1,
-                         attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 0)})  # eq
-    free = ctx.layout(ptr).free_variable_masks()
-    if free.get(REGISTER, 0):
+    predicate, registers = ctx.owners(ptr)
+    if is_tensor(ptr.type) and len(registers) != ctx.num_registers(ptr):
         raise LoweringError("atomics on a layout that repeats elements within a thread")
-    conditions = []
-    for name, source in ((LANE, ctx.lane), (WARP, ctx.warp)):
-        if free.get(name, 0):
-            bits = ctx.arith("andi", source, ctx.const(free[name]))
-            conditions.append(ctx.arith("cmpi", bits, ctx.const(0), result_type=ctx.i1,
-                                        attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 0)}))
-    if not conditions:
-        return None
-    result = conditions[0]
-    for c in conditions[1:]:
-        result = ctx.arith("andi", result, c)
-    return result
+    return predicate
 
 
 def _as_bits(ctx: LoweringContext, value: ir.Value, bits: int) -> ir.Value:

@@ -16,7 +16,7 @@ from mlir import ir
 from mlir.dialects import llvm as llvm_d
 
 from ...dialects import tilegpu
-from ...dialects._mlir import block_ops, create_op
+from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import element_type, is_ptr_type, pointee_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
@@ -303,6 +303,27 @@ class LoweringContext:
         for term in terms[1:]:
             result = self.arith("ori" if disjoint else "xori", result, term)
         return result
+
+    def equals(self, x: ir.Value, value: int) -> ir.Value:
+        return self.arith("cmpi", x, self.const(value, x.type), result_type=self.i1,
+                          attrs={"predicate": ir.IntegerAttr.get(self.i64, 0)})  # eq
+
+    def owners(self, value: ir.Value) -> tuple[ir.Value | None, list[int]]:
+        """How to touch each element of `value` once, when a layout repeats elements
+        across threads or registers: a predicate selecting this thread's copy (None:
+        every thread owns its elements; a scalar is thread 0's) and the registers to use
+        (a register repeating an earlier one is skipped)."""
+        if not is_tensor(value.type):
+            return self.equals(self.tid, 0), [0]
+        layout = self.layout(value)
+        free = layout.free_variable_masks()
+        registers = [r for r in range(layout.in_dim_size(REGISTER)) if not r & free.get(REGISTER, 0)]
+        predicate = None
+        for name, source in ((LANE, self.lane), (WARP, self.warp)):
+            if free.get(name, 0):
+                mine = self.equals(self.arith("andi", source, self.const(free[name])), 0)
+                predicate = mine if predicate is None else self.arith("andi", predicate, mine)
+        return predicate, registers
 
     def register_coordinates(self, ll: LinearLayout) -> list[tuple[int, ...]]:
         return [ll.apply({REGISTER: r}) for r in range(ll.in_dim_size(REGISTER))]

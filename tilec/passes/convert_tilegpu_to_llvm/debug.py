@@ -23,11 +23,7 @@ from mlir import ir
 
 from ...dialects._mlir import bool_attr_value, create_op, is_tensor, str_attr_value
 from ...dialects.tile import element_type, shape_of
-from ...layout.encodings import LANE, REGISTER, WARP
 from .context import LoweringContext, lowers
-
-_EQ = 0  # arith.cmpi predicate
-
 
 @lowers("tile.barrier")
 def lower_barrier(ctx: LoweringContext, op: ir.Operation) -> None:
@@ -40,33 +36,9 @@ def lower_assume(ctx: LoweringContext, op: ir.Operation) -> None:
         create_op("llvm.intr.assume", [], [condition], attributes={"op_bundle_sizes": ir.DenseI32ArrayAttr.get([])})
 
 
-# ----------------------------------------------------------------------------- ownership
-
-
-def _owned(ctx: LoweringContext, value: ir.Value) -> tuple[ir.Value | None, list[int]]:
-    """Which thread shows each element once: a predicate on this thread (None: every
-    thread) and the registers it shows (a register repeating another is skipped)."""
-    if not is_tensor(value.type):
-        return _equals(ctx, ctx.tid, 0), [0]
-    layout = ctx.layout(value)
-    free = layout.free_variable_masks()
-    registers = [r for r in range(layout.in_dim_size(REGISTER)) if not r & free.get(REGISTER, 0)]
-    predicate = None
-    for name, source in ((LANE, ctx.lane), (WARP, ctx.warp)):
-        if free.get(name, 0):
-            mine = _equals(ctx, ctx.arith("andi", source, ctx.const(free[name])), 0)
-            predicate = mine if predicate is None else ctx.arith("andi", predicate, mine)
-    return predicate, registers
-
-
-def _equals(ctx: LoweringContext, x: ir.Value, value: int) -> ir.Value:
-    return ctx.arith("cmpi", x, ctx.const(value), result_type=ctx.i1,
-                     attrs={"predicate": ir.IntegerAttr.get(ctx.i64, _EQ)})
-
-
 @contextlib.contextmanager
-def _if(ctx: LoweringContext, condition: ir.Value | None):
-    """`with _if(ctx, c):` emits its body under scf.if c (unconditionally for None)."""
+def scf_if(ctx: LoweringContext, condition: ir.Value | None):
+    """`with scf_if(ctx, c):` emits its body under scf.if c (unconditionally for None)."""
     if condition is None:
         yield
         return
@@ -161,10 +133,10 @@ def lower_print(ctx: LoweringContext, op: ir.Operation) -> None:
         ty = element_type(value.type)
         shape = shape_of(value.type) if is_tensor(value.type) else ()
         operand = f"(operand {number}) " if len(operands) > 1 else ""
-        predicate, registers = _owned(ctx, value)
+        predicate, registers = ctx.owners(value)
         elements = ctx.elements(value)
         coordinates = ctx.element_coordinates(ctx.layout(value)) if shape else None
-        with _if(ctx, predicate):
+        with scf_if(ctx, predicate):
             for r in registers:
                 shown, conversion = _printable(ctx, elements[r], ty, bool(signs[number]), hex)
                 fmt = f"pid (%u, %u, %u) idx ({_index_format(shape)}){prefix}{operand}{conversion}\n"
@@ -192,7 +164,7 @@ def lower_assert(ctx: LoweringContext, op: ir.Operation) -> None:
     for f in failing[1:]:
         any_failing = ctx.arith("ori", any_failing, f)
     shape = shape_of(condition.type) if is_tensor(condition.type) else ()
-    with _if(ctx, any_failing):
+    with scf_if(ctx, any_failing):
         where: list[ir.Value] = []
         if shape:
             coordinates = ctx.element_coordinates(ctx.layout(condition))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dialects._mlir import ROUND_TOWARD_ZERO, create_op, int_attr_value, is_tensor
+from ...dialects._mlir import ROUND_TOWARD_ZERO, bool_attr_value, create_op, int_attr_value, is_tensor, str_attr_value
 from ...dialects.tile import element_type, shape_of
 from .context import LoweringContext, LoweringError, is_fp8, lowers, memory_type
 
@@ -296,3 +296,100 @@ def lower_ptr_to_int(ctx: LoweringContext, op: ir.Operation) -> None:
 def lower_int_to_ptr(ctx: LoweringContext, op: ir.Operation) -> None:
     _per_element(ctx, op, lambda operands: [create_op("llvm.inttoptr", [ctx.ptr_global], operands).result])
 
+
+
+# ----------------------------------------------------------------------------- inline asm
+
+
+def _per_register(bits: int, pack: int) -> int:
+    """Elements of `bits` bits sharing one asm operand register when `pack` are processed
+    per instance: narrow types are packed into (up to) 32-bit registers. The semantic
+    layer counts constraints with the same rule."""
+    return min(pack, max(1, 32 // bits))
+
+
+def _width(ty: ir.Type) -> int:
+    return 64 if str(ty).startswith("!llvm.ptr") else ty.width
+
+
+@lowers("tile.inline_asm")
+def lower_inline_asm(ctx: LoweringContext, op: ir.Operation) -> None:
+    """Each instance of the asm takes `pack` consecutive registers of every operand and
+    gives `pack` of every result; narrow elements travel packed (vector bitcast to one
+    integer register), wider ones one per register, floats as their bits where the
+    constraint names an integer register."""
+    asm = str_attr_value(op, "asm")
+    constraints = str_attr_value(op, "constraints")
+    pack = int_attr_value(op, "pack")
+    pure = bool_attr_value(op, "pure")
+    letters = [c.strip().lstrip("=&+") for c in constraints.split(",")]
+    results, args = list(op.results), list(op.operands)
+    count = ctx.num_registers(results[0]) if is_tensor(results[0].type) else 1
+    if count % pack:
+        raise LoweringError(f"inline_asm_elementwise with pack={pack} needs a multiple of {pack} elements per thread; "
+                            f"the layout gives each thread {count} (use a larger block or a smaller pack)")
+    result_types = [ctx.element_type(r.type) for r in results]
+    outputs: list[list[ir.Value]] = [[] for _ in results]
+    for group in range(count // pack):
+        letter = iter(letters[sum(pack // _per_register(_width(t), pack) for t in result_types):])
+        operands = []
+        for arg in args:
+            elements = ctx.elements(arg)
+            chunk = elements[group * pack:(group + 1) * pack] if len(elements) > 1 else elements * pack
+            operands += _pack_operand(ctx, chunk, letter, pack)
+        out_letters = iter(letters)
+        asm_types, plans = [], []
+        for ty in result_types:
+            per = _per_register(_width(ty), pack)
+            for _ in range(pack // per):
+                reg_ty = _register_type(ctx, ty, per, next(out_letters))
+                asm_types.append(reg_ty)
+                plans.append((ty, per, reg_ty))
+        values = ctx.inline_asm(asm, constraints, operands, asm_types, side_effects=not pure)
+        at = 0
+        for index, ty in enumerate(result_types):
+            per = _per_register(_width(ty), pack)
+            for _ in range(pack // per):
+                outputs[index] += _unpack_result(ctx, values[at], ty, per)
+                at += 1
+    for result, values in zip(results, outputs):
+        ctx.set(result, values if is_tensor(result.type) else values[0])
+
+
+def _register_type(ctx: LoweringContext, ty: ir.Type, per: int, letter: str) -> ir.Type:
+    """The type of one asm register holding `per` elements of `ty`."""
+    if per > 1 or (letter in ("r", "l", "h", "c") and not isinstance(ty, ir.IntegerType)):
+        return ir.IntegerType.get_signless(_width(ty) * per)
+    return ty
+
+
+def _pack_operand(ctx: LoweringContext, elements: list[ir.Value], letters, pack: int) -> list[ir.Value]:
+    ty = elements[0].type
+    if ty == ctx.i1:
+        elements = [ctx.arith("extui", e, result_type=ctx.i8) for e in elements]
+        ty = ctx.i8
+    if str(ty).startswith("!llvm.ptr"):
+        elements = [create_op("llvm.ptrtoint", [ctx.i64], [e]).result for e in elements]
+        ty = ctx.i64
+    per = _per_register(_width(ty), pack)
+    registers = []
+    for start in range(0, pack, per):
+        reg_ty = _register_type(ctx, ty, per, next(letters))
+        part = elements[start:start + per]
+        if per == 1:
+            value = part[0]
+        else:
+            vector_ty = ir.VectorType.get([per], ty)
+            value = create_op("llvm.mlir.undef", [vector_ty]).result
+            for i, element in enumerate(part):
+                value = create_op("llvm.insertelement", [vector_ty], [value, element, ctx.const(i)]).result
+        registers.append(value if value.type == reg_ty else create_op("llvm.bitcast", [reg_ty], [value]).result)
+    return registers
+
+
+def _unpack_result(ctx: LoweringContext, value: ir.Value, ty: ir.Type, per: int) -> list[ir.Value]:
+    if per == 1:
+        return [value if value.type == ty else create_op("llvm.bitcast", [ty], [value]).result]
+    vector_ty = ir.VectorType.get([per], ty)
+    vector = create_op("llvm.bitcast", [vector_ty], [value]).result
+    return [create_op("llvm.extractelement", [ty], [vector, ctx.const(i)]).result for i in range(per)]

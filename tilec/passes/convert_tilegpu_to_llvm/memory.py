@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ...dialects._mlir import bool_attr_value, create_op, is_tensor, str_attr_value
-from ...dialects.tile import element_type, is_ptr_type, load_operands, pointee_type, store_operands
+from ...dialects.tile import load_operands, store_operands
 from ...layout.encodings import REGISTER
 from .context import LoweringContext, lowers, memory_type
 

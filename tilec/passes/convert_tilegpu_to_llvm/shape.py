@@ -42,6 +42,14 @@ def exchange(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], Linea
     sources: (values, layout, shape) of each input, written one after the other;
     destinations: (layout, index function) of each result. Returns each result's values.
     """
+    elem_ty = stage(ctx, sources)
+    return [[read_staged(ctx, elem_ty, index_fn(coords)) for coords in ctx.element_coordinates(layout)]
+            for layout, index_fn in destinations]
+
+
+def stage(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLayout, Sequence[int]]]) -> ir.Type:
+    """Writes every element of the sources at its row-major position in shared memory
+    (one source after the other), between barriers; returns the element type."""
     elem_ty = sources[0][0][0].type
     size = _bytes(ctx, elem_ty)
     total = sum(math.prod(shape) for _, _, shape in sources)
@@ -54,15 +62,13 @@ def exchange(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], Linea
             create_op("llvm.store", [], [_to_shared(ctx, value), address])
         base += math.prod(shape)
     ctx.barrier()
-    results = []
-    for layout, index_fn in destinations:
-        loaded = []
-        for coords in ctx.element_coordinates(layout):
-            address = ctx.shared_address(ctx.arith("muli", index_fn(coords), ctx.const(size)))
-            loaded.append(_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result,
-                                       elem_ty))
-        results.append(loaded)
-    return results
+    return elem_ty
+
+
+def read_staged(ctx: LoweringContext, elem_ty: ir.Type, index: ir.Value) -> ir.Value:
+    """The staged element at linear position `index` (i32)."""
+    address = ctx.shared_address(ctx.arith("muli", index, ctx.const(_bytes(ctx, elem_ty))))
+    return _from_shared(ctx, create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result, elem_ty)
 
 
 @lowers("tile.reshape")
