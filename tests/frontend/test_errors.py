@@ -189,20 +189,6 @@ def nested_function(x_ptr):
     tl.store(x_ptr, 1.0)
 
 
-# Triton: "unsupported AST node type: Break".
-@bad_kernel("`break` is not supported yet")
-def break_statement(x_ptr, n):
-    for i in range(n):
-        break  # <-
-
-
-# Triton: "unsupported AST node type: Continue".
-@bad_kernel("`continue` is not supported yet")
-def continue_statement(x_ptr, n):
-    for i in range(n):
-        continue  # <-
-
-
 # Triton: "unsupported AST node type: Raise".
 @bad_kernel("`raise` is not supported in kernels")
 def raise_statement(x_ptr):

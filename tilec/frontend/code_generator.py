@@ -21,6 +21,7 @@ from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, 
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
+from .loop_exits import FLAG_FUNCTION
 
 _BINARY_OPERATORS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -52,8 +53,6 @@ _UNSUPPORTED_STATEMENTS = {
     ast.Delete: "`del` is not supported in kernels",
     ast.Import: "imports are not allowed inside kernels; import at module level",
     ast.ImportFrom: "imports are not allowed inside kernels; import at module level",
-    ast.Break: "`break` is not supported yet; restructure the loop with a condition",
-    ast.Continue: "`continue` is not supported yet; guard the rest of the body with an `if`",
 }
 
 _UNSUPPORTED_EXPRESSIONS = {
@@ -828,6 +827,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     # ------------------------------------------------------------------ calls
     def visit_Call(self, node: ast.Call) -> Any:
+        if isinstance(node.func, ast.Name) and node.func.id == FLAG_FUNCTION:  # see loop_exits.py
+            return self.semantic.to_tensor(bool(node.args[0].value))
         fn = _unwrap(self.visit(node.func))
         args = self._visit_elements(node.args)
         kwargs = {}

@@ -1,0 +1,155 @@
+"""`break` and `continue` in kernel loops (Triton refuses both): for over range,
+tl.range and tl.static_range, while, nested loops, exits inside nested ifs, on both
+backends against the same Python loop run on the host."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec_testing import device_array, to_numpy
+
+
+@tilec.jit
+def search_kernel(x_ptr, out_ptr, n, limit, KIND: tl.constexpr):
+    """Per program: the first index whose value exceeds `limit` and the sum up to it."""
+    pid = tl.program_id(0)
+    base = x_ptr + pid * n
+    total = 0.0
+    found = -1
+    if KIND == "for":
+        for i in range(n):
+            v = tl.load(base + i)
+            if v > limit:
+                found = i
+                break
+            total += v
+    elif KIND == "tl.range":
+        for i in tl.range(0, n, 1, num_stages=2):
+            v = tl.load(base + i)
+            if v > limit:
+                found = i
+                break
+            total += v
+    else:
+        i = 0
+        while i < n:
+            v = tl.load(base + i)
+            if v > limit:
+                found = i
+                break
+            total += v
+            i += 1
+    tl.store(out_ptr + pid * 2, total)
+    tl.store(out_ptr + pid * 2 + 1, found.to(tl.float32) if isinstance(found, tl.tensor) else found * 1.0)
+
+
+def _search_reference(x, limit):
+    out = []
+    for row in x:
+        total, found = 0.0, -1
+        for i, v in enumerate(row):
+            if v > limit:
+                found = i
+                break
+            total += np.float32(v)
+        out += [total, found]
+    return np.array(out, np.float32)
+
+
+@pytest.mark.parametrize("kind", ["for", "tl.range", "while"])
+def test_break_stops_the_search(backend, kind):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0, 1, (4, 40)).astype(np.float32)
+    x[0, 7] = 5  # found early
+    x[2, 39] = 5  # found last
+    x[3, 0] = 5  # found first; row 1 never
+    out = device_array(np.full(8, np.nan, np.float32), backend)
+    search_kernel[(4,)](device_array(x, backend), out, 40, 2.0, KIND=kind)
+    np.testing.assert_allclose(to_numpy(out), _search_reference(x, 2.0), rtol=1e-6)
+
+
+@tilec.jit
+def continue_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    skipped = 0
+    for k in range(n):
+        if k % 3 == 0:
+            skipped += 1
+            continue
+        x = tl.load(x_ptr + k * BLOCK + offs)
+        if k % 5 == 4:
+            acc = acc - x
+            continue
+        elif k > 9:
+            if k % 2 == 1:
+                continue
+            acc += 100 * x
+        else:
+            acc += x
+    tl.store(out_ptr + offs, acc + skipped)
+
+
+def test_continue_in_nested_branches(backend):
+    rng = np.random.default_rng(5)
+    n, block = 17, 64
+    x = rng.standard_normal((n, block)).astype(np.float32)
+    out = device_array(np.full(block, np.nan, np.float32), backend)
+    continue_kernel[(1,)](device_array(x, backend), out, n, BLOCK=block)
+    acc = np.zeros(block, np.float64)
+    skipped = 0
+    for k in range(n):
+        if k % 3 == 0:
+            skipped += 1
+            continue
+        if k % 5 == 4:
+            acc -= x[k]
+            continue
+        elif k > 9:
+            if k % 2 == 1:
+                continue
+            acc += 100 * x[k]
+        else:
+            acc += x[k]
+    np.testing.assert_allclose(to_numpy(out), acc + skipped, rtol=1e-5, atol=1e-4)
+
+
+@tilec.jit
+def nested_kernel(out_ptr, n, m):
+    count = 0
+    for i in range(n):
+        if i == 6:
+            break
+        j = 0
+        while j < m:
+            j += 1
+            if j % 2 == 0:
+                continue
+            if j > i:
+                break
+            count += i * 100 + j
+    for s in tl.static_range(5):
+        if s == 3:
+            break
+        count += 1000
+    tl.store(out_ptr, count)
+
+
+def test_nested_loops_exit_only_their_own_loop(backend):
+    out = device_array(np.full(1, -1, np.int32), backend)
+    nested_kernel[(1,)](out, 9, 7)
+    count = 0
+    for i in range(9):
+        if i == 6:
+            break
+        j = 0
+        while j < 7:
+            j += 1
+            if j % 2 == 0:
+                continue
+            if j > i:
+                break
+            count += i * 100 + j
+    assert int(to_numpy(out)[0]) == count + 3000
