@@ -21,7 +21,7 @@ from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, 
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
-from .loop_exits import FLAG_FUNCTION
+from .loop_exits import BREAK_FLAG_ATTRIBUTE, FLAG_FUNCTION
 
 _BINARY_OPERATORS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -501,6 +501,10 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node.iter, f"range {what} must be an integer scalar, got {t.type}")
         iv_type = tl.int64 if any(t.dtype.int_bitwidth == 64 for t in tensors) else tl.int32
         tensors = [sem.cast(t, iv_type) for t in tensors]
+        flag = getattr(node, BREAK_FLAG_ATTRIBUTE, None)
+        if flag is not None and not negative:
+            self._for_as_while(node, tensors, flag)
+            return
 
         assigned = _assigned_names(node.body)
         carried: list[tuple[str, Any, Any, int]] = []  # name, value before, structure, number of tensors
@@ -570,6 +574,39 @@ class CodeGenerator(ast.NodeVisitor):
         after[node.target.id] = _Undefined("it is the variable of a loop above") \
             if node.target.id not in before else before[node.target.id]
         self.scope = after
+
+    def _for_as_while(self, node: ast.For, bounds: list[tensor], flag: str) -> None:
+        """A runtime `for` containing `break` (see loop_exits.py) as a while loop that
+        stops as soon as the break flag is set:
+
+            iv = start
+            while iv < end and not flag:
+                i = iv
+                iv = iv + step
+                <body>
+        """
+        names = [f"_tilec_{what}_{id(node)}" for what in ("iv", "end", "step")]
+        for name, bound in zip(names, bounds):
+            self.scope[name] = bound
+        iv, end, step = (ast.Name(id=n, ctx=ast.Load()) for n in names)
+        test = ast.BoolOp(op=ast.And(), values=[
+            ast.Compare(left=iv, ops=[ast.Lt()], comparators=[end]),
+            ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load()))])
+        body = [ast.Assign(targets=[node.target], value=ast.Name(id=names[0], ctx=ast.Load())),
+                ast.Assign(targets=[ast.Name(id=names[0], ctx=ast.Store())],
+                           value=ast.BinOp(left=ast.Name(id=names[0], ctx=ast.Load()), op=ast.Add(), right=step))]
+        guarded = node.body[0]  # `if not flag: <body>`: the while test checks the flag instead
+        loop = ast.While(test=test, body=body + guarded.body, orelse=[])
+        for new in ast.walk(loop):
+            if not hasattr(new, "lineno") and isinstance(new, (ast.stmt, ast.expr)):
+                ast.copy_location(new, node)
+        target = node.target.id
+        defined_before = target in self.scope
+        self.visit_While(loop)
+        for name in names:
+            self.scope.pop(name, None)
+        if not defined_before:
+            self.scope[target] = _Undefined("it is the variable of a loop above")
 
     # ------------------------------------------------------------------ while
     def visit_While(self, node: ast.While) -> None:

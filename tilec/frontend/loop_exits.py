@@ -13,8 +13,9 @@ each loop whose own body (not a nested loop's) holds `break` or `continue` is re
                                                     b()
 
 - `break` sets a flag carried by the loop; a `while` loop also tests it (`while cond
-  and not brk`), so it stops at once; a `for` loop runs its remaining iterations
-  without doing anything (scf.for cannot stop early).
+  and not brk`), so it stops at once. A runtime `for` loop becomes such a while loop
+  in the code generator (which knows the bounds' types); an unrolled one
+  (tl.static_range) keeps its remaining copies, guarded.
 - `continue` sets a flag cleared at the top of every iteration.
 - Every statement after one that may set a flag is guarded by `if not flag`.
 
@@ -28,6 +29,7 @@ import ast
 import itertools
 
 FLAG_FUNCTION = "__tilec_flag__"
+BREAK_FLAG_ATTRIBUTE = "tilec_break_flag"
 
 
 def rewrite_loop_exits(fn: ast.FunctionDef) -> ast.FunctionDef:
@@ -66,6 +68,10 @@ class _Rewriter(ast.NodeTransformer):
                 loop.test = ast.copy_location(ast.BoolOp(op=ast.And(), values=[loop.test, flags.clear(flags.brk)]),
                                               loop.test)
             else:
+                # The code generator turns a runtime `for` with this mark into a while
+                # loop that stops at once (BREAK_FLAG_ATTRIBUTE: the flag's name); an
+                # unrolled one keeps the guard.
+                setattr(loop, BREAK_FLAG_ATTRIBUTE, flags.brk)
                 body = [ast.copy_location(ast.If(test=flags.clear(flags.brk), body=body, orelse=[]), loop)]
         loop.body = body
         return before + [loop]
