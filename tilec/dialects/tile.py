@@ -32,6 +32,9 @@ MAX_REDUCE_OPERANDS = 8
 # tile.print shows up to this many values.
 MAX_PRINT_OPERANDS = 16
 
+# tile.extern_elementwise takes 1 to this many operands (libdevice's norm4d has 4).
+MAX_EXTERN_OPERANDS = 4
+
 # tile.inline_asm takes up to this many operands and gives up to this many results.
 MAX_ASM_OPERANDS = 16
 MAX_ASM_RESULTS = 8
@@ -49,6 +52,7 @@ _RED_IN_DEFS, _RED_IN = _groups("in", "src")
 _RED_OUT_DEFS, _RED_OUT = _groups("out", "result")
 _PRINT_DEFS, _PRINT_ARGS = _groups("arg", "arg", MAX_PRINT_OPERANDS, first_optional=True)
 _ASM_IN_DEFS, _ASM_IN = _groups("in", "arg", MAX_ASM_OPERANDS, first_optional=True)
+_EXTERN_DEFS, _EXTERN_ARGS = _groups("a", "arg", MAX_EXTERN_OPERANDS)
 _ASM_OUT_DEFS, _ASM_OUT = _groups("out", "result", MAX_ASM_RESULTS)
 
 IRDL = f"""
@@ -181,11 +185,9 @@ irdl.dialect @tile {{
     %s = irdl.base "#builtin.string"
     %p = irdl.base "#builtin.integer"
     irdl.attributes {{"symbol" = %s, "pure" = %p}}
-    %a0 = irdl.any
-    %a1 = irdl.any
-    %a2 = irdl.any
+{_EXTERN_DEFS}
     %r = irdl.any
-    irdl.operands(arg0: %a0, arg1: optional %a1, arg2: optional %a2)
+    irdl.operands({_EXTERN_ARGS})
     irdl.results(result: %r)
   }}
   irdl.operation @scan {{
@@ -406,10 +408,10 @@ def trans_order(op: ir.Operation) -> list[int]:
 
 
 def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure: bool = True) -> ir.Value:
-    """`symbol(args...)` on every element (a libdevice function); 1 to 3 arguments."""
-    if not 1 <= len(args) <= 3:
-        raise ValueError(f"extern_elementwise takes 1 to 3 arguments, got {len(args)}")
-    segments = [1, int(len(args) > 1), int(len(args) > 2)]
+    """`symbol(args...)` on every element (a libdevice function); 1 to 4 arguments."""
+    if not 1 <= len(args) <= MAX_EXTERN_OPERANDS:
+        raise ValueError(f"extern_elementwise takes 1 to {MAX_EXTERN_OPERANDS} arguments, got {len(args)}")
+    segments = [int(i < len(args)) for i in range(MAX_EXTERN_OPERANDS)]
     return create_op("tile.extern_elementwise", [ty], list(args), segments=segments,
                      attributes={"symbol": str_attr(symbol), "pure": bool_attr(pure)}).result
 
