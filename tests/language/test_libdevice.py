@@ -28,7 +28,6 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec.errors import CompilationError
 from tilec.language.extra import libdevice
 from tilec_testing import device_array, to_numpy
 
