@@ -10,6 +10,7 @@ import sys
 import pytest
 
 import tilec
+import tilec.language as tl
 from tilec.backend import toolkit
 from tilec.config import config
 
@@ -118,3 +119,19 @@ def test_compile_signature_errors():
         tilec.compile(add, signature=dict(ADD_SIGNATURE, n_elements="f32"), constexprs={"BLOCK_SIZE": 256})
     with pytest.raises(ValueError, match="target"):
         tilec.compile(add, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256}, target="hopper")
+
+
+@tilec.jit
+def multiply_add(x_ptr, y_ptr, z_ptr, out_ptr):
+    offs = tl.arange(0, 128)
+    x, y, z = tl.load(x_ptr + offs), tl.load(y_ptr + offs), tl.load(z_ptr + offs)
+    tl.store(out_ptr + offs, x * y + z)
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_fp_fusion_makes_fma(fusion):
+    """enable_fp_fusion (on by default, as in Triton) lets a*b + c become one fma.rn."""
+    sig = {name: "*fp32:16" for name in ("x_ptr", "y_ptr", "z_ptr", "out_ptr")}
+    ptx = tilec.compile(multiply_add, signature=sig, enable_fp_fusion=fusion).asm["ptx"]
+    assert ("fma.rn.f32" in ptx) == fusion
+    assert ("mul.rn.f32" in ptx and "add.rn.f32" in ptx) == (not fusion)

@@ -227,7 +227,7 @@ def reduce_2d(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constex
 @pytest.mark.parametrize("reduce, in_type, out_type, elem, combiner", [
     (tl.sum, "fp32", "fp32", "f32", "addf"),
     (tl.max, "fp32", "fp32", "f32", "maxnumf"),
-    (tl.min, "fp16", "fp16", "f16", "minnumf"),
+    (tl.min, "fp16", "fp32", "f32", "minnumf"),  # narrow values reduce in fp32, as in Triton
     (tl.sum, "i32", "i32", "i32", "addi"),
     (tl.max, "i32", "i32", "i32", "maxsi"),
     (tl.min, "u32", "u32", "i32", "minui"),
@@ -238,7 +238,7 @@ def test_reductions_along_each_axis(reduce, in_type, out_type, elem, combiner, a
     kernel = compile_to_cubin(reduce_2d, {"x_ptr": f"*{in_type}", "out_ptr": f"*{out_type}"},
                               {"M": 16, "N": 32, "AXIS": axis, "REDUCE": reduce})
     filecheck(kernel.asm["ttir"], """
-        CHECK:      %[[INPUT:[0-9]+]] = {{"tile.load"|arith.extsi}}{{.*}} tensor<16x32x[[ELEM]]>
+        CHECK:      %[[INPUT:[0-9]+]] = {{"tile.load"|arith.extsi|arith.extf}}{{.*}} tensor<16x32x[[ELEM]]>
         CHECK-NOT:  tile.load
         CHECK:      %[[RESULT:[0-9]+]] = "tile.reduce"(%[[INPUT]]) ({
         CHECK-NEXT: ^bb0(%[[LHS:arg[0-9]+]]: [[ELEM]], %[[RHS:arg[0-9]+]]: [[ELEM]]):

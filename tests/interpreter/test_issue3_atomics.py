@@ -106,15 +106,20 @@ def test_fadd_keeps_lane_order_rounding():
     assert data[0] == 2.0  # 1 + 2**-24 rounds to 1, twice; then + 1
 
 
-def test_fmax_fmin_ignore_nan_and_order_zeros():
-    data = np.array([np.nan, 1.0, 0.0, -0.0, -0.0], dtype=np.float32)
-    old = _run("fmax", data, np.arange(5), np.array([2.0, np.nan, -0.0, 0.0, -0.0], np.float32))
-    assert np.isnan(old[0])
-    assert data[0] == 2.0 and data[1] == 1.0
+def test_fmax_fmin_follow_the_gpus_bit_pattern_rule():
+    """As compiled (and in Triton): values >= 0 take the signed max/min of the bits, the
+    others the unsigned min/max, so ordinary numbers order correctly and NaN/-0.0 act
+    as their bits dictate."""
+    data = np.array([np.nan, 1.0, 0.0, -0.0, -0.0, -1.0, 3.0, -5.0], dtype=np.float32)
+    old = _run("fmax", data, np.arange(8), np.array([2.0, np.nan, -0.0, 0.0, -0.0, np.nan, -5.0, -3.0], np.float32))
+    assert np.isnan(old[0]) and old[6] == 3.0
+    assert np.isnan(data[0]) and data[1] == 1.0  # a positive NaN in memory stays; a NaN value loses to 1.0
     assert data[2] == 0 and not np.signbit(data[2]) and not np.signbit(data[3]) and np.signbit(data[4])
-    data = np.array([0.0, np.nan], dtype=np.float64)
-    _run("fmin", data, np.arange(2), np.array([-0.0, np.nan], np.float64))
-    assert np.signbit(data[0]) and np.isnan(data[1])
+    assert np.isnan(data[5])  # a NaN value does replace a negative number
+    assert data[6] == 3.0 and data[7] == -3.0
+    data = np.array([0.0, np.nan, 2.0, -2.0], dtype=np.float64)
+    _run("fmin", data, np.arange(4), np.array([-0.0, np.nan, -7.5, -1.0], np.float64))
+    assert np.signbit(data[0]) and np.isnan(data[1]) and data[2] == -7.5 and data[3] == -2.0
 
 
 def test_atomic_on_a_scalar_pointer():

@@ -43,6 +43,7 @@ def print_kernel(x_ptr, i_ptr, M: tl.constexpr, N: tl.constexpr, HEX: tl.constex
         tl.device_print("x", x)
         print("i and 2i:", i, i * 2)
         print(tl.program_id(0) + 40)
+        tl.device_print("done: 100%")
 
 
 def _expected_lines(x, i, pid, hex):
@@ -62,6 +63,7 @@ def _expected_lines(x, i, pid, hex):
         for c in range(n):
             lines.append(f"{head} idx ({c:>{len(str(n - 1))}}) i and 2i: (operand {operand}) {int(values[c])}")
     lines.append(f"{head} idx () {pid + 40}")
+    lines.append(f"{head} done: 100%")
     return sorted(lines)
 
 
@@ -170,7 +172,7 @@ def test_interpreter_device_assert_names_program_and_element(monkeypatch):
 
 _GPU_ASSERT_SCRIPT = textwrap.dedent("""
     import numpy as np, torch, sys
-    sys.path.insert(0, {test_dir!r})
+    sys.path[:0] = [{test_dir!r}, {tests_dir!r}]
     from test_debug_hints import assert_kernel
     x = torch.rand(300, device="cuda") * 50
     x[200] = 500
@@ -184,7 +186,8 @@ _GPU_ASSERT_SCRIPT = textwrap.dedent("""
 @pytest.mark.gpu
 def test_gpu_device_assert_stops_the_kernel_and_says_where():
     """In a subprocess: a device assert leaves the CUDA context unusable."""
-    script = _GPU_ASSERT_SCRIPT.format(test_dir=os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    script = _GPU_ASSERT_SCRIPT.format(test_dir=here, tests_dir=os.path.dirname(here))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     out = done.stdout + done.stderr
     assert "NO ASSERT" not in out

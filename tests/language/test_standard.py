@@ -21,9 +21,10 @@ from tilec_testing import device_array, to_numpy
 DTYPES = {
     "bool": np.bool_, "int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16,
     "int32": np.int32, "uint32": np.uint32, "int64": np.int64, "uint64": np.uint64,
+    "float8e4nv": ml_dtypes.float8_e4m3fn, "float8e5": ml_dtypes.float8_e5m2,
     "float16": np.float16, "bfloat16": ml_dtypes.bfloat16, "float32": np.float32, "float64": np.float64,
 }
-FLOATS = ("float16", "bfloat16", "float32", "float64")
+FLOATS = ("float8e4nv", "float8e5", "float16", "bfloat16", "float32", "float64")
 
 
 def poisoned(shape, dtype) -> np.ndarray:
@@ -51,10 +52,11 @@ def random_values(rng, name: str, shape, specials: bool = True) -> np.ndarray:
         return (rng.random(n) < 0.5).reshape(shape)
     if name in FLOATS:
         small = rng.integers(-4, 5, n) * 0.5
-        wide = rng.standard_normal(n) * 100
+        wide = np.clip(rng.standard_normal(n) * 100, -400, 400)
         x = np.where(rng.random(n) < 0.5, small, wide)
         if specials:
-            extra = [-0.0, 0.0, np.inf, -np.inf, -0.0]
+            big = 448.0 if name == "float8e4nv" else np.inf  # e4m3fn has no infinities
+            extra = [-0.0, 0.0, big, -big, -0.0]
             where = rng.permutation(n)[:min(n, len(extra))]
             x[where] = extra[:len(where)]
         return x.astype(dt).reshape(shape)
@@ -65,23 +67,30 @@ def random_values(rng, name: str, shape, specials: bool = True) -> np.ndarray:
     if specials:
         # The extremes, and for unsigned types values with the top bit set (they would
         # come first if compared as signed).
-        extra = [info.min, info.max, info.max - 1, 1 << (info.bits - 1), 0]
+        if info.min < 0:
+            extra = [info.min, info.max, info.max - 1, -1, 0]
+        else:
+            extra = [0, info.max, info.max - 1, 1 << (info.bits - 1), 1]
         where = rng.permutation(n)[:min(n, len(extra))]
         x[where] = np.array(extra[:len(where)], dtype=object).astype(dt)
     return x.reshape(shape)
 
 
-def as_float64(a: np.ndarray) -> np.ndarray:
-    return a.astype(np.float64) if a.dtype != np.bool_ else a.astype(np.int64)
+def comparable(a: np.ndarray) -> np.ndarray:
+    """Values NumPy orders exactly: floats (fp8/bf16 included) as float64, integers as
+    they are (float64 would merge neighbouring 64-bit values), bools as int64."""
+    if a.dtype == np.bool_:
+        return a.astype(np.int64)
+    return a if np.issubdtype(a.dtype, np.integer) else a.astype(np.float64)
 
 
 # ----------------------------------------------------------------------------- the kernel
 
 @tilec.jit
 def family_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.constexpr, RANK: tl.constexpr,
-                  OP: tl.constexpr, DIM: tl.constexpr, DESC: tl.constexpr, K: tl.constexpr):
+                  OP: tl.constexpr, DIM: tl.constexpr, DESC: tl.constexpr, K: tl.constexpr, TYPE: tl.constexpr):
     """Loads an A*B*C tensor of rank RANK (shape (C,), (B, C) or (A, B, C)), applies OP
-    along DIM and stores the result flat, in row-major order."""
+    along DIM and stores the result (of type TYPE) flat, in row-major order."""
     flat = tl.load(x_ptr + tl.arange(0, A * B * C))
     if RANK == 1:
         x = flat
@@ -103,22 +112,35 @@ def family_kernel(x_ptr, out_ptr, A: tl.constexpr, B: tl.constexpr, C: tl.conste
         y = tl.bitonic_merge(x, DIM, DESC)
     else:
         y = tl.topk(x, K, dim=DIM)
-    tl.static_assert(y.dtype == x.dtype)
+    tl.static_assert(y.dtype == TYPE)
     tl.store(out_ptr + tl.arange(0, y.numel), tl.ravel(y))
 
 
-def launch(backend, x: np.ndarray, op: str, dim=None, descending=False, k=1, out_shape=None) -> np.ndarray:
+TL_TYPES = {"bool": tl.int1, "int8": tl.int8, "uint8": tl.uint8, "int16": tl.int16, "uint16": tl.uint16,
+            "int32": tl.int32, "uint32": tl.uint32, "int64": tl.int64, "uint64": tl.uint64,
+            "float8e4nv": tl.float8e4nv, "float8e5": tl.float8e5, "float16": tl.float16, "bfloat16": tl.bfloat16,
+            "float32": tl.float32, "float64": tl.float64}
+
+
+def type_name(dtype) -> str:
+    return next(name for name, dt in DTYPES.items() if np.dtype(dt) == np.dtype(dtype))
+
+
+def launch(backend, x: np.ndarray, op: str, dim=None, descending=False, k=1, out_shape=None,
+           out_dtype=None) -> np.ndarray:
+    """Runs `op` on x; the result must have type out_dtype (default: x's)."""
     shape = (1,) * (3 - x.ndim) + x.shape
     out_shape = x.shape if out_shape is None else out_shape
-    out = device_array(poisoned(out_shape, x.dtype), backend)
+    out_dtype = x.dtype if out_dtype is None else np.dtype(out_dtype)
+    out = device_array(poisoned(out_shape, out_dtype), backend)
     family_kernel[(1,)](device_array(x, backend), out, A=shape[0], B=shape[1], C=shape[2], RANK=x.ndim,
-                        OP=op, DIM=dim, DESC=descending, K=k)
+                        OP=op, DIM=dim, DESC=descending, K=k, TYPE=TL_TYPES[type_name(out_dtype)])
     return to_numpy(out).reshape(out_shape)
 
 
 def sorted_reference(x: np.ndarray, dim, descending: bool) -> np.ndarray:
     dim = x.ndim - 1 if dim is None else dim
-    ref = np.sort(as_float64(x), axis=dim, kind="stable")
+    ref = np.sort(comparable(x), axis=dim, kind="stable")
     return np.flip(ref, axis=dim) if descending else ref
 
 
@@ -130,7 +152,7 @@ def test_sort_every_dtype(backend, rng, name, descending):
     x = random_values(rng, name, (4, 16))
     got = launch(backend, x, "sort", dim=1, descending=descending)
     assert got.dtype == x.dtype
-    np.testing.assert_array_equal(as_float64(got), sorted_reference(x, 1, descending))
+    np.testing.assert_array_equal(comparable(got), sorted_reference(x, 1, descending))
     if name not in FLOATS:  # a permutation of the input, bit for bit (±0 may merge, see the docs)
         np.testing.assert_array_equal(np.sort(bits(got), axis=1), np.sort(bits(x), axis=1))
 
@@ -144,7 +166,7 @@ def test_sort_every_dtype(backend, rng, name, descending):
 def test_sort_shapes_and_dims(backend, rng, shape, dim, descending):
     x = random_values(rng, "int32" if len(shape) == 2 else "float32", shape)
     got = launch(backend, x, "sort", dim=dim, descending=descending)
-    np.testing.assert_array_equal(as_float64(got), sorted_reference(x, dim, descending))
+    np.testing.assert_array_equal(comparable(got), sorted_reference(x, dim, descending))
 
 
 @pytest.mark.parametrize("op", ["sort_defaults", "sort_keywords"])
@@ -164,7 +186,7 @@ def network_reference(x: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     position, the requested one in the last stage) by exchanges at bits s-1, ..., 0; a
     slot takes its partner when (mine > partner) != (upper slot XOR descending run)."""
     moved = np.moveaxis(x, dim, -1)
-    values = as_float64(moved)  # exact, same order and NaN behaviour as the narrow types
+    values = comparable(moved)  # exact, same order and NaN behaviour as the narrow types
     n = moved.shape[-1]
     log_n = n.bit_length() - 1
     pos = np.arange(n)
@@ -216,15 +238,20 @@ def topk_reference(x: np.ndarray, k: int, dim) -> np.ndarray:
     ("float32", (64,), 8, None), ("int32", (4, 32), 8, -1), ("int32", (32, 4), 2, 0),
     ("float32", (2, 8, 4), 4, 1), ("int8", (4, 16), 4, 1), ("uint64", (4, 16), 2, 1),
     ("int64", (2, 16), 8, None), ("float16", (4, 16), 4, 1), ("bfloat16", (4, 16), 8, 1),
-    ("float64", (8, 8), 4, 0), ("bool", (2, 16), 4, 1),
+    ("float64", (8, 8), 4, 0), ("bool", (2, 16), 4, 1), ("float8e4nv", (4, 16), 4, 1), ("float8e5", (32,), 1, None),
+    ("float16", (2, 8), 8, 1), ("uint8", (16, 2), 16, 0),
 ])
 def test_topk(backend, rng, name, shape, k, dim):
     x = random_values(rng, name, shape)
     d = len(shape) - 1 if dim is None else dim % len(shape)
     out_shape = shape[:d] + (k,) + shape[d + 1:]
-    got = launch(backend, x, "topk", dim=dim, k=k, out_shape=out_shape)
-    assert got.dtype == x.dtype
-    np.testing.assert_array_equal(as_float64(got), topk_reference(x, k, dim))
+    # As Triton's: below k == n the candidates go through tl.max, which Triton computes in
+    # fp32 / int32 for narrower types; the result keeps that type.
+    out_dtype = x.dtype
+    if k < shape[d] and np.dtype(x.dtype).itemsize < 4:
+        out_dtype = np.float32 if name in FLOATS else np.int32
+    got = launch(backend, x, "topk", dim=dim, k=k, out_shape=out_shape, out_dtype=out_dtype)
+    np.testing.assert_array_equal(comparable(got), topk_reference(x, k, dim))
 
 
 # ----------------------------------------------------------------------------- bitonic_merge
@@ -248,7 +275,7 @@ def bitonic_rows(rng, name, shape, dim) -> np.ndarray:
 def test_bitonic_merge_sorts_bitonic_lines(backend, rng, name, shape, dim, descending):
     x = bitonic_rows(rng, name, shape, len(shape) - 1 if dim is None else dim)
     got = launch(backend, x, "merge", dim=dim, descending=descending)
-    np.testing.assert_array_equal(as_float64(got), sorted_reference(x, dim, descending))
+    np.testing.assert_array_equal(comparable(got), sorted_reference(x, dim, descending))
 
 
 def test_bitonic_merge_of_other_input_is_a_permutation(backend, rng):
@@ -266,7 +293,7 @@ def test_bitonic_merge_of_other_input_is_a_permutation(backend, rng):
     ("float32", (1,), None), ("float32", (2,), 0), ("float32", (32,), -1),
     ("float32", (4, 8), 0), ("float32", (4, 8), 1), ("float64", (4, 8), None), ("bfloat16", (8, 4), -2),
     ("int8", (4, 16), 1), ("uint64", (16, 2), 0), ("bool", (4, 8), 1), ("float16", (2, 4, 8), 1),
-    ("int16", (2, 4, 8), 2),
+    ("int16", (2, 4, 8), 2), ("float8e5", (4, 8), 1),
 ])
 def test_flip(backend, rng, name, shape, dim):
     x = random_values(rng, name, shape)
@@ -401,9 +428,11 @@ def swizzle_reference(size_i: int, size_j: int, size_g: int) -> tuple[np.ndarray
 @pytest.mark.parametrize("size_i,size_j,size_g", [(4, 4, 2), (5, 3, 3), (7, 5, 2), (6, 4, 1), (3, 8, 4), (9, 2, 4)])
 def test_swizzle2d(backend, size_i, size_j, size_g):
     ref_i, ref_j = swizzle_reference(size_i, size_j, size_g)
-    if (size_i, size_j, size_g) == (4, 4, 2):  # Triton's documented example
-        np.testing.assert_array_equal(ref_i * 4 + ref_j, [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]])
     n = size_i * size_j
+    if (size_i, size_j, size_g) == (4, 4, 2):  # Triton's documented example: the program of each tile
+        program_of_tile = np.empty((4, 4), np.int64)
+        program_of_tile[ref_i, ref_j] = np.arange(n).reshape(4, 4)
+        np.testing.assert_array_equal(program_of_tile, [[0, 2, 4, 6], [1, 3, 5, 7], [8, 10, 12, 14], [9, 11, 13, 15]])
     out = device_array(np.full(2 * n, -7, np.int32), backend)
     swizzle_tensor_kernel[(1,)](out, size_i, size_j, size_g, BI=16, BJ=8)
     got = to_numpy(out)
@@ -434,14 +463,17 @@ def reduce_or_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.
 ])
 def test_reduce_or(backend, rng, name, axis, keep):
     m, n = 8, 4
-    x = random_values(rng, name, (m, n), specials=False)
-    if name != "bool":
-        # Sparse bits, so that the OR of a line is not simply all ones.
-        x = x & np.array(rng.integers(0, 2, (m, n)) << rng.integers(0, np.iinfo(x.dtype).bits, (m, n)),
-                         dtype=object).astype(x.dtype)
-    ref = np.bitwise_or.reduce(x, axis=axis, keepdims=keep)
-    out = device_array(poisoned(np.shape(ref), x.dtype), backend)
+    if name == "bool":
+        x = rng.random((m, n)) < 0.2
+    else:
+        # At most one bit set per element (the top bit included), so that the OR of a line
+        # is neither all ones nor any single element.
+        width = np.dtype(DTYPES[name]).itemsize
+        position = rng.integers(0, 8 * width, (m, n)).astype(np.uint64)
+        one_bit = np.where(rng.random((m, n)) < 0.7, np.left_shift(np.uint64(1), position), np.uint64(0))
+        x = one_bit.astype(f"u{width}").view(DTYPES[name])
+    ref = np.asarray(np.bitwise_or.reduce(x, axis=axis, keepdims=keep))
+    out = device_array(poisoned(ref.shape or (1,), x.dtype), backend)
     reduce_or_kernel[(1,)](device_array(x, backend), out, M=m, N=n, AXIS=axis, KEEP=keep)
     got = to_numpy(out)
-    assert got.shape == np.shape(ref)
-    np.testing.assert_array_equal(bits(got), bits(np.asarray(ref)))
+    np.testing.assert_array_equal(bits(got), bits(ref.reshape(ref.shape or (1,))))

@@ -100,6 +100,17 @@ def test_specialisation(fake_gpu, change, new_kernels):
     assert len(fake_gpu.instances) == 1 + new_kernels
 
 
+@pytest.mark.parametrize("first, second", [(2**40 + 3, 2**64 - 3), (2**63 - 1, 2**63), (-(2**40), 2**63 + 5)])
+def test_int64_and_uint64_arguments_get_their_own_kernels(fake_gpu, first, second):
+    """A value beyond int64 is a uint64 argument: it must not reuse the int64 kernel."""
+    fn = JITFunction(add_kernel)
+    x, y, out = tensors()
+    a = fn[(1,)](x, y, out, first)
+    b = fn[(1,)](x, y, out, second)
+    assert [p[1] for p in a.metadata.params][3] == "i64" and [p[1] for p in b.metadata.params][3] == "u64"
+    assert len(fake_gpu.instances) == 2
+
+
 def test_callable_grid_sees_all_arguments(fake_gpu):
     fn = JITFunction(add_kernel)
     seen = {}

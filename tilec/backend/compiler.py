@@ -35,6 +35,7 @@ class CompileOptions:
     num_stages: int = 3
     target: str = "sm_90"
     debug: bool = False
+    enable_fp_fusion: bool = True  # a*b + c may become one fma (as in Triton)
 
     def __post_init__(self):
         if self.num_warps not in (1, 2, 4, 8, 16, 32):
@@ -153,7 +154,7 @@ _LLVM_CLEANUP = ("builtin.module(gpu.module(convert-scf-to-cf,convert-arith-to-l
 
 
 def make_llir(state: _Compilation) -> None:
-    _passes(state, "llir", "convert-tilegpu-to-llvm")
+    _passes(state, "llir", f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}}")
     with state.context:
         pm = passmanager.PassManager.parse(_LLVM_CLEANUP)
         if config.dump_ir:
@@ -297,7 +298,8 @@ def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
 
 
 def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | None,
-                   num_warps: int = 4, num_stages: int = 3, debug: bool = False) -> CompiledKernel:
+                   num_warps: int = 4, num_stages: int = 3, debug: bool | None = None,
+                   enable_fp_fusion: bool = True) -> CompiledKernel:
     """`tilec.compile`: compile without a GPU from a signature and constexpr values.
 
     signature maps parameter names to types ("*fp32", "i32", ...; append ":16" to
@@ -318,5 +320,8 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
     unknown = (set(signature) | set(constexprs)) - set(fn.arg_names)
     if unknown:
         raise ValueError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
-    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target or "sm_90", debug=debug)
+    if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
+        debug = fn.debug if fn.debug is not None else config.debug
+    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target or "sm_90", debug=bool(debug),
+                             enable_fp_fusion=bool(enable_fp_fusion))
     return compile_specialized(fn, specs, options)

@@ -276,7 +276,7 @@ irdl.dialect @tile {{
     irdl.operands(condition: %0)
   }}
   irdl.operation @assume {{
-    %0 = irdl.is i1
+    %0 = irdl.any
     irdl.operands(condition: %0)
   }}
   irdl.operation @barrier {{
@@ -790,6 +790,7 @@ def _verify_print(op: ir.Operation) -> str | None:
     return None
 
 
+@verifier("tile.assume")
 @verifier("tile.assert")
 def _verify_assert(op: ir.Operation) -> str | None:
     if str(element_type(op.operands[0].type)) != "i1":

@@ -643,8 +643,8 @@ class CodeGenerator(ast.NodeVisitor):
                 cond = self.visit(node.test)
                 if not isinstance(cond, tensor):
                     if _unwrap(cond):
-                        raise self.error(node.test, "this `while` condition is always true; the loop would never "
-                                                    "end (break is not supported yet)")
+                        raise self.error(node.test, "this `while` condition is always true and the body has no "
+                                                    "`break`: the loop would never end")
                     cond = sem.to_tensor(False)
                 if cond.type.is_block():
                     raise self.error(node.test, "a `while` condition must be a scalar")
@@ -955,8 +955,9 @@ class CodeGenerator(ast.NodeVisitor):
             raise exc.with_call_site(self.location(node)) from None
         return generator.return_value
 
-    def call_from_language(self, fn: Any, args: list[Any]) -> Any:
-        """Calls a @jit function on behalf of a builtin (a reduction's combine function)."""
+    def call_from_language(self, fn: Any, args: list[Any], kwargs: dict[str, Any] | None = None) -> Any:
+        """Calls a @jit function on behalf of a builtin (a reduction's combine function, a
+        tensor method such as x.sort())."""
         if not isinstance(fn, KernelFunction):
-            return fn(*args)
-        return self.call_jit(fn, args, {}, self.current_call)
+            return fn(*args, **(kwargs or {}))
+        return self.call_jit(fn, args, dict(kwargs or {}), self.current_call)

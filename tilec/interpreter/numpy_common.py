@@ -168,11 +168,12 @@ def round_to(x: Any, dt: np.dtype) -> np.ndarray:
 
 
 def tf32(x: np.ndarray) -> np.ndarray:
-    """float32 values rounded to tf32's 10 mantissa bits (nearest even, on the bit pattern)."""
+    """float32 values rounded to tf32's 10 mantissa bits, to nearest with ties away from
+    zero (PTX's cvt.rna.tf32.f32, which the compiled dot uses): on the sign-magnitude bit
+    pattern, add half a unit of the 13 dropped bits and drop them."""
     x = np.asarray(x, dtype=np.float32)
     bits = x.view(np.uint32).astype(np.uint64)
-    odd = (bits >> np.uint64(13)) & np.uint64(1)
-    rounded = ((bits + np.uint64(0xFFF) + odd) & np.uint64(0xFFFFE000)).astype(np.uint32)
+    rounded = ((bits + np.uint64(0x1000)) & np.uint64(0xFFFFE000)).astype(np.uint32)
     return np.where(np.isnan(x), x, rounded.view(np.float32))
 
 

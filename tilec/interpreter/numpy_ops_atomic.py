@@ -23,15 +23,18 @@ def _fadd(old: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 
 def _fmax(old: np.ndarray, value: np.ndarray, larger: bool) -> np.ndarray:
-    """max/min ignoring a NaN operand (NaN only when both are NaN), with -0 < +0."""
-    work = compute_dtype(old.dtype)
-    a, b = old.astype(work), value.astype(work)
-    result = np.fmax(a, b) if larger else np.fmin(a, b)
-    both_zero = (a == 0) & (b == 0)
-    if both_zero.any():
-        pick_negative = (np.signbit(a) & np.signbit(b)) if larger else (np.signbit(a) | np.signbit(b))
-        result = np.where(both_zero, np.where(pick_negative, -0.0, 0.0).astype(work), result)
-    return round_to(result, old.dtype)
+    """Float atomic max/min as the GPU does them (and Triton): on the bit patterns. A
+    value >= 0 (as a float: -0.0 included, NaN not) takes the signed-integer max (min)
+    of the bits, any other value the unsigned min (max): exact for ordinary numbers,
+    and a NaN or -0.0 behaves as its bits dictate."""
+    old, value = np.asarray(old), np.asarray(value)
+    signed, unsigned = np.dtype(f"i{old.itemsize}"), np.dtype(f"u{old.itemsize}")
+    nonnegative = value.astype(compute_dtype(value.dtype)) >= 0
+    old_s, value_s = old.view(signed), value.view(signed)
+    old_u, value_u = old.view(unsigned), value.view(unsigned)
+    by_signed = np.maximum(old_s, value_s) if larger else np.minimum(old_s, value_s)
+    by_unsigned = np.minimum(old_u, value_u) if larger else np.maximum(old_u, value_u)
+    return np.where(nonnegative, by_signed.view(old.dtype), by_unsigned.view(old.dtype))
 
 
 def _int_view(fn: Callable, view: Callable[[np.dtype], np.dtype]) -> Callable:

@@ -82,7 +82,7 @@ class MiscOps:
             prefix = " " + prefix
         if prefix and not prefix[-1].isspace():
             prefix += " "
-        lines = []
+        lines = [] if args else [f"{head}{prefix.rstrip() if prefix else ''}"]  # a message alone: once per program
         for number, arg in enumerate(args):
             values = np.asarray(arg.handle)
             operand = f"(operand {number}) " if len(args) > 1 else ""

@@ -135,12 +135,13 @@ class KernelFunctions:
                 return _ModuleView(value, self)
         return value
 
-    def call(self, fn: Any, args: list) -> Any:
+    def call(self, fn: Any, args: list, kwargs: dict | None = None) -> Any:
         """The interpreter's `tl.call_kernel_function` (a combine function of a reduction or
-        a scan called by the semantic layer): @jit functions run as patched copies."""
+        a scan called by the semantic layer, a tensor method such as x.sort()): @jit
+        functions run as patched copies."""
         if isinstance(fn, KernelFunction):
-            return self.get(fn)(*args)
-        return getattr(fn, "fn", fn)(*args)
+            return self.get(fn)(*args, **(kwargs or {}))
+        return getattr(fn, "fn", fn)(*args, **(kwargs or {}))
 
     def _cell(self, cell: types.CellType) -> types.CellType:
         try:

@@ -142,6 +142,8 @@ def interleave(a, b) -> tensor:
     sem = _sem()
     joined = sem.join(a, b)
     shape = joined.type.shape
+    if len(shape) == 1:  # two scalars: [a, b]
+        return joined
     return sem.reshape(joined, shape[:-2] + (shape[-2] * 2,))
 
 
@@ -278,7 +280,8 @@ exp = _make_math("exp", "e ** x, elementwise.")
 exp2 = _make_math("exp2", "2 ** x, elementwise.")
 log = _make_math("log", "Natural logarithm, elementwise.")
 log2 = _make_math("log2", "Base-2 logarithm, elementwise.")
-sqrt = _make_math("sqrt", "Square root, elementwise (IEEE round-to-nearest).")
+sqrt = _make_math("sqrt", "Square root, elementwise (fp32: the hardware's fast approximation, as Triton; "
+                          "tl.sqrt_rn is correctly rounded).")
 rsqrt = _make_math("rsqrt", "1 / sqrt(x), elementwise.")
 sin = _make_math("sin", "Sine, elementwise.")
 cos = _make_math("cos", "Cosine, elementwise.")
@@ -299,7 +302,8 @@ def abs(x) -> tensor:
 
 @builtin
 def umulhi(x, y) -> tensor:
-    """The most significant 32 bits of the product of two 32-bit integers."""
+    """The high half (32 or 64 bits) of the double-width product of two 32- or 64-bit
+    integers, read as unsigned."""
     return _sem().umulhi(x, y)
 
 
@@ -414,7 +418,7 @@ def reduce(input, axis, combine_fn, keep_dims=False):
 # ----------------------------------------------------------------------------- misc
 
 
-@builtin
+@builtin(method=True)
 def cdiv(x, div):
     """ceil(x / div) for integers; folds when both are constants."""
     x, div = _unwrap(x), _unwrap(div)

@@ -387,16 +387,28 @@ def current_semantic():
 _active_caller: contextvars.ContextVar = contextvars.ContextVar("tilec_caller", default=None)
 
 
-def call_kernel_function(fn: Any, args: Sequence[Any]) -> Any:
+def call_kernel_function(fn: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> Any:
     """Calls the @jit function `fn` from inside a kernel (e.g. a reduction's combiner).
 
     The compiler installs a caller that generates the callee's code in place; the
-    interpreter has none, and the Python function simply runs.
+    interpreter installs one running patched copies (or none: the function simply runs).
     """
     caller = _active_caller.get()
     if caller is not None:
-        return caller(fn, list(args))
-    return getattr(fn, "fn", fn)(*args)
+        return caller(fn, list(args), dict(kwargs or {})) if kwargs else caller(fn, list(args))
+    return getattr(fn, "fn", fn)(*args, **(kwargs or {}))
+
+
+# @jit functions of the language that are also tensor methods (x.sort(), x.flip(), ...),
+# registered by `tensor_method`.
+_TENSOR_METHODS: dict[str, Any] = {}
+
+
+def tensor_method(fn: Any) -> Any:
+    """Makes the @jit function `fn` callable as a method of tensors: `x.name(...)` is
+    `name(x, ...)`."""
+    _TENSOR_METHODS[getattr(fn, "__name__", None) or fn.fn.__name__] = fn
+    return fn
 
 
 class activate_caller:
@@ -540,6 +552,13 @@ class tensor:
             method.__tilec_builtin__ = True
             method.__name__ = name
             return method
+        jit_fn = _TENSOR_METHODS.get(name)
+        if jit_fn is not None:
+            def jit_method(*args, **kwargs):
+                return call_kernel_function(jit_fn, [self, *args], kwargs)
+            jit_method.__tilec_builtin__ = True
+            jit_method.__name__ = name
+            return jit_method
         raise AttributeError(f"tensor has no attribute {name!r}")
 
 

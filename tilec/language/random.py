@@ -68,25 +68,9 @@ def _as_tensor(value):
 @jit
 def _umulhi(a, b):
     """The high word of the unsigned product a * b, for `b` a uint32 or uint64 tensor and
-    `a` a constant or a tensor of the same type.
-
-    tl.umulhi takes 32-bit operands only; 64-bit words are multiplied by 32-bit limbs.
-    """
-    if b.dtype == tl.uint32:
-        high = tl.umulhi(b, a)
-    else:
-        tl.static_assert(b.dtype == tl.uint64, "_umulhi: expected uint32 or uint64 operands")
-        a_lo = a & 0xFFFFFFFF
-        a_hi = a >> 32
-        b_lo = b & 0xFFFFFFFF
-        b_hi = b >> 32
-        low_low = b_lo * a_lo
-        high_low = b_hi * a_lo
-        low_high = b_lo * a_hi
-        # The middle column cannot overflow: it is at most 2**64 - 2.
-        middle = (low_low >> 32) + (high_low & 0xFFFFFFFF) + low_high
-        high = b_hi * a_hi + (high_low >> 32) + (middle >> 32)
-    return high
+    `a` a constant or a tensor of the same type."""
+    tl.static_assert((b.dtype == tl.uint32) or (b.dtype == tl.uint64), "_umulhi: expected uint32 or uint64 operands")
+    return tl.umulhi(b, a)
 
 
 @jit

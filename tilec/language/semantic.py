@@ -503,6 +503,7 @@ class Semantic:
         x = self.to_tensor(x)
         if x.dtype.is_ptr():
             raise _error(f"cannot negate a pointer ({x.dtype})")
+        self._check_arithmetic_type(x.dtype, "negation")
         if x.dtype.is_floating():
             return tensor(self.builder.unary("negf", x.handle, x.type), x.type)
         return self.sub(self.zeros_like_scalar(x), x)
@@ -813,6 +814,10 @@ class Semantic:
         self._check_arithmetic_type(x.dtype, op)
         if float_only and not x.dtype.is_floating():
             raise _error(f"{op} needs a floating-point operand, got {x.dtype}; cast it with .to(tl.float32)")
+        if op == "sqrt_rn" and x.dtype.primitive_bitwidth == 16:
+            # fp32 has more than twice the precision: rounding its correctly rounded root
+            # again gives the correctly rounded 16-bit root.
+            return self.cast(self.math_unary(op, self.cast(x, tl.float32)), x.dtype)
         return tensor(self.builder.unary(op, x.handle, x.type), x.type)
 
     def umulhi(self, x: Any, y: Any) -> tensor:
@@ -935,6 +940,7 @@ class Semantic:
 
     def abs(self, x: Any) -> tensor:
         x = self.to_tensor(x)
+        self._check_arithmetic_type(x.dtype, "abs")
         if x.dtype.is_floating():
             return tensor(self.builder.unary("absf", x.handle, x.type), x.type)
         if x.dtype.is_int_unsigned():
@@ -1035,6 +1041,8 @@ class Semantic:
                 pass
             else:
                 raise _error(f"dot operands must have one type, got {ta} and {tb}")
+        if ta.is_fp8():  # every fp8 value is exact in fp16, and so is the product sum in fp32
+            a, b = self.cast(a, tl.float16), self.cast(b, tl.float16)
         if ta.is_int():
             if not (ta.int_bitwidth == 8 and ta.is_int_signed()):
                 raise _error(f"integer dot needs int8 operands, got {ta}")
@@ -1063,8 +1071,11 @@ class Semantic:
             if _unwrap(out_dtype) is not None and acc.dtype != out:
                 raise _error(f"dot accumulator is {acc.dtype} but out_dtype is {out}")
             out = acc.dtype
-        if ta.is_int() != out.is_int():
-            raise _error(f"cannot accumulate a {ta} dot in {out}")
+        allowed = {tl.int32} if ta.is_int() else {tl.float64} if ta.is_fp64() else \
+            {tl.float32, tl.float16} if ta.is_fp16() or ta.is_fp8() else {tl.float32}
+        if out not in allowed:
+            raise _error(f"a dot of {ta} values accumulates in {' or '.join(sorted(str(t) for t in allowed))}, "
+                         f"not {out}")
         ty = block_type(out, shape)
         return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty), ty)
 
@@ -1213,12 +1224,20 @@ class Semantic:
             out = tl.int32 if x.dtype.is_int_signed() else tl.uint32
         return self.cast(x, out) if out is not None else x
 
+    def _bf16_to_fp32(self, x: Any) -> tensor:
+        """Triton computes these reductions and scans of bf16 values in fp32."""
+        x = self.to_tensor(x)
+        return self.cast(x, tl.float32) if x.dtype.is_bf16() else x
+
     def cumsum(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
-        x = self._accumulation_type(self.to_tensor(x), out_dtype)
+        x = self._accumulation_type(self._bf16_to_fp32(x), out_dtype)
         return self.scan([x], axis, lambda a, b: [self.add(a[0], b[0])], reverse)[0]
 
     def cumprod(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
-        x = self._accumulation_type(self.to_tensor(x), out_dtype)
+        """As Triton: bf16 in fp32, other types as they are (narrow integers wrap)."""
+        x = self._bf16_to_fp32(x)
+        if _unwrap(out_dtype) is not None:
+            x = self.cast(x, _unwrap(out_dtype))
         return self.scan([x], axis, lambda a, b: [self.mul(a[0], b[0])], reverse)[0]
 
     def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
@@ -1266,7 +1285,9 @@ class Semantic:
                       keep_dims: bool = False) -> tuple[tensor, tensor]:
         """(extreme value, its index) along `axis`: ties go to the lowest index, and a NaN
         wins in both directions, so the first NaN is returned (as NumPy and torch do)."""
-        x = self.to_tensor(x)
+        x = self._bf16_to_fp32(x)
+        if x.dtype.is_fp8():  # fp8 values compare exactly in fp32
+            x = self.cast(x, tl.float32)
         if not x.type.is_block():
             raise _error("argmax/argmin need a tensor")
         axis = _unwrap(axis)
@@ -1304,10 +1325,18 @@ class Semantic:
         results = self.reduction(values, axis, combine, keep_dims)
         return results[0] if single else tl.tuple_value(results)
 
+    def _widen_for_extremum(self, x: Any) -> tensor:
+        """Triton's max/min (without indices) work on at least 32 bits: narrower floats in
+        fp32, narrower integers in int32."""
+        x = self._bf16_to_fp32(x)
+        if x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, tl.float32 if x.dtype.is_floating() else tl.int32)
+        return x
+
     def max(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
-        x = self.to_tensor(x)
+        x = self._widen_for_extremum(x)
         return self.reduction([x], axis, lambda a, b: [self.maximum(a[0], b[0])], keep_dims)[0]
 
     def min(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
-        x = self.to_tensor(x)
+        x = self._widen_for_extremum(x)
         return self.reduction([x], axis, lambda a, b: [self.minimum(a[0], b[0])], keep_dims)[0]

@@ -12,6 +12,15 @@ already provide as builtins, with Triton 3.6's names, parameters and defaults:
     swizzle2d(i, j, size_i, size_j, size_g) grouped reordering of a 2-D program grid
     reduce_or(input, axis, keep_dims=False) bitwise OR reduction
 
+Where tilec goes beyond Triton 3.6 (code written for Triton behaves the same):
+- sort, topk and bitonic_merge work along any dimension (negative ones counting from
+  the end), not only the last; flip too;
+- softmax's result always has the input's shape and is right for every `dim`: Triton
+  broadcasts the reduced max/sum back only when keep_dims=True or dim is 0 (see softmax);
+- fp8 tensors sort (compared exactly in fp32) and topk returns what Triton's promotion
+  rules give.
+Not there: the tensor-method spellings (`x.flip()`, `x.softmax()`, `x.reduce_or(...)`).
+
 How sorting works
 -----------------
 Every dimension of a tensor is a power of two, so a tensor of 2**n elements can be
@@ -41,7 +50,8 @@ no meaningful order, in Triton as here. Integers (signed and unsigned, 8 to 64 b
 and bools are compared by value, and the result is always a permutation.
 
 `topk` follows Triton's bitonic top-k: sort runs of k elements, then repeatedly keep the
-elementwise maximum (`tl.max`, which ignores NaN) of neighbouring runs and merge again.
+elementwise maximum (`tl.max`, which ignores NaN) of neighbouring runs and merge again;
+like Triton's, it computes (and returns) narrow types in fp32/int32 when k < N.
 """
 from __future__ import annotations
 
@@ -50,7 +60,7 @@ import math as _math
 import tilec.language as tl  # (still loading when this module is imported; read only inside kernels)
 
 from ..runtime.jit import jit
-from .core import _unwrap, builtin, constexpr
+from .core import _unwrap, builtin, constexpr, tensor_method
 
 __all__ = ["bitonic_merge", "flip", "reduce_or", "softmax", "sort", "swizzle2d", "topk"]
 
@@ -157,6 +167,17 @@ def _is_narrow_float(x):
 
 
 @builtin
+def _is_narrow_int(x):
+    """True for integer (and bool) types narrower than 32 bits."""
+    return constexpr(x.dtype.is_int() and x.dtype.primitive_bitwidth < 32)
+
+
+@builtin
+def _is_fp8(x):
+    return constexpr(x.dtype.is_fp8())
+
+
+@builtin
 def _flag(value):
     """A descending argument (bool or int) as the constant 0 or 1."""
     return constexpr(1 if _unwrap(value) else 0)
@@ -190,9 +211,14 @@ def _compare_exchange(h, descending, low: tl.constexpr, bit: tl.constexpr):
     cube_dim: tl.constexpr = n_dims - 1 - low - bit
     other = _partner(h, cube_dim)
     upper = _bit_of_position(n_dims, cube_dim)
+    if _is_fp8(h):
+        # fp8 is a storage type: compare exactly in fp32 (the elements still move as fp8 bits).
+        greater = h.to(tl.float32) > other.to(tl.float32)
+    else:
+        greater = h > other
     # In an ascending pair the upper slot keeps the larger value: it takes its partner
     # unless it is the larger. A descending pair (or the lower slot) does the opposite.
-    take_other = (h > other) != ((upper ^ descending) != 0)
+    take_other = greater != ((upper ^ descending) != 0)
     return tl.where(take_other, other, h)
 
 
@@ -213,6 +239,7 @@ def _merge(h, stage: tl.constexpr, order: tl.constexpr, low: tl.constexpr):
 # ----------------------------------------------------------------------------- sort, topk, bitonic_merge, flip
 
 
+@tensor_method
 @jit
 def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     """Sorts `x` along dimension `dim` (None: the last one; negative values count from the
@@ -239,11 +266,17 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     return result
 
 
+@tensor_method
 @jit
 def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
     """The `k` largest elements of `x` along dimension `dim` (None: the last one), sorted
     largest first: the result has `x`'s shape with that dimension's size replaced by `k`.
     `k` must be a power of two no larger than the dimension.
+
+    As in Triton, when k is less than the dimension the result has the type Triton's
+    tl.max reduces in: fp32 for fp8/fp16/bf16 inputs, int32 for integers (and bools) of
+    fewer than 32 bits; otherwise (k equal to the dimension: a full descending sort) the
+    type of `x`. The values are exact either way.
 
     Bitonic top-k, as Triton: sort runs of k, then halve the candidates with an
     elementwise `tl.max` of neighbouring runs (NaN ignored, as tl.max does) and merge the
@@ -257,11 +290,20 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
     tl.static_assert(k <= x.shape[_dim], "topk: k must not exceed the size of the selected dimension")
     log_n: tl.constexpr = _log2(x.shape[_dim])
     log_k: tl.constexpr = _log2(k)
+    values = x
+    if k < x.shape[_dim]:
+        # The candidates are narrowed with a max reduction, which works (as Triton's
+        # tl.max does) in fp32 for narrower floats and in int32 for narrower integers;
+        # the result keeps that type, as in Triton. Both conversions are exact.
+        if _is_narrow_float(x):
+            values = x.to(tl.float32)
+        elif _is_narrow_int(x):
+            values = x.to(tl.int32)
     if log_k == 0:
-        result = tl.max(x, axis=_dim, keep_dims=True)
+        result = tl.max(values, axis=_dim, keep_dims=True)
     else:
         low: tl.constexpr = _bits_below(x, _dim)
-        h = tl.reshape(x, _cube_shape(x))
+        h = tl.reshape(values, _cube_shape(x))
         # Sort runs of k (the last stage already descending when k is the whole dimension).
         for stage in tl.static_range(1, log_k + 1):
             h = _merge(h, stage, 2 if stage < log_n else 1, low)
@@ -274,6 +316,7 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
     return result
 
 
+@tensor_method
 @jit
 def bitonic_merge(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     """The final merge of a bitonic sort along dimension `dim` (None: the last one): if
@@ -294,6 +337,7 @@ def bitonic_merge(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     return result
 
 
+@tensor_method
 @jit
 def flip(x, dim=None):
     """`x` with the order of its elements reversed along dimension `dim` (None: the last
@@ -318,6 +362,7 @@ def flip(x, dim=None):
 # ----------------------------------------------------------------------------- softmax, swizzle2d, reduce_or
 
 
+@tensor_method
 @jit
 def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
     """exp(x) / sum(exp(x)) along dimension `dim` (None: dimension 0, as in Triton),
@@ -342,18 +387,19 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
 
 @jit
 def swizzle2d(i, j, size_i, size_j, size_g):
-    """Maps the row-major position (i, j) of a size_i x size_j grid to its place when the
-    grid is walked in groups of `size_g` rows, column-major within each group (the last
-    group may have fewer rows). Used to order the programs of a matmul so that programs
-    running together share rows and columns. For size_i = size_j = 4, size_g = 2, the
-    row-major positions
+    """Reorders the cells of a size_i x size_j grid: the cell at row-major index
+    t = i * size_j + j is sent to the t-th cell of a walk that takes the rows in groups of
+    `size_g` (the last group may have fewer) and, within a group, goes down each column
+    before moving to the next one. Matmul kernels use it so that programs launched
+    together work on few distinct rows and columns of tiles. For size_i = size_j = 4 and
+    size_g = 2, the index t that lands on each cell is
 
-        [[ 0,  1,  2,  3],           [[0,  2,  4,  6],
-         [ 4,  5,  6,  7],    go to   [1,  3,  5,  7],
-         [ 8,  9, 10, 11],            [8, 10, 12, 14],
-         [12, 13, 14, 15]]            [9, 11, 13, 15]]
+        [[0,  2,  4,  6],
+         [1,  3,  5,  7],
+         [8, 10, 12, 14],
+         [9, 11, 13, 15]]
 
-    Returns (new_i, new_j); works on scalars and tensors alike.
+    (so (0, 1), t = 1, goes to (1, 0)). Returns (new_i, new_j); scalars or tensors.
     """
     linear = i * size_j + j
     group_size = size_g * size_j  # positions in one full group of rows
@@ -371,6 +417,7 @@ def _or_combine(a, b):
     return a | b
 
 
+@tensor_method
 @jit
 def reduce_or(input, axis, keep_dims=False):
     """Bitwise OR of the elements of `input` (an integer or bool tensor) along `axis`

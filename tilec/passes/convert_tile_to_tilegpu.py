@@ -19,9 +19,9 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import block_ops, is_tensor
+from ..dialects._mlir import block_ops, int_attr_value, is_tensor
 from ..dialects.tile import shape_of
-from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding, default_blocked
+from ..layout.encodings import REGISTER, BlockedEncoding, Encoding, SliceEncoding, default_blocked
 from . import register_pass
 from .utils import functions, is_elementwise
 
@@ -78,7 +78,9 @@ class _LayoutAssigner:
             self.set_layout(op.results[0], tilegpu.layout_of(op.operands[0].type))
         elif name == "tile.gather":  # each thread reads the source elements its index elements name
             self.set_layout(op.results[0], tilegpu.layout_of(op.operands[1].type))
-        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas", "tile.inline_asm",
+        elif name == "tile.inline_asm":
+            self.run_inline_asm(op)
+        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas",
                       "tile.extern_elementwise") or is_elementwise(op):
             self.run_elementwise(op)
         elif name == "arith.constant":
@@ -103,6 +105,28 @@ class _LayoutAssigner:
             self.ensure(op, i, enc)
         for result in op.results:
             self.set_layout(result, enc)
+
+    def run_inline_asm(self, op: ir.Operation) -> None:
+        """Elementwise, except that each thread must hold a multiple of `pack` elements
+        (one asm instance takes `pack` of them): otherwise `pack` per thread along the
+        fastest dimension."""
+        self.run_elementwise(op)
+        pack = int_attr_value(op, "pack")
+        result = op.results[0]
+        if pack == 1 or not is_tensor(result.type):
+            return
+        shape = shape_of(result.type)
+        enc = tilegpu.layout_of(result.type)
+        if enc.to_linear(shape).in_dim_size(REGISTER) % pack == 0:
+            return
+        spt = [1] * len(shape)
+        spt[-1] = pack
+        enc = default_blocked(shape, self.num_warps, size_per_thread=spt)
+        for i, value in enumerate(op.operands):
+            if is_tensor(value.type):
+                self.ensure(op, i, enc)
+        for r in op.results:
+            self.set_layout(r, enc)
 
     def run_constant(self, op: ir.Operation) -> None:
         result = op.results[0]

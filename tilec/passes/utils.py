@@ -36,8 +36,10 @@ def is_elementwise(op: ir.Operation) -> bool:
     name = op.name
     if name in _ELEMENTWISE_TILE_OPS:
         return True
-    if name in _MAYBE_PURE_TILE_OPS:  # only pure ones: elementwise ops may be recomputed elsewhere
-        return is_pure(op)
+    if name in _MAYBE_PURE_TILE_OPS:
+        # Only pure ones (elementwise ops may be recomputed elsewhere), and inline asm only
+        # one element at a time (a packed one needs its layout kept: see convert-tile-to-tilegpu).
+        return is_pure(op) and (name != "tile.inline_asm" or ir.IntegerAttr(op.attributes["pack"]).value == 1)
     return (name.startswith("arith.") and name != "arith.constant") or name.startswith("math.")
 
 

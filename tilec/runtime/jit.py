@@ -87,10 +87,12 @@ class JITFunction(KernelFunction):
             else:
                 # torch tensors: (dtype, 16-byte aligned, device), as _value_key;
                 # ints: 1 -> 1; otherwise 2 + 4*(divisible by 16) + 8*(needs 64 bits)
+                # + 16*(beyond int64: uint64)
                 key_parts.append(f"(({name}.dtype, ({name}.data_ptr() & 15) == 0, {name}.get_device()) "
                                  f"if {name}.__class__ is _Tensor else "
                                  f"(1 if {name} == 1 else 2 | (({name} & 15) == 0) << 2 | "
-                                 f"(not -2147483648 <= {name} <= 2147483647) << 3) "
+                                 f"(not -2147483648 <= {name} <= 2147483647) << 3 | "
+                                 f"({name} > 9223372036854775807) << 4) "
                                  f"if {name}.__class__ is int else _vk({name}))")
         option_params = ", ".join(f"{o}=None" for o in options)
         keyed = [o for o in _KEYED_OPTIONS if o in options]
@@ -256,6 +258,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             num_stages=int(options.get("num_stages", 3)),
             target=driver.target_of(device) if load else options.get("target") or driver.default_target(),
             debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
+            enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
         )
         spec_key = tuple(s.key() for s in specs)
         by_spec = (device, spec_key, compile_options)
@@ -338,6 +341,7 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 _NO_OPTIONS: dict = {}
 _KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
+_INT64_MAX = (1 << 63) - 1
 
 
 def _constexpr_key(value: Any) -> Any:
@@ -349,7 +353,7 @@ def _value_key(value: Any) -> Any:
     if kind is int:  # the same encoding as the generated fast path
         if value == 1:
             return 1
-        return 2 | ((value & 15) == 0) << 2 | (not _INT32_MIN <= value <= _INT32_MAX) << 3
+        return 2 | ((value & 15) == 0) << 2 | (not _INT32_MIN <= value <= _INT32_MAX) << 3 | (value > _INT64_MAX) << 4
     if kind is float:
         return "f32"
     data_ptr = getattr(value, "data_ptr", None)
@@ -360,7 +364,7 @@ def _value_key(value: Any) -> Any:
 
 def _unspecialized_key(value: Any) -> Any:
     if type(value) is int:
-        return "i32" if _INT32_MIN <= value <= _INT32_MAX else "i64"
+        return "i32" if _INT32_MIN <= value <= _INT32_MAX else "i64" if value <= _INT64_MAX else "u64"
     return _slow_key(value, specialize_alignment=False)
 
 

@@ -16,11 +16,11 @@
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: [[P0:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
 // CHECK: [[P1:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[S01:%[0-9]+]] = arith.addf [[P0]], [[P1]] : f32
+// CHECK-NEXT: [[S01:%[0-9]+]] = arith.addf [[P0]], [[P1]] fastmath<contract> : f32
 // CHECK: [[P2:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[S012:%[0-9]+]] = arith.addf [[S01]], [[P2]] : f32
+// CHECK-NEXT: [[S012:%[0-9]+]] = arith.addf [[S01]], [[P2]] fastmath<contract> : f32
 // CHECK: [[P3:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf [[S012]], [[P3]] : f32
+// CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf [[S012]], [[P3]] fastmath<contract> : f32
 // CHECK-NOT: llvm.load
 // CHECK: llvm.bitcast [[SUM]] : f32 to i32
 #b = #tilegpu.blocked<{order = array<i32: 0>, sizePerThread = array<i32: 1>, threadsPerWarp = array<i32: 32>, warpsPerCTA = array<i32: 4>}>

@@ -9,16 +9,16 @@
 // CHECK: [[ZERO:%.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: [[LOOP:%[0-9]+]]:4 = scf.for [[I:%.*]] = %{{.*}} to %arg2 step %{{.*}} iter_args([[A0:%.*]] = [[ZERO]], [[A1:%.*]] = [[ZERO]], [[A2:%.*]] = [[ZERO]], [[A3:%.*]] = [[ZERO]]) -> (f32, f32, f32, f32) : i32 {
 // CHECK: "ld.global.v4.b32 {$0, $1, $2, $3}, [$4];"
-// CHECK: [[S0:%[0-9]+]] = arith.addf [[A0]], %{{[0-9]+}} : f32
-// CHECK-NEXT: [[S1:%[0-9]+]] = arith.addf [[A1]], %{{[0-9]+}} : f32
-// CHECK-NEXT: [[S2:%[0-9]+]] = arith.addf [[A2]], %{{[0-9]+}} : f32
-// CHECK-NEXT: [[S3:%[0-9]+]] = arith.addf [[A3]], %{{[0-9]+}} : f32
+// CHECK: [[S0:%[0-9]+]] = arith.addf [[A0]], %{{[0-9]+}} fastmath<contract> : f32
+// CHECK-NEXT: [[S1:%[0-9]+]] = arith.addf [[A1]], %{{[0-9]+}} fastmath<contract> : f32
+// CHECK-NEXT: [[S2:%[0-9]+]] = arith.addf [[A2]], %{{[0-9]+}} fastmath<contract> : f32
+// CHECK-NEXT: [[S3:%[0-9]+]] = arith.addf [[A3]], %{{[0-9]+}} fastmath<contract> : f32
 // CHECK-NEXT: scf.yield [[S0]], [[S1]], [[S2]], [[S3]] : f32, f32, f32, f32
 // CHECK: [[IF:%[0-9]+]]:4 = scf.if %{{[0-9]+}} -> (f32, f32, f32, f32) {
-// CHECK-NEXT: [[M0:%[0-9]+]] = arith.mulf [[LOOP]]#0, %{{.*}} : f32
-// CHECK-NEXT: [[M1:%[0-9]+]] = arith.mulf [[LOOP]]#1, %{{.*}} : f32
-// CHECK-NEXT: [[M2:%[0-9]+]] = arith.mulf [[LOOP]]#2, %{{.*}} : f32
-// CHECK-NEXT: [[M3:%[0-9]+]] = arith.mulf [[LOOP]]#3, %{{.*}} : f32
+// CHECK-NEXT: [[M0:%[0-9]+]] = arith.mulf [[LOOP]]#0, %{{.*}} fastmath<contract> : f32
+// CHECK-NEXT: [[M1:%[0-9]+]] = arith.mulf [[LOOP]]#1, %{{.*}} fastmath<contract> : f32
+// CHECK-NEXT: [[M2:%[0-9]+]] = arith.mulf [[LOOP]]#2, %{{.*}} fastmath<contract> : f32
+// CHECK-NEXT: [[M3:%[0-9]+]] = arith.mulf [[LOOP]]#3, %{{.*}} fastmath<contract> : f32
 // CHECK-NEXT: scf.yield [[M0]], [[M1]], [[M2]], [[M3]] : f32, f32, f32, f32
 // CHECK-NEXT: } else {
 // CHECK-NEXT: scf.yield [[LOOP]]#0, [[LOOP]]#1, [[LOOP]]#2, [[LOOP]]#3 : f32, f32, f32, f32

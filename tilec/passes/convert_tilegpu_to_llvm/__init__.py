@@ -32,8 +32,11 @@ SHARED_ATTR = "tilegpu.shared"
 GPU_MODULE_NAME = "tilec"
 
 
-@register_pass("convert-tilegpu-to-llvm", "Lower ttgir to per-thread LLVM/NVVM in a gpu.module")
-def convert_tilegpu_to_llvm(module_op: ir.Operation) -> None:
+@register_pass("convert-tilegpu-to-llvm", "Lower ttgir to per-thread LLVM/NVVM in a gpu.module",
+               **{"fp-fusion": True})
+def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> None:
+    """fp_fusion: float adds, subtracts and multiplies carry LLVM's `contract` flag, so a
+    multiply feeding an add may become one fma (Triton's enable_fp_fusion)."""
     num_warps = tilegpu.num_warps_of(module_op)
     target = tilegpu.target_of(module_op)
     body = module_op.regions[0].blocks[0]
@@ -43,7 +46,7 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation) -> None:
     gpu_block = gpu_module.regions[0].blocks.append()
     shared = 0
     for fn in list(functions(module_op)):
-        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target)
+        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion)
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()

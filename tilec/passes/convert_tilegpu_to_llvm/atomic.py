@@ -60,10 +60,12 @@ def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
         suffix = {16: "noftz.f16" if isinstance(ty, ir.F16Type) else "noftz.bf16", 32: "f32", 64: "f64"}[bits]
         return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.add.{suffix} $0, [$1], $2;"
     if kind in ("fmax", "fmin"):
-        # non-negative values: signed integer order; negative values: reversed unsigned order
+        # non-negative values (as floats: -0.0 included, NaN not, as in Triton): signed
+        # integer order; other values: reversed unsigned order
         first, second = ("max", "min") if kind == "fmax" else ("min", "max")
+        zero = "0f00000000" if bits == 32 else "0d0000000000000000"
         return ("{ .reg .pred nonneg, a, b;\n"
-                f"setp.ge.s{bits} nonneg, $2, 0;\n"
+                f"setp.ge.f{bits} nonneg, $2, {zero};\n"
                 "and.pred a, nonneg, $3;\n"
                 "not.pred b, nonneg;\n"
                 "and.pred b, b, $3;\n"

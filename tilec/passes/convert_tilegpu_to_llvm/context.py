@@ -62,8 +62,10 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
 
 
 class LoweringContext:
-    def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str):
+    def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str,
+                 fp_fusion: bool = True):
         self.func_op = func_op
+        self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
         self.num_warps = num_warps
         self.target = target

@@ -129,6 +129,10 @@ def lower_print(ctx: LoweringContext, op: ir.Operation) -> None:
     signs = list(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
     operands = list(op.operands)
     pid = _pid(ctx)
+    if not operands:  # a message alone: once per program
+        with scf_if(ctx, ctx.equals(ctx.tid, 0)):
+            _printf(ctx, f"pid (%u, %u, %u){prefix.rstrip()}\n", pid)
+        return
     for number, value in enumerate(operands):
         ty = element_type(value.type)
         shape = shape_of(value.type) if is_tensor(value.type) else ()

@@ -3,8 +3,9 @@
 Both operands are written once to shared memory, row-major, from whatever layout they
 have. Then a loop over k keeps only the accumulators live: at each step a thread loads
 A[m, k] for the rows m of its result elements and B[k, n] for their columns n, and
-updates every accumulator with one fused multiply-add (fp16/bf16/fp8 widened to fp32,
-int8 to int32). The tensor-core paths (mma.sync, wgmma) come with their own encodings.
+updates every accumulator with one fused multiply-add (fp16/bf16 widened to fp32, int8
+to int32; fp32 operands rounded to tf32 first when input_precision is tf32, the default,
+as the tensor cores would read them). The tensor-core paths (mma.sync, wgmma) come with their own encodings.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 
 from mlir import ir
 
-from ...dialects._mlir import create_op
+from ...dialects._mlir import create_op, str_attr_value
 from ...dialects.tile import shape_of
 from .context import LoweringContext, lowers
 from .reduce import _bytes, _from_shared, _store_type, _to_shared
@@ -30,10 +31,14 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     b_base = math.prod(a_shape)
     ctx.reserve_shared((b_base + math.prod(b_shape)) * size)
 
-    # 1. both operands to shared memory, row-major
+    # 1. both operands to shared memory, row-major (fp32 rounded to tf32 first when the
+    #    dot's precision is tf32: what the tensor cores would read)
+    tf32 = a_ty == ctx.f32 and str_attr_value(op, "input_precision") == "tf32"
     ctx.barrier()
     for value, shape, base in ((a, a_shape, 0), (b, b_shape, b_base)):
         for v, coords in zip(ctx.elements(value), ctx.element_coordinates(ctx.layout(value))):
+            if tf32:
+                v = _round_to_tf32(ctx, v)
             address = ctx.shared_address(ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size)))
             create_op("llvm.store", [], [_to_shared(ctx, v), address])
     ctx.barrier()
@@ -81,3 +86,9 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
                 updated.append(create_op("math.fma", [out_ty], [x, y, total]).result)
         create_op("scf.yield", [], updated)
     ctx.set(op.results[0], list(loop.results))
+
+
+def _round_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    """fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero."""
+    (bits,) = ctx.inline_asm("cvt.rna.tf32.f32 $0, $1;", "=r,f", [value], [ctx.i32], side_effects=False)
+    return create_op("llvm.bitcast", [ctx.f32], [bits]).result

@@ -34,6 +34,9 @@ APPROX_F32 = {"math.sqrt": "sqrt.approx.ftz.f32", "math.rsqrt": "rsqrt.approx.ft
 
 LOG2E = 1.4426950408889634
 
+# Float ops that may fuse (a*b + c -> fma) when fp fusion is on.
+_CONTRACTABLE = {"arith.addf", "arith.subf", "arith.mulf"}
+
 
 def _copy_attrs(op: ir.Operation) -> dict:
     return {name: op.attributes[name] for name in op.attributes}
@@ -73,7 +76,12 @@ def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
     if op.name == "arith.truncf" and "roundingmode" in op.attributes:
         _lower_truncf_rounding(ctx, op)
         return
+    if op.name in ("arith.fptosi", "arith.fptoui") and ctx.element_type(op.results[0].type) == ctx.i8:
+        _lower_float_to_byte(ctx, op)
+        return
     attrs = _copy_attrs(op)
+    if ctx.fp_fusion and op.name in _CONTRACTABLE:
+        attrs["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
     result_types = [ctx.element_type(r.type) for r in op.results]
     _per_element(ctx, op, lambda operands: list(
         create_op(op.name, result_types, operands, attributes=attrs).results))
@@ -98,6 +106,25 @@ def _lower_truncf_rounding(ctx: LoweringContext, op: ir.Operation) -> None:
         return [y if bits_ty == result_ty else create_op("llvm.bitcast", [result_ty], [y]).result]
 
     _per_element(ctx, op, narrow)
+
+
+def _lower_float_to_byte(ctx: LoweringContext, op: ir.Operation) -> None:
+    """Float -> int8/uint8 saturating to the byte's range, NaN -> 0 (cvt.rzi.s8/u8), as for
+    the wider integers (LLVM would convert to 16 bits and wrap to 8)."""
+    kind = "s8" if op.name == "arith.fptosi" else "u8"
+    src = element_type(op.operands[0].type)
+    name, letter = {"f64": ("f64", "d"), "f16": ("f16", "h")}.get(str(src), ("f32", "f"))
+
+    def convert(operands):
+        x = operands[0]
+        if isinstance(src, ir.BF16Type):
+            x = ctx.arith("extf", x, result_type=ctx.f32)
+        if letter == "h":
+            x = create_op("llvm.bitcast", [ctx.i16], [x]).result
+        (wide,) = ctx.inline_asm(f"cvt.rzi.{kind}.{name} $0, $1;", f"=h,{letter}", [x], [ctx.i16], side_effects=False)
+        return [ctx.arith("trunci", wide, result_type=ctx.i8)]
+
+    _per_element(ctx, op, convert)
 
 
 # fp8 <-> wider floats. The PTX conversions work on pairs: the value goes in the low half.
