@@ -134,6 +134,10 @@ def nested_kernel(out_ptr, n, m):
         if s == 3:
             break
         count += 1000
+    for k in range(n, -3, -2):  # a negative step
+        if k < 2:
+            break
+        count += k * 10000
     tl.store(out_ptr, count)
 
 
@@ -152,4 +156,8 @@ def test_nested_loops_exit_only_their_own_loop(backend):
             if j > i:
                 break
             count += i * 100 + j
+    for k in range(9, -3, -2):
+        if k < 2:
+            break
+        count += k * 10000
     assert int(to_numpy(out)[0]) == count + 3000

@@ -502,8 +502,13 @@ class CodeGenerator(ast.NodeVisitor):
         iv_type = tl.int64 if any(t.dtype.int_bitwidth == 64 for t in tensors) else tl.int32
         tensors = [sem.cast(t, iv_type) for t in tensors]
         flag = getattr(node, BREAK_FLAG_ATTRIBUTE, None)
-        if flag is not None and not negative:
-            self._for_as_while(node, tensors, flag)
+        if flag is not None:
+            origin = None
+            if negative:  # i = start + k * step, k counting up
+                start = _unwrap(loop.start)
+                origin = (sem.cast(start, iv_type) if isinstance(start, tensor) else sem.to_tensor(start, iv_type),
+                          step_value)
+            self._for_as_while(node, tensors, flag, origin)
             return
 
         assigned = _assigned_names(node.body)
@@ -575,24 +580,29 @@ class CodeGenerator(ast.NodeVisitor):
             if node.target.id not in before else before[node.target.id]
         self.scope = after
 
-    def _for_as_while(self, node: ast.For, bounds: list[tensor], flag: str) -> None:
+    def _for_as_while(self, node: ast.For, bounds: list[tensor], flag: str,
+                      origin: tuple[tensor, int] | None = None) -> None:
         """A runtime `for` containing `break` (see loop_exits.py) as a while loop that
         stops as soon as the break flag is set:
 
             iv = start
             while iv < end and not flag:
-                i = iv
-                iv = iv + step
+                i = iv                  (i = origin + iv * step for a negative step:
+                iv = iv + step           then iv counts the iterations up from 0)
                 <body>
         """
-        names = [f"_tilec_{what}_{id(node)}" for what in ("iv", "end", "step")]
-        for name, bound in zip(names, bounds):
+        names = [f"_tilec_{what}_{id(node)}" for what in ("iv", "end", "step", "origin")]
+        for name, bound in zip(names, bounds + ([origin[0]] if origin else [])):
             self.scope[name] = bound
-        iv, end, step = (ast.Name(id=n, ctx=ast.Load()) for n in names)
+        iv, end, step = (ast.Name(id=n, ctx=ast.Load()) for n in names[:3])
         test = ast.BoolOp(op=ast.And(), values=[
             ast.Compare(left=iv, ops=[ast.Lt()], comparators=[end]),
             ast.UnaryOp(op=ast.Not(), operand=ast.Name(id=flag, ctx=ast.Load()))])
-        body = [ast.Assign(targets=[node.target], value=ast.Name(id=names[0], ctx=ast.Load())),
+        value: ast.expr = ast.Name(id=names[0], ctx=ast.Load())
+        if origin is not None:
+            value = ast.BinOp(left=ast.Name(id=names[3], ctx=ast.Load()), op=ast.Add(),
+                              right=ast.BinOp(left=value, op=ast.Mult(), right=ast.Constant(value=origin[1])))
+        body = [ast.Assign(targets=[node.target], value=value),
                 ast.Assign(targets=[ast.Name(id=names[0], ctx=ast.Store())],
                            value=ast.BinOp(left=ast.Name(id=names[0], ctx=ast.Load()), op=ast.Add(), right=step))]
         guarded = node.body[0]  # `if not flag: <body>`: the while test checks the flag instead

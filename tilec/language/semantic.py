@@ -901,6 +901,9 @@ class Semantic:
                          f"({', '.join(map(str, dtypes))}) need {outputs} output register(s) ('=r', ...) and the "
                          f"arguments ({', '.join(str(v.dtype) for v in values) or 'none'}) {expected - outputs} "
                          f"input register(s), {expected} in all; elements narrower than 32 bits share a register")
+        if pack > 1 and (not shape or max(shape) < pack):
+            raise _error(f"inline_asm_elementwise with pack={pack} needs a block with a dimension of at least "
+                         f"{pack} elements, got shape {list(shape)}")
         types = [block_type(d, shape) if shape else d for d in dtypes]
         handles = self.builder.inline_asm(asm, constraints, [v.handle for v in values], types, bool(is_pure), pack)
         results = [tensor(h, t) for h, t in zip(handles, types)]

@@ -108,8 +108,8 @@ class _LayoutAssigner:
 
     def run_inline_asm(self, op: ir.Operation) -> None:
         """Elementwise, except that each thread must hold a multiple of `pack` elements
-        (one asm instance takes `pack` of them): otherwise `pack` per thread along the
-        fastest dimension."""
+        (one asm instance takes `pack` of them): otherwise `pack` per thread along the last
+        dimension long enough, which becomes the fastest."""
         self.run_elementwise(op)
         pack = int_attr_value(op, "pack")
         result = op.results[0]
@@ -120,8 +120,10 @@ class _LayoutAssigner:
         if enc.to_linear(shape).in_dim_size(REGISTER) % pack == 0:
             return
         spt = [1] * len(shape)
-        spt[-1] = pack
-        enc = default_blocked(shape, self.num_warps, size_per_thread=spt)
+        dim = next(d for d in reversed(range(len(shape))) if shape[d] >= pack)  # the semantic layer checked one exists
+        spt[dim] = pack
+        order = [dim] + [d for d in reversed(range(len(shape))) if d != dim]
+        enc = default_blocked(shape, self.num_warps, size_per_thread=spt, order=order)
         for i, value in enumerate(op.operands):
             if is_tensor(value.type):
                 self.ensure(op, i, enc)
