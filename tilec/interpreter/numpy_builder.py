@@ -109,7 +109,8 @@ _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
     "remf": np.fmod,  # arith.remf is C's fmod: the result takes the dividend's sign
     "maxnumf": np.fmax, "minnumf": np.fmin,  # ignore a NaN operand
-    "maximumf": np.maximum, "minimumf": np.minimum,  # propagate NaN
+    "maximumf": lambda a, b: _ordered_zeros(np.maximum, a, b, True),  # propagate NaN; -0 < +0
+    "minimumf": lambda a, b: _ordered_zeros(np.minimum, a, b, False),
     "divf_rn": np.divide,  # NumPy's division is IEEE's (`divf` is too, here: the GPU's may be approximate)
     "powf": np.power,
 }
@@ -197,6 +198,18 @@ def _assert_tests(code: types.CodeType) -> frozenset[int]:
             if i and instructions[i - 1].opname == "TO_BOOL":  # Python 3.13 tests truth first
                 tests.add(instructions[i - 1].offset)
     return frozenset(tests)
+
+
+def _ordered_zeros(fn: Callable, a: np.ndarray, b: np.ndarray, larger: bool) -> np.ndarray:
+    """np.maximum/np.minimum (NaN propagating) with -0.0 ordered below +0.0, as IEEE
+    754-2019 maximum/minimum (MLIR's maximumf/minimumf, PTX max.NaN) require."""
+    result = fn(a, b)
+    both_zero = (a == 0) & (b == 0)
+    if np.any(both_zero):
+        negative = (np.signbit(a) & np.signbit(b)) if larger else (np.signbit(a) | np.signbit(b))
+        zero = np.where(negative, -0.0, 0.0).astype(result.dtype)
+        result = np.where(both_zero, zero, result)
+    return result
 
 
 def _round_toward_zero(x: np.ndarray, dt: np.dtype) -> np.ndarray:

@@ -242,8 +242,10 @@ def _fma64(a64: np.ndarray, b64: np.ndarray, c64: np.ndarray) -> np.ndarray:
     result = np.where(zero_product, product + c64, result)  # exact, and IEEE's signed zeros
     for i in np.flatnonzero(~safe & ~zero_product):
         x, y, z = float(a64[i]), float(b64[i]), float(c64[i])
-        if not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
-            result[i] = x * y + z  # infinities and NaNs: the product is exact
+        if np.isfinite(x) and np.isfinite(y) and np.isinf(z):
+            result[i] = z  # the exact product is finite: the infinite addend wins
+        elif not (np.isfinite(x) and np.isfinite(y) and np.isfinite(z)):
+            result[i] = x * y + z  # infinite or NaN operands: the product is exact
         else:
             result[i] = _exact_fma(x, y, z)
     return result.reshape(shape)
