@@ -21,7 +21,7 @@ SOURCE = textwrap.dedent('''
         tl.store(out_ptr + offs * 8 + 2, tl.rand(seed, offs))
         tl.store(out_ptr + offs * 8 + 3, tl.randn(seed, offs))
         r0, r1, r2, r3 = tl.randn4x(seed + 7, offs)
-        tl.store(out_ptr + offs * 8 + 4, r0 + r3)
+        tl.store(out_ptr + offs * 8 + 4, r3)
         tl.store(out_ptr + offs * 8 + 5, tl.rand(seed, offs.to(tl.int64) * 3 + 2**40))
         tl.store(out_ptr + offs * 8 + 6, tl.randint(seed, offs, n_rounds=7).to(tl.float32, bitcast=True))
         tl.store(out_ptr + offs * 8 + 7, tl.randn(seed, offs + 1))
