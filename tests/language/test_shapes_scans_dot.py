@@ -345,3 +345,61 @@ def test_dot(backend, rng, dtype, precision, rtol, shape, blocks):
     else:
         got = to_numpy(c).astype(np.float64)
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < rtol
+
+
+@tilec.jit
+def whole_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     PRECISION: tl.constexpr, OUT: tl.constexpr):
+    """One dot of whole operands: [B, M, K] @ [B, K, N] (B = 0: plain [M, K] @ [K, N])."""
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    if B == 0:
+        a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+        b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+        acc = tl.full((M, N), 1, OUT)
+        tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=OUT))
+    else:
+        i = tl.arange(0, B)[:, None, None]
+        a = tl.load(a_ptr + i * M * K + m[None, :, None] * K + k[None, None, :])
+        b = tl.load(b_ptr + i * K * N + k[None, :, None] * N + n[None, None, :])
+        c = tl.dot(a, b, input_precision=PRECISION, out_dtype=OUT) + 1
+        tl.store(c_ptr + i * M * N + m[None, :, None] * N + n[None, None, :], c)
+
+
+@pytest.mark.parametrize("dtype,out,precision,rtol", [
+    ("float32", "float32", "ieee", 1e-5), ("float32", "float32", "tf32", 3e-3), ("float16", "float32", "ieee", 2e-3),
+    ("float16", "float16", "ieee", 5e-3), ("int8", "int32", "ieee", 0)])
+@pytest.mark.parametrize("batch,m,n,k", [
+    (0, 32, 16, 1024),   # K beyond what fits in shared memory at once: processed in slices
+    (0, 64, 64, 256),
+    (2, 16, 32, 64),     # batched
+    (2, 16, 16, 512),    # batched, in slices
+])
+def test_dot_whole_operands(backend, dtype, out, precision, rtol, batch, m, n, k):
+    rng = np.random.default_rng(batch * 1000 + m + n + k)
+    shape_a, shape_b = ((batch,) if batch else ()) + (m, k), ((batch,) if batch else ()) + (k, n)
+    if dtype == "int8":
+        a, b = (rng.integers(-100, 100, s).astype(np.int8) for s in (shape_a, shape_b))
+    else:
+        a, b = (rng.standard_normal(s).astype(np.float32 if dtype == "float32" else np.float16)
+                for s in (shape_a, shape_b))
+    out_np = {"float32": np.float32, "float16": np.float16, "int32": np.int32}[out]
+    out_tl = {"float32": tl.float32, "float16": tl.float16, "int32": tl.int32}[out]
+    c = device_array(np.full(((batch,) if batch else ()) + (m, n), -7 if out == "int32" else np.nan, out_np), backend)
+    whole_dot_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, B=batch, M=m, N=n, K=k,
+                           PRECISION=precision, OUT=out_tl)
+    ref = np.matmul(a.astype(np.float64), b.astype(np.float64)) + 1
+    got = to_numpy(c).astype(np.float64)
+    if out == "int32":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < rtol
+
+
+def test_dot_in_slices_bounds_shared_memory():
+    """A dot whose operands exceed the chunk budget stages K in slices: the kernel's
+    shared memory stays within 48 KiB (plus a dummy slot)."""
+    kernel = tilec.compile(whole_dot_kernel, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
+                           constexprs={"B": 0, "M": 32, "N": 32, "K": 1024, "PRECISION": "ieee", "OUT": tl.float32})
+    assert kernel.metadata.shared <= 48 * 1024 + 4

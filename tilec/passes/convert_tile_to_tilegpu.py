@@ -75,7 +75,12 @@ class _LayoutAssigner:
         elif name == "tile.expand_dims":
             self.run_expand_dims(op)
         elif name == "tile.broadcast":
-            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[0].type))
+            # The result's own default layout, not the (small) operand's: a [2, 1, 1]
+            # operand's layout stretched to [2, 16, 64] would give every thread 1024
+            # elements. The operand is converted (cheap: it is the small side).
+            enc = self.default(shape_of(op.results[0].type))
+            self.ensure(op, 0, enc)
+            self.set_layout(op.results[0], enc)
         elif name == "tile.gather":  # each thread reads the source elements its index elements name
             self.set_layout(op.results[0], tilegpu.layout_of(op.operands[1].type))
         elif name == "tile.inline_asm":

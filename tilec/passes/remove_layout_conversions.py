@@ -9,13 +9,16 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    arithmetic built from make_range, splat, constants and elementwise ops — compute it
    again directly in the wanted layout, and use that instead;
 3. sink (forward): when the value is expensive (a load, a reduction), move the
-   conversion past its layout-agnostic users — elementwise ops, reductions,
-   broadcasts — by running those users in the value's own layout instead (their other
+   conversion past its layout-agnostic users — elementwise ops and reductions (not
+   broadcasts: the conversion is cheaper on their smaller operand) — by running those users in the value's own layout instead (their other
    operands must be rematerialisable in it, or be conversions themselves, which are
    redirected). A conversion that reaches a reduction to a scalar vanishes; one that
    meets the conversion coalescing put before a store folds with it. Stores take the
    value's layout only when theirs has one element per thread along the fastest
    dimension (there is no vector write to lose).
+
+Before these, operands that their op reads in any layout (tl.dot's, through shared
+memory; gather's source; histogram's input) simply skip the conversion.
 
 4. retype loop-carried values: an accumulator updated elementwise from a loaded value
    (`acc = acc + tl.load(...)`) takes the load's layout, so that no iteration pays a
@@ -142,7 +145,8 @@ class _Rewriter:
         name = user.name
         if name == "tile.store" and not _store_layout_is_free(user):
             return False
-        if not (is_elementwise(user) or name in ("tile.reduce", "tile.broadcast", "tile.store")):
+        # Not past a broadcast: its operand is the small side, where a conversion is cheap.
+        if not (is_elementwise(user) or name in ("tile.reduce", "tile.store")):
             return False
         replacements: list[tuple[int, ir.Value | ir.Operation]] = []
         for i, operand in enumerate(user.operands):
@@ -243,6 +247,22 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     return candidate
 
 
+# Operands whose op reads them in any layout (through shared memory): (op, operand index).
+_ANY_LAYOUT_OPERANDS = {("tile.dot", 0), ("tile.dot", 1), ("tile.gather", 0), ("tile.histogram", 0)}
+
+
+def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
+    """Users that read their operand in any layout take the unconverted value."""
+    source, result = op.operands[0], op.results[0]
+    changed = False
+    for use in list(result.uses):
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if (user.name, use.operand_number) in _ANY_LAYOUT_OPERANDS:
+            user.operands[use.operand_number] = source
+            changed = True
+    return changed
+
+
 @register_pass("tilegpu-remove-layout-conversions", "Remove unnecessary layout conversions")
 def remove_layout_conversions(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
@@ -250,7 +270,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
             rewriter = _Rewriter()
             changed = False
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
-                if rewriter.fold(op) or rewriter.try_rematerialize(op):
+                if _bypass_for_any_layout_users(op) or rewriter.fold(op) or rewriter.try_rematerialize(op):
                     changed = True
             erase_dead_ops(fn)
             # Dead-code removal may have erased rematerialised clones: start a new memo.

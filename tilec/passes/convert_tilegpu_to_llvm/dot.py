@@ -1,11 +1,13 @@
 """Lowering of tile.dot with fused multiply-adds (the CUDA-core path).
 
-Both operands are written once to shared memory, row-major, from whatever layout they
-have. Then a loop over k keeps only the accumulators live: at each step a thread loads
-A[m, k] for the rows m of its result elements and B[k, n] for their columns n, and
-updates every accumulator with one fused multiply-add (fp16/bf16 widened to fp32, int8
-to int32; fp32 operands rounded to tf32 first when input_precision is tf32, the default,
-as the tensor cores would read them). The tensor-core paths (mma.sync, wgmma) come with their own encodings.
+Both operands are written to shared memory, row-major, from whatever layout they have
+(a K-slice at a time when the whole operands would take more than CHUNK_BYTES: each
+element outside the slice is written to a dummy slot). Then a loop over the slice's k
+keeps only the accumulators live: at each step a thread loads A[m, k] for the rows m of
+its result elements and B[k, n] for their columns n, and updates every accumulator with
+one fused multiply-add (fp16/bf16 widened to fp32, int8 to int32; fp32 operands rounded
+to tf32 first when input_precision is tf32, the default, as the tensor cores would read
+them). The tensor-core paths (mma.sync, wgmma) come with their own encodings.
 """
 from __future__ import annotations
 
@@ -20,50 +22,89 @@ from .reduce import _bytes, _from_shared, _store_type, _to_shared
 from .shape import row_major
 
 
+# Shared memory one K-chunk of both operands may take: beyond it, K is processed in chunks
+# (the default dynamic shared memory, so any legal shape fits and occupancy is kept).
+CHUNK_BYTES = 48 * 1024
+
+
 @lowers("tile.dot")
 def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     a, b, acc = op.operands
     a_shape, b_shape = shape_of(a.type), shape_of(b.type)
     k_size = a_shape[-1]
-    n_size = b_shape[-1]
     a_ty = ctx.element_type(a.type)
     size = _bytes(ctx, a_ty)
-    b_base = math.prod(a_shape)
-    ctx.reserve_shared((b_base + math.prod(b_shape)) * size)
+    batch = math.prod(a_shape[:-2])
+    m_size, n_size = a_shape[-2], b_shape[-1]
+    chunk = k_size  # the largest power-of-two part of K whose operand slices fit CHUNK_BYTES
+    while chunk > 1 and batch * (m_size + n_size) * chunk * size > CHUNK_BYTES:
+        chunk //= 2
+    a_chunk = list(a_shape[:-1]) + [chunk]
+    b_chunk = list(b_shape[:-2]) + [chunk, n_size]
+    b_base = math.prod(a_chunk)
+    dummy = (b_base + math.prod(b_chunk)) * size  # where elements outside the chunk are written
+    ctx.reserve_shared(dummy + (size if chunk < k_size else 0))
 
-    # 1. both operands to shared memory, row-major (fp32 rounded to tf32 first when the
-    #    dot's precision is tf32: what the tensor cores would read)
-    tf32 = a_ty == ctx.f32 and str_attr_value(op, "input_precision") == "tf32"
-    ctx.barrier()
-    for value, shape, base in ((a, a_shape, 0), (b, b_shape, b_base)):
-        for v, coords in zip(ctx.elements(value), ctx.element_coordinates(ctx.layout(value))):
-            if tf32:
-                v = _round_to_tf32(ctx, v)
-            address = ctx.shared_address(ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size)))
-            create_op("llvm.store", [], [_to_shared(ctx, v), address])
-    ctx.barrier()
-
-    # 2. the rows and columns this thread's result elements need (element offsets at k = 0)
+    # The rows and columns this thread's result elements need (element offsets at k = 0).
     acc_coords = ctx.element_coordinates(ctx.layout(acc))
+    reg_coords = ctx.register_coordinates(ctx.layout(acc))
     row_of: dict[tuple, ir.Value] = {}
     col_of: dict[tuple, ir.Value] = {}
-    reg_coords = ctx.register_coordinates(ctx.layout(acc))
     for coords, key in zip(acc_coords, reg_coords):
         *bidx, m, n = coords
         batch_key, m_key, n_key = key[:-2], key[-2], key[-1]
         if (batch_key, m_key) not in row_of:
-            row_of[(batch_key, m_key)] = row_major(ctx, list(bidx) + [m, ctx.const(0)], a_shape)
+            row_of[(batch_key, m_key)] = row_major(ctx, list(bidx) + [m, ctx.const(0)], a_chunk)
         if (batch_key, n_key) not in col_of:
-            col_of[(batch_key, n_key)] = row_major(ctx, list(bidx) + [ctx.const(0), n], b_shape, b_base)
-    rows, cols = list(row_of), list(col_of)
+            col_of[(batch_key, n_key)] = row_major(ctx, list(bidx) + [ctx.const(0), n], b_chunk, b_base)
 
-    # 3. the k loop, carrying the accumulators
+    # fp32 is rounded to tf32 first when the dot's precision is tf32 (what the tensor
+    # cores would read).
+    tf32 = a_ty == ctx.f32 and str_attr_value(op, "input_precision") == "tf32"
+    a_values = [_round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(a)]
+    b_values = [_round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(b)]
+    a_coords = ctx.element_coordinates(ctx.layout(a))
+    b_coords = ctx.element_coordinates(ctx.layout(b))
+    totals = list(ctx.elements(acc))
+    for start in range(0, k_size, chunk):
+        # 1. this K-slice of both operands to shared memory, row-major
+        ctx.barrier()
+        for values, coords_list, shape, k_dim, base in ((a_values, a_coords, a_chunk, -1, 0),
+                                                        (b_values, b_coords, b_chunk, -2, b_base)):
+            for v, coords in zip(values, coords_list):
+                coords = list(coords)
+                offset = _chunk_offset(ctx, coords, k_dim, start, chunk, k_size, shape, base, size, dummy)
+                create_op("llvm.store", [], [_to_shared(ctx, v), ctx.shared_address(offset)])
+        ctx.barrier()
+        # 2. the k loop over the slice, carrying the accumulators
+        totals = _accumulate(ctx, acc, a_ty, size, chunk, n_size, row_of, col_of, reg_coords, totals)
+    ctx.set(op.results[0], totals)
+
+
+def _chunk_offset(ctx: LoweringContext, coords: list[ir.Value], k_dim: int, start: int, chunk: int, k_size: int,
+                  shape: list[int], base: int, size: int, dummy: int) -> ir.Value:
+    """The byte offset an operand element is staged at for the K-slice [start,
+    start + chunk): its place in the slice, or the dummy slot when it is outside."""
+    if chunk == k_size:
+        return ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size))
+    k = coords[k_dim]
+    local = ctx.arith("subi", k, ctx.const(start))
+    inside = ctx.arith("cmpi", local, ctx.const(chunk), result_type=ctx.i1,
+                       attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 6)})  # ult: start <= k < start + chunk
+    coords[k_dim] = ctx.arith("andi", local, ctx.const(chunk - 1))  # in range where it matters
+    offset = ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size))
+    return ctx.arith("select", inside, offset, ctx.const(dummy), result_type=ctx.i32)
+
+
+def _accumulate(ctx: LoweringContext, acc: ir.Value, a_ty: ir.Type, size: int, k_size: int, n_size: int,
+                row_of: dict, col_of: dict, reg_coords: list, totals: list[ir.Value]) -> list[ir.Value]:
+    """acc[m, n] += sum over the staged k of A[m, k] * B[k, n], one fused multiply-add per
+    accumulator and k (fp16/bf16 widened to the accumulator's type, int8 to int32)."""
     out_ty = ctx.element_type(acc.type)
     is_int = isinstance(out_ty, ir.IntegerType)
-    inits = list(ctx.elements(acc))
-    loop = create_op("scf.for", [out_ty] * len(inits), [ctx.const(0), ctx.const(k_size), ctx.const(1)] + inits,
+    loop = create_op("scf.for", [out_ty] * len(totals), [ctx.const(0), ctx.const(k_size), ctx.const(1)] + totals,
                      regions=1)
-    body = loop.regions[0].blocks.append(ctx.i32, *[out_ty] * len(inits))
+    body = loop.regions[0].blocks.append(ctx.i32, *[out_ty] * len(totals))
     with ir.InsertionPoint(body):
         k = body.arguments[0]
         k_row = ctx.arith("muli", k, ctx.const(n_size))  # B's offset of row k
@@ -75,8 +116,8 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
                 value = ctx.arith("extsi" if is_int else "extf", value, result_type=out_ty)
             return value
 
-        a_vals = {key: load(ctx.arith("addi", row_of[key], k)) for key in rows}
-        b_vals = {key: load(ctx.arith("addi", col_of[key], k_row)) for key in cols}
+        a_vals = {key: load(ctx.arith("addi", row_of[key], k)) for key in row_of}
+        b_vals = {key: load(ctx.arith("addi", col_of[key], k_row)) for key in col_of}
         updated = []
         for key, total in zip(reg_coords, list(body.arguments)[1:]):
             x, y = a_vals[(key[:-2], key[-2])], b_vals[(key[:-2], key[-1])]
@@ -85,7 +126,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
             else:
                 updated.append(create_op("math.fma", [out_ty], [x, y, total]).result)
         create_op("scf.yield", [], updated)
-    ctx.set(op.results[0], list(loop.results))
+    return list(loop.results)
 
 
 def _round_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
