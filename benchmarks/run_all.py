@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import torch  # noqa: E402
 
+import bench_language  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_softmax  # noqa: E402
 import bench_vector_add  # noqa: E402
@@ -24,6 +25,7 @@ def main() -> None:
         print("triton: not installed")
     print_table("vector add f32 (TB/s, higher is better)", bench_vector_add.run())
     print_table("softmax f32 (TB/s, higher is better)", bench_softmax.run())
+    print_table("language kernels (one source, imports swapped; higher is better)", bench_language.run())
     launch, cold = bench_launch.run()
     print_table("host time per launch (us, lower is better)", launch)
     print_table("first call, cold cache (ms, lower is better)", cold)

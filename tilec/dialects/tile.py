@@ -819,4 +819,6 @@ def _verify_histogram(op: ir.Operation) -> str | None:
         return "histogram takes and gives 1-D tensors"
     if str(element_type(op.results[0].type)) != "i32":
         return "histogram counts are i32"
+    if len(op.operands) == 2 and op.operands[0].type.encoding != op.operands[1].type.encoding:
+        return "the mask must have the values' layout"  # the lowering pairs their registers
     return None

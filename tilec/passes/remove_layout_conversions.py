@@ -18,7 +18,7 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    dimension (there is no vector write to lose).
 
 Before these, operands that their op reads in any layout (tl.dot's, through shared
-memory; gather's source; histogram's input) simply skip the conversion.
+memory; gather's source) simply skip the conversion.
 
 4. retype loop-carried values: an accumulator updated elementwise from a loaded value
    (`acc = acc + tl.load(...)`) takes the load's layout, so that no iteration pays a
@@ -248,7 +248,7 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
 
 
 # Operands whose op reads them in any layout (through shared memory): (op, operand index).
-_ANY_LAYOUT_OPERANDS = {("tile.dot", 0), ("tile.dot", 1), ("tile.gather", 0), ("tile.histogram", 0)}
+_ANY_LAYOUT_OPERANDS = {("tile.dot", 0), ("tile.dot", 1), ("tile.gather", 0)}
 
 
 def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
