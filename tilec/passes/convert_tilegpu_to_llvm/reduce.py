@@ -46,21 +46,27 @@ def _combine(ctx: LoweringContext, region: ir.Region, lhs: Sequence[ir.Value], r
 
 def _shuffle_xor(ctx: LoweringContext, value: ir.Value, lane_mask: int) -> ir.Value:
     """value from lane (lane ^ lane_mask), for any scalar type up to 64 bits."""
+    return shuffle(ctx, value, ctx.const(lane_mask), "bfly")
+
+
+def shuffle(ctx: LoweringContext, value: ir.Value, operand: ir.Value, kind: str) -> ir.Value:
+    """shfl.sync of any scalar up to 64 bits: kind "bfly" (from lane ^ operand) or "idx"
+    (from lane `operand`)."""
     ty = value.type
     width = getattr(ty, "width", 64)
     full = ctx.const(-1)
     clamp = ctx.const(0x1F)
-    offset = ctx.const(lane_mask)
+    offset = operand
 
     def shfl32(v: ir.Value) -> ir.Value:
         return create_op("nvvm.shfl.sync", [v.type], [full, v, offset, clamp],
-                         attributes={"kind": ir.Attribute.parse("#nvvm<shfl_kind bfly>")}).result
+                         attributes={"kind": ir.Attribute.parse(f"#nvvm<shfl_kind {kind}>")}).result
 
     if ty == ctx.f32 or ty == ctx.i32:
         return shfl32(value)
     if ty == ctx.ptr_global:
         as_int = create_op("llvm.ptrtoint", [ctx.i64], [value]).result
-        return create_op("llvm.inttoptr", [ctx.ptr_global], [_shuffle_xor(ctx, as_int, lane_mask)]).result
+        return create_op("llvm.inttoptr", [ctx.ptr_global], [shuffle(ctx, as_int, operand, kind)]).result
     if width == 64:
         as_int = value if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [ctx.i64], [value]).result
         lo = ctx.arith("trunci", as_int, result_type=ctx.i32)

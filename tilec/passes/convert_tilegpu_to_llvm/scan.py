@@ -4,9 +4,13 @@ Along the scanned axis each thread holds *runs* of consecutive elements (for a b
 layout, `size_per_thread` of them, repeated every tile). The lowering:
 
 1. scans each run in registers;
-2. if other threads hold parts of the axis, publishes every run's total to shared memory
-   (one slot per (row, run)), and after a barrier folds the totals of all earlier runs
-   (later runs for a reverse scan) into a prefix, which it combines with each element.
+2. if other threads hold parts of the axis: for layouts that tile the axis as a blocked
+   layout does (runs, then lanes, then warps, then repeats), a shuffle scan of the run
+   totals over the lanes, then the (repeat, warp) totals through shared memory folded in
+   order (`_scan_across_threads`); for any other layout, every run's total goes to
+   shared memory (one slot per (row, run)), and after a barrier each run folds the
+   totals of all earlier runs (later runs for a reverse scan) into a prefix
+   (`_fold_earlier_runs`, quadratic in the number of runs).
 
 Scan order is fixed, so `combine(earlier, later)` is called with its operands in the
 order the elements come in the scan, which keeps non-commutative combiners correct.
@@ -21,7 +25,8 @@ from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP
 from .context import LoweringContext, LoweringError, lowers
-from .reduce import _bytes, _combine, _from_shared, _store_type, _to_shared
+from .debug import scf_if
+from .reduce import _bytes, _combine, _from_shared, _store_type, _to_shared, shuffle
 
 
 @lowers("tile.scan")
@@ -56,7 +61,8 @@ def lower_scan(ctx: LoweringContext, op: ir.Operation) -> None:
                 acc = values if acc is None else _combine(ctx, region, acc, values)
                 for i, v in enumerate(acc):
                     results[i][r] = v
-    if crosses_threads:
+    if crosses_threads and not _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, results,
+                                                    region):
         _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, results, region)
     for i, result in enumerate(op.results):
         ctx.set(result, results[i])
@@ -71,6 +77,163 @@ def _runs(regs: list[int], coords, axis: int) -> list[list[int]]:
         else:
             runs.append([r])
     return runs
+
+
+def _axis_bits(bases, axis: int, first: int) -> list[int] | None:
+    """The input bits (of lanes or warps) that move along `axis`, in axis order, when
+    they move by first, 2*first, 4*first, ... and along nothing else; None otherwise."""
+    moving = []
+    for bit, basis in enumerate(bases):
+        if basis[axis]:
+            if any(v for d, v in enumerate(basis) if d != axis):
+                return None
+            moving.append((basis[axis], bit))
+    moving.sort()
+    if [v for v, _ in moving] != [first << k for k in range(len(moving))]:
+        return None
+    return [bit for _, bit in moving]
+
+
+def _index_from_bits(ctx: LoweringContext, source: ir.Value, bits: list[int]) -> ir.Value:
+    """sum_k ((source >> bits[k]) & 1) << k: a thread's position along the axis, in units."""
+    index = ctx.const(0)
+    for k, bit in enumerate(bits):
+        part = ctx.arith("andi", ctx.arith("shrui", source, ctx.const(bit)), ctx.const(1))
+        index = ctx.arith("ori", index, ctx.arith("shli", part, ctx.const(k)) if k else part)
+    return index
+
+
+def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, results, region) -> bool:
+    """The fast cross-thread phase, for layouts that tile the axis as a blocked layout
+    does (runs of R in registers, then lanes, then warps, then repeats): a shuffle scan of
+    the run totals over the lanes (log2 of the lanes steps), then the warps' and repeats'
+    totals through shared memory, folded in order. False (nothing emitted) when the
+    layout is not of that form."""
+    lengths = {len(run) for runs in runs_of_row.values() for run in runs}
+    if len(lengths) != 1:
+        return False
+    run_length = lengths.pop()
+    lane_bits = _axis_bits(ll.bases(LANE), axis, run_length)
+    if lane_bits is None:
+        return False
+    lanes = 1 << len(lane_bits)
+    warp_bits = _axis_bits(ll.bases(WARP), axis, run_length * lanes)
+    if warp_bits is None:
+        return False
+    warps = 1 << len(warp_bits)
+    tile = run_length * lanes * warps
+    # Each run must start a repeat: its registers' own positions (lanes and warps at 0).
+    if shape[axis] % tile or any(min(coords[r][axis] for r in run) % tile
+                                 for runs in runs_of_row.values() for run in runs):
+        return False
+    tiles = shape[axis] // tile
+    types = [results[i][0].type for i in range(len(results))]
+    lane_index = _index_from_bits(ctx, ctx.lane, lane_bits)
+    warp_index = _index_from_bits(ctx, ctx.warp, warp_bits)
+    # In scan order, "earlier" lanes and warps have lower indices (higher when reversed).
+    lane_rank = ctx.arith("subi", ctx.const(lanes - 1), lane_index) if reverse else lane_index
+    warp_rank = ctx.arith("subi", ctx.const(warps - 1), warp_index) if reverse else warp_index
+
+    def uge(x: ir.Value, value: int) -> ir.Value:
+        return ctx.arith("cmpi", x, ctx.const(value), result_type=ctx.i1,
+                         attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 9)})  # uge
+
+    def select(condition: ir.Value, a: list[ir.Value], b: list[ir.Value]) -> list[ir.Value]:
+        return [ctx.arith("select", condition, x, y, result_type=t) for x, y, t in zip(a, b, types)]
+
+    def earlier_lane(values: list[ir.Value], step: int) -> list[ir.Value]:
+        """The values of the lane `step` places earlier along the axis."""
+        delta = 0
+        for k, bit in enumerate(lane_bits):
+            if step >> k & 1:
+                delta += 1 << bit
+        source = ctx.arith("addi" if reverse else "subi", ctx.lane, ctx.const(delta))
+        return [shuffle(ctx, v, source, "idx") for v in values]
+
+    # 1. per run: the inclusive scan of the run totals over the lanes, and this lane's
+    #    exclusive prefix (the total of the earlier lanes' runs)
+    plan = []
+    for key, runs in runs_of_row.items():
+        for run in runs:
+            total = [results[i][run[-1]] for i in range(len(types))]
+            for k in range(len(lane_bits)):
+                other = earlier_lane(total, 1 << k)
+                total = select(uge(lane_rank, 1 << k), _combine(ctx, region, other, total), total)
+            lane_prefix = earlier_lane(total, 1) if lanes > 1 else None
+            position = min(coords[r][axis] for r in run) // tile
+            plan.append((key, run, total, lane_prefix, tiles - 1 - position if reverse else position))
+
+    # 2. the totals of each (repeat, warp) through shared memory, folded in scan order
+    slots_per_row = tiles * warps
+    if slots_per_row > 1:
+        out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+        n_rows = math.prod(out_shape) if out_shape else 1
+        offsets, at = [], 0
+        for t in types:
+            offsets.append(at)
+            at += (n_rows * slots_per_row * _bytes(ctx, t) + 15) // 16 * 16
+        ctx.reserve_shared(at)
+        element = ctx.element_coordinates(ll)
+        strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
+        others = [d for d in range(len(shape)) if d != axis]
+
+        def row_base(r: int) -> ir.Value:
+            index = ctx.const(0)
+            for k, d in enumerate(others):
+                index = ctx.arith("addi", index, ctx.arith("muli", element[r][d], ctx.const(strides[k])))
+            return ctx.arith("muli", index, ctx.const(slots_per_row))
+
+        def address(i: int, slot: ir.Value) -> ir.Value:
+            return ctx.shared_address(ctx.arith("addi", ctx.const(offsets[i]),
+                                                ctx.arith("muli", slot, ctx.const(_bytes(ctx, types[i])))))
+
+        ctx.barrier()
+        last_lane = ctx.equals(lane_rank, lanes - 1)
+        bases = {}
+        for key, run, total, _, rank in plan:
+            bases[id(run)] = base = row_base(run[0])
+            slot = ctx.arith("addi", base, ctx.arith("addi", ctx.const(rank * warps), warp_rank))
+            with scf_if(ctx, last_lane):
+                for i in range(len(types)):
+                    create_op("llvm.store", [], [_to_shared(ctx, total[i]), address(i, slot)])
+        ctx.barrier()
+
+    # 3. every element: (earlier repeats and warps) + (earlier lanes) + its run's scan
+    for key, run, total, lane_prefix, rank in plan:
+        prefix, has_prefix = None, None
+        if slots_per_row > 1:
+            base = bases[id(run)]
+            for slot_rank in range(rank * warps + warps):
+                loaded = [_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, t)],
+                                                      [address(i, ctx.arith("addi", base, ctx.const(slot_rank)))]
+                                                      ).result, t) for i, t in enumerate(types)]
+                if slot_rank < rank * warps:  # an earlier repeat: always before this thread
+                    prefix = loaded if prefix is None else _combine(ctx, region, prefix, loaded)
+                    has_prefix = ctx.const(1, ctx.i1)
+                else:  # this repeat's warp slot_rank - rank * warps: before this warp or not
+                    before = ctx.arith("cmpi", ctx.const(slot_rank - rank * warps), warp_rank, result_type=ctx.i1,
+                                       attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 6)})  # ult
+                    if prefix is None:
+                        prefix, has_prefix = loaded, before
+                    else:
+                        prefix = select(before, _combine(ctx, region, prefix, loaded), prefix)
+                        has_prefix = ctx.arith("ori", has_prefix, before)
+        if lane_prefix is not None:
+            has_lane = uge(lane_rank, 1)
+            if prefix is None:
+                prefix, has_prefix = lane_prefix, has_lane
+            else:
+                joined = select(has_prefix, _combine(ctx, region, prefix, lane_prefix), lane_prefix)
+                prefix = select(has_lane, joined, prefix)
+                has_prefix = ctx.arith("ori", has_prefix, has_lane)
+        if prefix is None:
+            continue
+        for r in run:
+            current = [results[i][r] for i in range(len(types))]
+            combined = select(has_prefix, _combine(ctx, region, prefix, current), current)
+            for i in range(len(types)):
+                results[i][r] = combined[i]
+    return True
 
 
 def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, results, region) -> None:
