@@ -79,6 +79,47 @@ def _runs(regs: list[int], coords, axis: int) -> list[list[int]]:
     return runs
 
 
+class _Slots:
+    """Shared-memory slots for a scan's partial totals: `per_row` of them for each row
+    (each position off the scanned axis), one array per scanned value."""
+
+    def __init__(self, ctx: LoweringContext, ll, shape, axis: int, types: list[ir.Type], per_row: int):
+        self.ctx, self.types, self.per_row = ctx, types, per_row
+        out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+        n_rows = math.prod(out_shape) if out_shape else 1
+        self.offsets, at = [], 0
+        for t in types:
+            self.offsets.append(at)
+            at += (n_rows * per_row * _bytes(ctx, t) + 15) // 16 * 16
+        ctx.reserve_shared(at)
+        self.element = ctx.element_coordinates(ll)
+        self.strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
+        self.others = [d for d in range(len(shape)) if d != axis]
+
+    def row_base(self, r: int) -> ir.Value:
+        """The first slot of the row register `r`'s element belongs to."""
+        ctx = self.ctx
+        index = ctx.const(0)
+        for k, d in enumerate(self.others):
+            term = self.element[r][d] if self.strides[k] == 1 else \
+                ctx.arith("muli", self.element[r][d], ctx.const(self.strides[k]))
+            index = ctx.arith("addi", index, term)
+        return ctx.arith("muli", index, ctx.const(self.per_row))
+
+    def address(self, i: int, slot: ir.Value) -> ir.Value:
+        ctx = self.ctx
+        return ctx.shared_address(ctx.arith("addi", ctx.const(self.offsets[i]),
+                                            ctx.arith("muli", slot, ctx.const(_bytes(ctx, self.types[i])))))
+
+    def store(self, slot: ir.Value, values: list[ir.Value]) -> None:
+        for i, value in enumerate(values):
+            create_op("llvm.store", [], [_to_shared(self.ctx, value), self.address(i, slot)])
+
+    def load(self, slot: ir.Value) -> list[ir.Value]:
+        return [_from_shared(self.ctx, create_op("llvm.load", [_store_type(self.ctx, t)], [self.address(i, slot)]).result,
+                             t) for i, t in enumerate(self.types)]
+
+
 def _axis_bits(bases, axis: int, first: int) -> list[int] | None:
     """The input bits (of lanes or warps) that move along `axis`, in axis order, when
     they move by first, 2*first, 4*first, ... and along nothing else; None otherwise."""
@@ -166,36 +207,14 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, res
     # 2. the totals of each (repeat, warp) through shared memory, folded in scan order
     slots_per_row = tiles * warps
     if slots_per_row > 1:
-        out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-        n_rows = math.prod(out_shape) if out_shape else 1
-        offsets, at = [], 0
-        for t in types:
-            offsets.append(at)
-            at += (n_rows * slots_per_row * _bytes(ctx, t) + 15) // 16 * 16
-        ctx.reserve_shared(at)
-        element = ctx.element_coordinates(ll)
-        strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
-        others = [d for d in range(len(shape)) if d != axis]
-
-        def row_base(r: int) -> ir.Value:
-            index = ctx.const(0)
-            for k, d in enumerate(others):
-                index = ctx.arith("addi", index, ctx.arith("muli", element[r][d], ctx.const(strides[k])))
-            return ctx.arith("muli", index, ctx.const(slots_per_row))
-
-        def address(i: int, slot: ir.Value) -> ir.Value:
-            return ctx.shared_address(ctx.arith("addi", ctx.const(offsets[i]),
-                                                ctx.arith("muli", slot, ctx.const(_bytes(ctx, types[i])))))
-
+        slots = _Slots(ctx, ll, shape, axis, types, slots_per_row)
         ctx.barrier()
         last_lane = ctx.equals(lane_rank, lanes - 1)
         bases = {}
         for key, run, total, _, rank in plan:
-            bases[id(run)] = base = row_base(run[0])
-            slot = ctx.arith("addi", base, ctx.arith("addi", ctx.const(rank * warps), warp_rank))
+            bases[id(run)] = base = slots.row_base(run[0])
             with scf_if(ctx, last_lane):
-                for i in range(len(types)):
-                    create_op("llvm.store", [], [_to_shared(ctx, total[i]), address(i, slot)])
+                slots.store(ctx.arith("addi", base, ctx.arith("addi", ctx.const(rank * warps), warp_rank)), total)
         ctx.barrier()
 
     # 3. every element: (earlier repeats and warps) + (earlier lanes) + its run's scan
@@ -204,9 +223,7 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, res
         if slots_per_row > 1:
             base = bases[id(run)]
             for slot_rank in range(rank * warps + warps):
-                loaded = [_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, t)],
-                                                      [address(i, ctx.arith("addi", base, ctx.const(slot_rank)))]
-                                                      ).result, t) for i, t in enumerate(types)]
+                loaded = slots.load(ctx.arith("addi", base, ctx.const(slot_rank)))
                 if slot_rank < rank * warps:  # an earlier repeat: always before this thread
                     prefix = loaded if prefix is None else _combine(ctx, region, prefix, loaded)
                     has_prefix = ctx.const(1, ctx.i1)
@@ -242,28 +259,8 @@ def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, r
         raise LoweringError("scan over a layout whose runs along the axis differ in length")
     run_length = lengths.pop()
     n_runs = shape[axis] // run_length
-    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-    n_rows = math.prod(out_shape) if out_shape else 1
     types = [v.type for v in (results[i][0] for i in range(len(results)))]
-    offsets, at = [], 0
-    for t in types:
-        offsets.append(at)
-        at += (n_rows * n_runs * _bytes(ctx, t) + 15) // 16 * 16
-    ctx.reserve_shared(at)
-
-    element = ctx.element_coordinates(ll)
-    strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
-
-    def row_index(r: int) -> ir.Value:
-        index = ctx.const(0)
-        for k, d in enumerate([d for d in range(len(shape)) if d != axis]):
-            term = element[r][d] if strides[k] == 1 else ctx.arith("muli", element[r][d], ctx.const(strides[k]))
-            index = ctx.arith("addi", index, term)
-        return index
-
-    def slot_address(i: int, slot: ir.Value) -> ir.Value:
-        size = _bytes(ctx, types[i])
-        return ctx.shared_address(ctx.arith("addi", ctx.const(offsets[i]), ctx.arith("muli", slot, ctx.const(size))))
+    slots = _Slots(ctx, ll, shape, axis, types, n_runs)
 
     # Publish each run's total (its last element in scan order).
     ctx.barrier()
@@ -271,11 +268,9 @@ def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, r
     for runs in runs_of_row.values():
         for run in runs:
             first = min(run, key=lambda r: coords[r][axis])
-            run_index = ctx.arith("divui", element[first][axis], ctx.const(run_length))
-            base = ctx.arith("muli", row_index(first), ctx.const(n_runs))
-            for i in range(len(types)):
-                create_op("llvm.store", [], [_to_shared(ctx, results[i][run[-1]]),
-                                             slot_address(i, ctx.arith("addi", base, run_index))])
+            run_index = ctx.arith("divui", slots.element[first][axis], ctx.const(run_length))
+            base = slots.row_base(first)
+            slots.store(ctx.arith("addi", base, run_index), [results[i][run[-1]] for i in range(len(types))])
             plan.append((run, run_index, base))
     ctx.barrier()
 
@@ -289,7 +284,7 @@ def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, r
             start, stop = ctx.const(0), run_index
             has_prefix = ctx.arith("cmpi", run_index, ctx.const(0), result_type=ctx.i1,
                                    attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 8)})  # ugt
-        prefix = _fold_slots(ctx, region, types, slot_address, base, start, stop, reverse, n_runs)
+        prefix = _fold_slots(ctx, region, types, slots, base, start, stop, reverse, n_runs)
         for r in run:
             current = [results[i][r] for i in range(len(types))]
             combined = _combine(ctx, region, prefix, current)
@@ -297,14 +292,12 @@ def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, r
                 results[i][r] = ctx.arith("select", has_prefix, combined[i], current[i], result_type=types[i])
 
 
-def _fold_slots(ctx, region, types, slot_address, base, start, stop, reverse, n_runs) -> list[ir.Value]:
+def _fold_slots(ctx, region, types, slots: _Slots, base, start, stop, reverse, n_runs) -> list[ir.Value]:
     """Combines the slots [start, stop) of a row in scan order, in an scf.for loop.
 
     The accumulator starts with the first slot in scan order; when the range is empty the
     caller ignores the result."""
-    def load(slot: ir.Value) -> list[ir.Value]:
-        return [_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, t)], [slot_address(i, slot)]).result, t)
-                for i, t in enumerate(types)]
+    load = slots.load
 
     # Forward: slots 0, 1, ..., stop-1 (start is 0). Reverse: slots n-1, n-2, ..., start
     # (stop is n). Either way the first slot in scan order seeds the accumulator.
