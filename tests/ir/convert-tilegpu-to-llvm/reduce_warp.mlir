@@ -8,17 +8,17 @@
 // CHECK-NOT: nvvm.barrier0
 // CHECK: [[X:%[0-9]+]] = llvm.bitcast %{{[0-9]+}} : i32 to f32
 // CHECK: [[C1:%.*]] = arith.constant 1 : i32
-// CHECK-NEXT: [[S1:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[X]], [[C1]], %{{.*}} : f32 -> f32
+// CHECK: [[S1:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[X]], [[C1]], %{{.*}} : f32 -> f32
 // CHECK-NEXT: [[A1:%[0-9]+]] = arith.addf [[X]], [[S1]] fastmath<contract> : f32
 // CHECK: [[C2:%.*]] = arith.constant 2 : i32
-// CHECK-NEXT: [[S2:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A1]], [[C2]], %{{.*}} : f32 -> f32
+// CHECK: [[S2:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A1]], [[C2]], %{{.*}} : f32 -> f32
 // CHECK-NEXT: arith.addf [[A1]], [[S2]] fastmath<contract> : f32
 // CHECK: arith.constant 4 : i32
-// CHECK-NEXT: nvvm.shfl.sync bfly
+// CHECK: nvvm.shfl.sync bfly
 // CHECK: arith.constant 8 : i32
-// CHECK-NEXT: nvvm.shfl.sync bfly
+// CHECK: nvvm.shfl.sync bfly
 // CHECK: arith.constant 16 : i32
-// CHECK-NEXT: nvvm.shfl.sync bfly
+// CHECK: nvvm.shfl.sync bfly
 // CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: nvvm.barrier0
