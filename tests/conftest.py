@@ -64,6 +64,8 @@ def _as_type(value, is_constexpr: bool):
     """An array argument as its pointer type ("*fp32:16"); other arguments unchanged."""
     if is_constexpr:
         return value
+    if isinstance(value, str):
+        return tilec.language.constexpr(value)  # warmup reads bare strings as types
     from tilec.runtime.specialize import dtype_of_array
     dtype = dtype_of_array(value)
     if dtype is None:

@@ -11,9 +11,10 @@
 
     add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
 """
-from . import language  # noqa: F401
+from . import language, testing  # noqa: F401
 from .errors import CompilationError, LaunchError, OutOfResources  # noqa: F401
 from .language.core import cdiv, next_power_of_2  # noqa: F401
+from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 
 __version__ = "0.1.0"

@@ -161,3 +161,43 @@ def test_nested_loops_exit_only_their_own_loop(backend):
             break
         count += k * 10000
     assert int(to_numpy(out)[0]) == count + 3000
+
+
+@tilec.jit
+def reused_names_kernel(x_ptr, out_ptr, n, flag, BLOCK: tl.constexpr):
+    """Names first assigned inside one loop, assigned afresh in later loops and ifs (the
+    layer-norm tutorial's `cols`)."""
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for i in range(0, n, BLOCK):
+        offs = i + tl.arange(0, BLOCK)
+        acc += tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    for i in range(0, n, BLOCK):
+        offs = i + tl.arange(0, BLOCK)
+        acc += 2 * tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if flag > 0:
+        offs = tl.arange(0, BLOCK)
+        scale = 1.0
+    else:
+        offs = tl.arange(0, BLOCK)
+        scale = -1.0
+    j = 0
+    while j < 3:
+        step = j + 1  # first assigned in this loop ...
+        acc += step
+        j += 1
+    while j < 5:
+        step = 2 * j  # ... and again in this one
+        acc += step
+        j += 1
+    tl.store(out_ptr + offs, acc * scale)
+
+
+@pytest.mark.parametrize("flag", [1, 0])
+def test_names_first_assigned_in_a_loop_can_be_assigned_again(backend, rng, flag):
+    n, block = 100, 32
+    x = rng.standard_normal(n).astype(np.float32)
+    out = device_array(np.full(block, np.nan, np.float32), backend)
+    reused_names_kernel[(1,)](device_array(x, backend), out, n, flag, BLOCK=block)
+    column_sums = np.pad(x.astype(np.float64), (0, 4 * block - n)).reshape(4, block).sum(axis=0)
+    expected = (3 * column_sums + (1 + 2 + 3) + (6 + 8)) * (1.0 if flag else -1.0)
+    np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-5, atol=1e-5)

@@ -6,7 +6,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
-from tilec import LaunchError
+from tilec import CompilationError, LaunchError
 from tilec.runtime import driver, kernel as kernel_module
 from tilec.runtime.jit import JITFunction
 
@@ -153,7 +153,10 @@ def test_empty_grid_launches_nothing_but_compiles(fake_gpu):
     assert fake_gpu.instances[0].launches == [((0, 1, 1), fake_gpu.instances[0].launches[0][1], None)]
 
 
-def test_a_string_argument_is_a_launch_error(fake_gpu):
+def test_a_string_argument_is_a_constexpr_and_misuse_is_located(fake_gpu):
+    # As in Triton, a string argument is a compile-time constant; using it as a number
+    # fails where it is used.
     x, y, out = tensors()
-    with pytest.raises(LaunchError, match="argument 'n'.*'hello'"):
+    with pytest.raises(CompilationError, match=r"(?s)mask = offs < n\n.*\^.*the string 'hello' is a compile-time "
+                                               "constant"):
         JITFunction(add_kernel)[(1,)](x, y, out, "hello")

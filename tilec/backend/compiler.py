@@ -76,6 +76,18 @@ class CompiledKernel:
     shared = property(lambda self: self.metadata.shared)
     num_warps = property(lambda self: self.metadata.num_warps)
 
+    def __getitem__(self, grid):
+        """`compiled[grid](*args)`: launches this very kernel, as Triton's CompiledKernel
+        does (`kernel = fn.warmup(...); kernel[grid](*args)`). `args` are all of the
+        kernel's parameters, constexprs included; they must match the specialisation
+        this kernel was compiled for."""
+        from ..runtime.kernel import run_compiled
+        return lambda *args, stream=None: run_compiled(self, grid, args, stream)
+
+    def _init_handles(self) -> None:
+        """Nothing to do (kept for programs written for Triton): `n_regs`, `n_spills` and
+        `shared` come from ptxas at compile time, and loading happens at the first launch."""
+
     def serialize(self) -> bytes:
         texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
         header = json.dumps({"metadata": asdict(self.metadata), "asm": texts}).encode()

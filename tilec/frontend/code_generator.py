@@ -72,6 +72,11 @@ _UNSUPPORTED_EXPRESSIONS = {
 MAX_CALL_DEPTH = 64
 
 
+def _is_defined(scope: dict, name: str) -> bool:
+    """Whether `name` holds a value in `scope` (not absent, not an _Undefined marker)."""
+    return name in scope and not isinstance(scope[name], _Undefined)
+
+
 class _Undefined:
     """A name that exists in some control-flow path only; using it is an error."""
 
@@ -567,10 +572,10 @@ class CodeGenerator(ast.NodeVisitor):
         after = dict(before)
         carried_names = {name for name, _, _, _ in carried}
         for name in assigned:
-            if name not in before and name not in carried_names:
+            if not _is_defined(before, name) and name not in carried_names:
                 after[name] = _Undefined("it is first assigned inside a loop body above")
         for name in assigned:
-            if name in before and name not in carried_names and self.scope.get(name) is not before.get(name):
+            if _is_defined(before, name) and name not in carried_names and self.scope.get(name) is not before.get(name):
                 raise self.error(node, f"'{name}' holds a constant ({before[name]!r}) before the loop and is "
                                        "reassigned inside it; make it a tensor before the loop")
         results = iter(tensor(result, init.type) for result, init in zip(for_op.results, inits))
@@ -681,7 +686,7 @@ class CodeGenerator(ast.NodeVisitor):
         after = dict(outer)
         carried_names = {name for name, _, _, _ in carried}
         for name in assigned:
-            if name not in outer:
+            if not _is_defined(outer, name):
                 after[name] = _Undefined("it is first assigned inside a loop body above")
             elif name not in carried_names and self.scope.get(name) is not outer.get(name):
                 raise self.error(node, f"'{name}' holds a constant ({outer[name]!r}) before the loop and is "

@@ -143,12 +143,12 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
     constexpr parameters get the plain Python value (as the compiler folds them); runtime
     scalars become scalar tensors typed like the compiled path's arguments
     (`specialize.scalar_type`: ints int32/int64/uint64, floats fp32, bools int1); arrays
-    become pointer scalars holding their virtual address; None stays None.
+    become pointer scalars holding their virtual address; None and strings stay as they are.
     """
     if index in fn.constexprs or isinstance(value, tl.constexpr):
         return tl._unwrap(value)
-    if value is None:
-        return None
+    if value is None or isinstance(value, str):
+        return value  # as in the compiled path, None and strings are constexprs
     ty = specialize.scalar_type(value)
     if ty is not None:
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
@@ -156,7 +156,7 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         element = specialize.dtype_of_array(value)
         return tensor(np.array(memory.address_of(name), dtype=np.uint64), tl.pointer_type(element))
     raise LaunchError(f"argument '{name}' of {fn.__name__}() is a {specialize.describe(value)}; the interpreter "
-                      "expects a NumPy array, a torch tensor, an int, a float, a bool or None")
+                      "expects a NumPy array, a torch tensor, an int, a float, a bool, a string or None")
 
 
 class _DeviceMirror:

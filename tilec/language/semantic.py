@@ -105,6 +105,9 @@ def python_scalar_type(value: Any) -> dtype:
                 or _FP32_MIN_NORMAL <= magnitude <= _FP32_MAX:
             return tl.float32
         return tl.float64
+    if isinstance(value, str):
+        raise _error(f"the string {value!r} is a compile-time constant, not a number or a tensor; compare it "
+                     "with == on constexprs, or pass a number")
     raise _error(f"cannot use a value of Python type {type(value).__name__} in a kernel")
 
 

@@ -296,3 +296,75 @@ def _torch_stream_accessor() -> Any:
 
 
 _stream_accessor: Any = None
+
+
+# ---------------------------------------------------------------------------- Triton's driver surface
+
+@dataclass(frozen=True)
+class GPUTarget:
+    """What `driver.active.get_current_target()` returns: backend, compute capability
+    as an int (90 for sm_90), warp size."""
+    backend: str
+    arch: int
+    warp_size: int
+
+
+# Figures of the fallback target (an H100 SXM), reported when no GPU answers so that
+# host code sizing a launch from device properties still runs in the interpreter.
+_FALLBACK_PROPERTIES = {"max_shared_mem": 232448, "max_num_regs": 65536, "multiprocessor_count": 132,
+                        "warpSize": 32, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+
+
+class _Utils:
+    @staticmethod
+    def get_device_properties(device: Any) -> dict[str, int]:
+        """Per-device limits under the names Triton uses (max_shared_mem is the per-block
+        opt-in maximum; max_num_regs the registers per block)."""
+        if not is_available():
+            return dict(_FALLBACK_PROPERTIES)
+        index = getattr(device, "index", device)
+        index = current_device() if index is None else int(index)
+        names = {"max_shared_mem": "CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN",
+                 "max_num_regs": "CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK",
+                 "multiprocessor_count": "CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT",
+                 "warpSize": "CU_DEVICE_ATTRIBUTE_WARP_SIZE",
+                 "sm_clock_rate": "CU_DEVICE_ATTRIBUTE_CLOCK_RATE",
+                 "mem_clock_rate": "CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE",
+                 "mem_bus_width": "CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH"}
+        return {key: int(_device_attribute(index, attribute)) for key, attribute in names.items()}
+
+
+class _ActiveDriver:
+    """`tilec.runtime.driver.active`: the calls Triton programs make on
+    `triton.runtime.driver.active` to size their launches."""
+
+    utils = _Utils()
+
+    @staticmethod
+    def get_current_device() -> int:
+        return current_device()
+
+    @staticmethod
+    def get_active_torch_device() -> Any:
+        import torch
+        return torch.device("cuda", current_device()) if is_available() else torch.device("cpu")
+
+    @staticmethod
+    def get_current_target() -> GPUTarget:
+        return GPUTarget("cuda", int(default_target()[3:].rstrip("a")), 32)
+
+    @staticmethod
+    def get_current_stream(device: int | None = None) -> int:
+        return current_stream(current_device() if device is None else device)
+
+    @staticmethod
+    def get_device_interface() -> Any:
+        import torch
+        return torch.cuda
+
+    @staticmethod
+    def is_active() -> bool:
+        return True
+
+
+active = _ActiveDriver()

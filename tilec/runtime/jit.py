@@ -140,7 +140,9 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles (and loads, when a GPU answers) without launching; returns the CompiledKernel."""
         options, values = self._split_call(args, kwargs)
-        return self._get_kernel(values, options, load=False)
+        compiled = self._get_kernel(values, options, load=False)
+        compiled._fn = self  # so that compiled[grid](...) can also run in the interpreter
+        return compiled
 
     # ------------------------------------------------------------------ binding
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
@@ -193,14 +195,18 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         return dims + (1,) * (3 - len(dims))
 
     # ------------------------------------------------------------------ specialisation
-    def specialization(self, values: list) -> list[ArgSpec]:
-        """The ArgSpec of every parameter for these argument values."""
+    def specialization(self, values: list, types_as_strings: bool = False) -> list[ArgSpec]:
+        """The ArgSpec of every parameter for these argument values.
+
+        A string argument is a constexpr (as in Triton: `activation="gelu"`), except in
+        `warmup`, where a string that spells a type ("*fp32:16", "i32") stands for it.
+        """
         specs = []
         for index, (name, value) in enumerate(zip(self.arg_names, values)):
-            specs.append(self._arg_spec(index, name, value))
+            specs.append(self._arg_spec(index, name, value, types_as_strings))
         return specs
 
-    def _arg_spec(self, index: int, name: str, value: Any) -> ArgSpec:
+    def _arg_spec(self, index: int, name: str, value: Any, types_as_strings: bool = False) -> ArgSpec:
         if index in self.constexprs:
             value = tl._unwrap(value)
             try:
@@ -222,19 +228,24 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
                     if value % 16 == 0:
                         return ArgSpec(name, ty, divisibility=16)
             return ArgSpec(name, ty)
+        if isinstance(value, str) and not types_as_strings:
+            return ArgSpec(name, constant=value, is_constant=True)
         if isinstance(value, (str, tl.dtype)):
             # warmup with a type instead of a value: "*fp32", "i32:16", tl.float32
             try:
                 return _spec_from_type(name, value)
-            except ValueError as exc:
-                raise LaunchError(f"argument '{name}' of {self.__name__}() is the string {value!r}, which is not "
-                                  f"a type ({exc})") from None
+            except ValueError:  # not a type's spelling: a constexpr string, as at launch
+                return ArgSpec(name, constant=value, is_constant=True)
         dtype = specialize.dtype_of_array(value)
         if dtype is None:
             raise LaunchError(f"argument '{name}' of {self.__name__}() is a {specialize.describe(value)}; expected a "
-                              "GPU tensor, an int, a float, a bool or None")
-        if getattr(value, "is_cuda", True) is False or (not hasattr(value, "data_ptr")
-                                                         and not hasattr(value, "__cuda_array_interface__")):
+                              "GPU tensor, an int, a float, a bool, a string or None")
+        host = getattr(value, "is_cuda", True) is False or (not hasattr(value, "data_ptr")
+                                                            and not hasattr(value, "__cuda_array_interface__"))
+        if host and types_as_strings:  # warmup only compiles: a host array gives its type
+            address = value.ctypes.data if hasattr(value, "ctypes") else value.data_ptr()
+            return ArgSpec(name, tl.pointer_type(dtype), divisibility=16 if address % 16 == 0 else 1)
+        if host:
             raise LaunchError(f"argument '{name}' of {self.__name__}() is a host array "
                               f"({specialize.describe(value)}); a GPU launch needs device memory "
                               "(move it with .cuda(), or run with TILEC_INTERPRET=1)")
@@ -251,7 +262,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         from ..backend.compiler import CompileOptions, compile_specialized
         from . import cache, driver
         self._check_options(options)
-        specs = self.specialization(values)
+        specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
         compile_options = CompileOptions(
             num_warps=int(options.get("num_warps", 4)),

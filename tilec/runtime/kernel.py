@@ -96,3 +96,31 @@ class LoadedKernel:
     def __repr__(self) -> str:
         return (f"<LoadedKernel {self.name} on cuda:{self.device}: {self.num_warps} warps, "
                 f"{self.n_regs} registers, {self.n_spills} spill bytes, {self.shared} bytes shared>")
+
+
+def run_compiled(compiled: Any, grid: Any, args: Sequence[Any], stream: int | None = None) -> None:
+    """Launches a CompiledKernel directly (`compiled[grid](*args)`), loading it on the
+    current device at first use. Under the interpreter, runs the @jit function it came
+    from (recorded by `warmup`)."""
+    from ..config import config
+    fn = getattr(compiled, "_fn", None)
+    if fn is not None and len(args) != fn._n_params:
+        raise LaunchError(f"{compiled.name}() takes {fn._n_params} arguments but {len(args)} were given")
+    if config.interpret:
+        if fn is None:
+            raise LaunchError(f"{compiled.name}: the interpreter runs a kernel from its source; launch it as "
+                              "kernel[grid](...) instead of through a CompiledKernel")
+        from ..interpreter import interpret_kernel
+        interpret_kernel(fn, grid, tuple(args), {})
+        return
+    if fn is not None:
+        grid3 = fn._resolve_grid(grid, list(args))
+    else:
+        dims = (grid,) if isinstance(grid, int) else tuple(int(g) for g in grid)
+        grid3 = dims + (1,) * (3 - len(dims))
+    device = driver.current_device()
+    loaded = compiled.__dict__.setdefault("_loaded", {})
+    kernel = loaded.get(device)
+    if kernel is None:
+        kernel = loaded[device] = LoadedKernel(compiled, device)
+    kernel.launch(grid3, args, stream)

@@ -1,0 +1,341 @@
+"""`@tilec.autotune`, `@tilec.heuristics` and `tilec.Config`, with Triton's meaning.
+
+    @tilec.autotune(configs=[tilec.Config({"BLOCK": 128}, num_warps=4),
+                             tilec.Config({"BLOCK": 1024}, num_warps=8)],
+                    key=["n"])
+    @tilec.jit
+    def kernel(x_ptr, n, BLOCK: tl.constexpr): ...
+
+    kernel[lambda meta: (tilec.cdiv(n, meta["BLOCK"]),)](x, n)
+
+The first launch for a new value of the `key` arguments (and new dtypes of the tensor
+arguments) times every config that survives pruning and keeps the fastest; later
+launches with that key go straight to it. Configs that cannot be built for this GPU
+(too much shared memory, a failed `static_assert`) time as infinite; if every config
+fails, the first failure is raised. Under `TILEC_INTERPRET=1` nothing is timed: the first
+config that survives pruning runs, because NumPy timings say nothing about the GPU.
+`TILEC_PRINT_AUTOTUNING=1` prints each choice.
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import time
+from typing import Any, Callable, Sequence
+
+from .. import config as _config_module
+from ..errors import CompilationError, LaunchError, OutOfResources
+
+_config = _config_module.config
+
+# Launch options a Config may carry besides its meta-parameters.
+_CONFIG_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+
+class Config:
+    """One point of an autotuning space: meta-parameter values plus launch options."""
+
+    def __init__(self, kwargs: dict[str, Any], num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
+                 maxnreg: int | None = None, pre_hook: Callable | None = None):
+        self.kwargs = dict(kwargs)
+        self.num_warps = num_warps
+        self.num_stages = num_stages
+        self.num_ctas = num_ctas
+        self.maxnreg = maxnreg
+        self.pre_hook = pre_hook
+
+    def all_kwargs(self) -> dict[str, Any]:
+        """The meta-parameters and the options that are set, as launch keywords."""
+        options = {name: getattr(self, name) for name in _CONFIG_OPTIONS if getattr(self, name) is not None}
+        return {**self.kwargs, **options}
+
+    def __repr__(self) -> str:
+        parts = [f"{k}: {v}" for k, v in self.kwargs.items()]
+        parts += [f"{name}: {getattr(self, name)}" for name in _CONFIG_OPTIONS if getattr(self, name) is not None]
+        return ", ".join(parts)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Config) and repr(self) == repr(other) and self.pre_hook is other.pre_hook
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+
+class _Wrapper:
+    """What Autotuner and Heuristics share: they wrap a kernel (or another wrapper) and
+    are launched like one, `kernel[grid](*args, **kwargs)`."""
+
+    def __init__(self, fn: Any):
+        self.fn = fn
+        self.arg_names = list(fn.arg_names)
+        self.__name__ = fn.__name__
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __getitem__(self, grid) -> Callable:
+        def launch(*args, **kwargs):
+            return self.run(*args, grid=grid, **kwargs)
+        return launch
+
+    @property
+    def kernel(self) -> Any:
+        """The @jit function underneath."""
+        fn = self.fn
+        while isinstance(fn, _Wrapper):
+            fn = fn.fn
+        return fn
+
+    def _named(self, args: tuple, kwargs: dict) -> dict[str, Any]:
+        if len(args) > len(self.arg_names):
+            raise LaunchError(f"{self.__name__}() takes {len(self.arg_names)} arguments but {len(args)} were given")
+        named = dict(zip(self.arg_names, args))
+        for name, value in kwargs.items():
+            if name in named:
+                raise LaunchError(f"{self.__name__}() got multiple values for argument '{name}'")
+            named[name] = value
+        return named
+
+
+class Heuristics(_Wrapper):
+    """Meta-parameters computed from the other arguments: `values` maps a parameter name
+    to a function of the dict of arguments (by name) given so far."""
+
+    def __init__(self, fn: Any, values: dict[str, Callable[[dict], Any]]):
+        super().__init__(fn)
+        for name in values:
+            if name not in self.arg_names:
+                raise ValueError(f"@heuristics sets '{name}', which is not a parameter of {self.__name__}()")
+        self.values = dict(values)
+
+    def run(self, *args, grid, **kwargs):
+        for name, rule in self.values.items():
+            kwargs[name] = rule(self._named(args, kwargs))
+        return self.fn.run(*args, grid=grid, **kwargs)
+
+    def warmup(self, *args, grid=None, **kwargs):
+        for name, rule in self.values.items():
+            kwargs[name] = rule(self._named(args, kwargs))
+        return self.fn.warmup(*args, grid=grid, **kwargs)
+
+
+class Autotuner(_Wrapper):
+    """A kernel launched with the fastest of several Configs (see the module docstring)."""
+
+    def __init__(self, fn: Any, configs: Sequence[Config], key: Sequence[str], *,
+                 prune_configs_by: dict | None = None, reset_to_zero: Sequence[str] | None = None,
+                 restore_value: Sequence[str] | None = None, pre_hook: Callable | None = None,
+                 post_hook: Callable | None = None, warmup: int | None = None, rep: int | None = None,
+                 do_bench: Callable | None = None, cache_results: bool = False, use_cuda_graph: bool = False):
+        super().__init__(fn)
+        self.configs = list(configs) or [Config({})]
+        for config in self.configs:
+            if not isinstance(config, Config):
+                raise TypeError(f"@autotune configs must be tilec.Config objects, got {config!r}")
+        self.keys = list(key)
+        for name in [*self.keys, *(reset_to_zero or ()), *(restore_value or ())]:
+            if name not in self.arg_names:
+                raise ValueError(f"@autotune names '{name}', which is not a parameter of {self.__name__}()")
+        prune_configs_by = prune_configs_by or {}
+        self.early_config_prune = prune_configs_by.get("early_config_prune")
+        self.perf_model = prune_configs_by.get("perf_model")
+        self.top_k = prune_configs_by.get("top_k", 1.0)
+        self.reset_to_zero = list(reset_to_zero or ())
+        self.restore_value = list(restore_value or ())
+        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        self.warmup_ms = 25 if warmup is None else warmup
+        self.rep_ms = 100 if rep is None else rep
+        self.user_do_bench = do_bench
+        self.cache_results = cache_results
+        self.cache: dict[tuple, Config] = {}
+        self.configs_timings: dict[Config, float] | None = None
+        self.best_config: Config | None = None
+        self.bench_time = 0.0
+
+    # ------------------------------------------------------------------ launching
+    def run(self, *args, grid, **kwargs):
+        named = self._named(args, kwargs)
+        key = self._key(named)
+        config = self.cache.get(key)
+        if config is None:
+            pruned = self.prune_configs(named, kwargs)
+            if len(pruned) == 1:
+                config = pruned[0]
+            else:
+                config = pruned[0] if _config.interpret else self._load_choice(key, pruned)
+                if config is None:
+                    config = self._tune(pruned, args, grid, kwargs, named)
+                    self._store_choice(key, pruned, config)
+                # Tuning ends with the reset_to_zero arguments zeroed (also where nothing
+                # was timed, so both backends see the same values).
+                for name in self.reset_to_zero:
+                    _zero(named[name])
+            self.cache[key] = config
+            if os.environ.get("TILEC_PRINT_AUTOTUNING", "") not in ("", "0"):
+                print(f"tilec autotuning {self.__name__} for key {key}: chose {config}"
+                      + (f" after {self.bench_time:.2f} s" if self.configs_timings else ""))
+        self.best_config = config
+        launch_kwargs = self._with_config(kwargs, config)
+        if config.pre_hook is not None:
+            config.pre_hook({**named, **config.all_kwargs()})
+        return self.fn.run(*args, grid=grid, **launch_kwargs)
+
+    def warmup(self, *args, grid=None, **kwargs):
+        """Compiles every config that survives pruning; returns their CompiledKernels."""
+        named = self._named(args, kwargs)
+        return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config))
+                for config in self.prune_configs(named, kwargs)]
+
+    def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
+        configs = self.configs
+        if self.early_config_prune is not None:
+            configs = list(self.early_config_prune(configs, named, **kwargs))
+            if not configs:
+                raise ValueError(f"early_config_prune of @autotune on {self.__name__}() left no config")
+        if self.perf_model is not None and len(configs) > 1:
+            top_k = self.top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = int(len(configs) * top_k)
+            top_k = builtins.max(1, int(top_k))
+            if len(configs) > top_k:
+                estimates = [self.perf_model(**named, **kwargs, **c.all_kwargs()) for c in configs]
+                configs = [c for _, c in sorted(zip(estimates, configs), key=lambda pair: pair[0])][:top_k]
+        return configs
+
+    # ------------------------------------------------------------------ tuning
+    def _key(self, named: dict) -> tuple:
+        key = []
+        for name in self.keys:
+            value = named.get(name)
+            key.append(getattr(value, "value", value) if not hasattr(value, "dtype") else str(value.dtype))
+        key += [str(value.dtype) for value in named.values() if hasattr(value, "dtype")]
+        return tuple(key)
+
+    def _choice_path(self, key: tuple, configs: list[Config]):
+        """Where `cache_results=True` keeps the choice for `key`: named by the kernel's
+        source hash, the key, the configs and the GPU, under TILEC_CACHE_DIR/autotune."""
+        import hashlib
+        from pathlib import Path
+        from . import driver
+        digest = hashlib.sha256()
+        for part in (self.kernel.cache_hash(), repr(key), repr(configs), driver.default_target()):
+            digest.update(repr(part).encode() + b"\0")
+        return Path(_config.cache_dir) / "autotune" / (digest.hexdigest() + ".txt")
+
+    def _load_choice(self, key: tuple, configs: list[Config]) -> Config | None:
+        if not self.cache_results:
+            return None
+        try:
+            index = int(self._choice_path(key, configs).read_text())
+        except (OSError, ValueError):
+            return None
+        return configs[index] if 0 <= index < len(configs) else None
+
+    def _store_choice(self, key: tuple, configs: list[Config], choice: Config) -> None:
+        if not self.cache_results:
+            return
+        import tempfile
+        path = self._choice_path(key, configs)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
+                f.write(str(configs.index(choice)))
+            os.replace(tmp, path)  # atomic: concurrent tuners write whole files
+        except OSError:
+            pass  # a read-only cache directory only costs a re-tune
+
+    def _with_config(self, kwargs: dict, config: Config) -> dict:
+        clash = sorted(set(kwargs) & set(config.kwargs))
+        if clash:
+            raise LaunchError(f"{self.__name__}(): {', '.join(clash)} {'is' if len(clash) == 1 else 'are'} set "
+                              "by the @autotune configs and must not be passed at launch")
+        return {**kwargs, **config.all_kwargs()}
+
+    def _tune(self, configs: list[Config], args: tuple, grid, kwargs: dict, named: dict) -> Config:
+        start = time.perf_counter()
+        saved = {name: _copy(named[name]) for name in self.restore_value}
+        timings: dict[Config, float] = {}
+        first_error: BaseException | None = None
+        try:
+            for config in configs:
+                try:
+                    timings[config] = self._bench(config, args, grid, kwargs, named)
+                except (OutOfResources, CompilationError) as error:
+                    timings[config] = float("inf")
+                    first_error = first_error or error
+        finally:
+            for name, value in saved.items():
+                _restore(named[name], value)
+        self.bench_time = time.perf_counter() - start
+        self.configs_timings = timings
+        best = builtins.min(timings, key=timings.get)
+        if timings[best] == float("inf"):
+            raise LaunchError(f"{self.__name__}(): none of the {len(configs)} @autotune configs can run here; "
+                              f"the first failed with: {first_error}") from first_error
+        return best
+
+    def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
+        launch_kwargs = self._with_config(kwargs, config)
+        full = {**named, **config.all_kwargs()}
+
+        def call():
+            for name in self.reset_to_zero:
+                _zero(named[name])
+            if config.pre_hook is not None:
+                config.pre_hook(full)
+            if self.user_pre_hook is not None:
+                self.user_pre_hook(full)
+            self.fn.run(*args, grid=grid, **launch_kwargs)
+            if self.user_post_hook is not None:
+                self.user_post_hook(full, exception=None)
+
+        call()  # compiles and loads outside the timed region; raises what the config cannot do
+        if self.user_do_bench is not None:
+            return _first(self.user_do_bench(call))
+        from ..testing import do_bench
+        return _first(do_bench(call, warmup=self.warmup_ms, rep=self.rep_ms, quantiles=(0.5,)))
+
+
+def _zero(array) -> None:
+    if hasattr(array, "zero_"):
+        array.zero_()
+    else:
+        array[...] = 0
+
+
+def _copy(array):
+    return array.clone() if hasattr(array, "clone") else array.copy()
+
+
+def _restore(array, saved) -> None:
+    if hasattr(array, "copy_"):
+        array.copy_(saved)
+    else:
+        array[...] = saved
+
+
+def _first(value) -> float:
+    return float(value[0] if isinstance(value, (list, tuple)) else value)
+
+
+def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: dict | None = None,
+             reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
+             pre_hook: Callable | None = None, post_hook: Callable | None = None, warmup: int | None = None,
+             rep: int | None = None, use_cuda_graph: bool = False, do_bench: Callable | None = None,
+             cache_results: bool = False) -> Callable:
+    """Decorator: launch the kernel with the fastest of `configs` for each value of `key`."""
+
+    def decorate(fn: Any) -> Autotuner:
+        return Autotuner(fn, configs, key, prune_configs_by=prune_configs_by, reset_to_zero=reset_to_zero,
+                         restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, warmup=warmup,
+                         rep=rep, do_bench=do_bench, cache_results=cache_results, use_cuda_graph=use_cuda_graph)
+
+    return decorate
+
+
+def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable:
+    """Decorator: meta-parameters computed from the launch arguments."""
+
+    def decorate(fn: Any) -> Heuristics:
+        return Heuristics(fn, values)
+
+    return decorate
