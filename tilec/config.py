@@ -11,6 +11,7 @@ TILEC_DUMP_DIR=path     write each stage of every compiled kernel to this direct
 TILEC_DEBUG=1           debug mode: device asserts and overflow checks (part of the cache key)
 TILEC_CUDA_HOME=path    CUDA toolkit holding bin/ptxas and nvvm/libdevice (else CUDA_HOME, /usr/local/cuda, PATH)
 TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
+TILEC_PRINT_AUTOTUNING=1  print each config @autotune chooses, with the time tuning took
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Config:
     debug: bool = False
     cuda_home: str = ""
     reproducer_dir: str = ""
+    print_autotuning: bool = False
 
     @staticmethod
     def from_env() -> "Config":
@@ -45,6 +47,7 @@ class Config:
             debug=_flag("TILEC_DEBUG"),
             cuda_home=os.environ.get("TILEC_CUDA_HOME") or os.environ.get("CUDA_HOME") or "",
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
+            print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
         )
 
 

@@ -207,3 +207,11 @@ def test_do_bench_measures_a_kernel():
     low, mid, high = tilec.testing.do_bench(lambda: x.mul_(1.0), quantiles=[0.2, 0.5, 0.8])
     assert 0 < low <= mid <= high and 0 < ms < 100
     assert isinstance(tilec.testing.do_bench(lambda: x.mul_(1.0), quantiles=[0.5]), float)
+
+
+def test_print_autotuning(compiled_mode, monkeypatch, capsys):
+    monkeypatch.setattr(config, "print_autotuning", True)
+    kernel = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0})
+    tilec.autotune(CONFIGS, key=["n"], do_bench=fake_bench(kernel))(kernel)[(1,)]("x", 77)
+    out = capsys.readouterr().out
+    assert "tilec autotuning fake for key (77,): chose BLOCK: 128, num_warps: 4" in out

@@ -169,7 +169,7 @@ class Autotuner(_Wrapper):
                 for name in self.reset_to_zero:
                     _zero(named[name])
             self.cache[key] = config
-            if os.environ.get("TILEC_PRINT_AUTOTUNING", "") not in ("", "0"):
+            if _config.print_autotuning:
                 print(f"tilec autotuning {self.__name__} for key {key}: chose {config}"
                       + (f" after {self.bench_time:.2f} s" if self.configs_timings else ""))
         self.best_config = config
