@@ -1,6 +1,7 @@
 """Errors tilec raises to users."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 
@@ -21,6 +22,20 @@ class SourceLocation:
         return f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
 
 
+_TILEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocation, ...]):
+    """An error raised inside tilec's own library (tl.sort, tl.rand, ...) is reported at
+    the innermost call from the user's code: the user's line, not tilec's internals."""
+    if location is None or not os.path.abspath(location.filename).startswith(_TILEC_DIR):
+        return location, call_stack
+    for i in range(len(call_stack) - 1, -1, -1):
+        if not os.path.abspath(call_stack[i].filename).startswith(_TILEC_DIR):
+            return call_stack[i], call_stack[:i]
+    return location, call_stack
+
+
 class CompilationError(Exception):
     """A kernel could not be compiled: where, and one sentence saying why.
 
@@ -31,8 +46,7 @@ class CompilationError(Exception):
     def __init__(self, message: str, location: SourceLocation | None = None,
                  call_stack: tuple[SourceLocation, ...] = ()):
         self.message = message
-        self.location = location
-        self.call_stack = tuple(call_stack)
+        self.location, self.call_stack = _user_frames(location, tuple(call_stack))
         super().__init__(self._render())
 
     def with_call_site(self, site: SourceLocation) -> "CompilationError":

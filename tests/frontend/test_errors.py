@@ -343,7 +343,7 @@ def program_id_axis_3(x_ptr):
 
 
 # Triton: a pybind TypeError when the tensor reaches create_get_program_id.
-@bad_kernel("this value is only known when the kernel runs, but Python needs it now")
+@bad_kernel("the program_id axis must be a constexpr int; this one is only known when the kernel runs")
 def runtime_program_id_axis(x_ptr):
     pid = tl.program_id(tl.program_id(0))  # <-
 
@@ -577,12 +577,32 @@ def kernel_returns_a_value(x_ptr):
     return tl.load(x_ptr)  # <-
 
 
-# Triton: supports an early return in a kernel (with cf branches); tilec does not yet.
-@bad_kernel("`return` inside an `if` or a loop is not supported")
-def return_inside_if(x_ptr):
-    if tl.program_id(0) == 0:
-        return  # <-
-    tl.store(x_ptr, 1.0)
+# Triton: the same refusal (returns inside loops).
+@bad_kernel("`return` inside a loop is not supported; leave the loop with `break` and return after it")
+def return_inside_loop(x_ptr, n):
+    for i in range(n):
+        if i == 3:
+            return  # <-
+        tl.store(x_ptr + i, 1.0)
+
+
+@tilec.jit
+def sometimes_returns(x, n):
+    if n > 0:
+        return x * 2  # <-
+
+
+@tilec.jit
+def calls_a_function_that_sometimes_returns(x_ptr, n):
+    tl.store(x_ptr, sometimes_returns(tl.load(x_ptr), n))
+
+
+def test_a_value_returned_on_some_paths_only_is_located_at_the_return():
+    # Triton: an error about the if's branches yielding different types.
+    err = compile_error(calls_a_function_that_sometimes_returns)
+    text = str(err)
+    assert "return x * 2  # <-" in text and "called from" in text
+    assert "this `return` gives a value, but another path reaches the end of the function without one" in err.message
 
 
 @pytest.mark.parametrize("kernel, fragment, signature, constexprs, caret_at", CASES)

@@ -154,7 +154,27 @@ def bad_arange(out_ptr, n):
         tl.store(out_ptr + values, n)
 
 
-def test_semantic_error_is_located_at_the_kernel_line():
+def test_the_frontend_check_reports_errors_in_code_no_program_reaches():
+    # The interpreter runs the compiler's frontend before the first program: the bad
+    # arange sits behind `if pid == 1`, and the grid has only program 0.
+    out = np.zeros(4, dtype=np.int32)
+    with pytest.raises(CompilationError) as info:
+        bad_arange[(1,)](out, 5)
+    text = str(info.value)
+    assert "values = tl.arange(0, 3)" in text and "in bad_arange" in text and "^" in text
+    assert "the number of elements must be a power of 2" in text
+    assert info.value.location.lineno == bad_arange.first_line + 3
+
+
+@pytest.fixture
+def no_frontend_check(monkeypatch):
+    """Only the interpreter's own checks, as they run while a program executes (they
+    remain for what the frontend cannot see before running)."""
+    from tilec.interpreter import launcher
+    monkeypatch.setattr(launcher, "_check_like_the_compiler", lambda *args: None)
+
+
+def test_semantic_error_is_located_at_the_kernel_line(no_frontend_check):
     out = np.zeros(4, dtype=np.int32)
     with pytest.raises(TilecSemanticError) as info:
         bad_arange[(2,)](out, 5)
@@ -173,9 +193,15 @@ def block_condition(x_ptr, BLOCK: tl.constexpr):
         tl.store(x_ptr, 0.0)
 
 
-def test_block_as_python_bool_is_refused(rng):
+def test_block_as_python_bool_is_refused(rng, no_frontend_check):
     x = rng.standard_normal(4).astype(np.float32)
     with pytest.raises(TilecSemanticError, match="no single Python value"):
+        block_condition[(1,)](x, BLOCK=4)
+
+
+def test_block_as_if_condition_is_refused_by_the_frontend_check(rng):
+    x = rng.standard_normal(4).astype(np.float32)
+    with pytest.raises(CompilationError, match="if x > 0:"):
         block_condition[(1,)](x, BLOCK=4)
 
 

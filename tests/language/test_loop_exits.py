@@ -1,6 +1,7 @@
 """`break` and `continue` in kernel loops (Triton refuses both): for over range,
 tl.range and tl.static_range, while, nested loops, exits inside nested ifs, on both
-backends against the same Python loop run on the host."""
+backends against the same Python loop run on the host. Also early `return`s from `if`
+branches, in kernels and in called @jit functions returning values."""
 from __future__ import annotations
 
 import numpy as np
@@ -201,3 +202,107 @@ def test_names_first_assigned_in_a_loop_can_be_assigned_again(backend, rng, flag
     column_sums = np.pad(x.astype(np.float64), (0, 4 * block - n)).reshape(4, block).sum(axis=0)
     expected = (3 * column_sums + (1 + 2 + 3) + (6 + 8)) * (1.0 if flag else -1.0)
     np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------- early returns
+
+
+@tilec.jit
+def pick(x, y, c):
+    if c > 0:
+        return x + 1
+    elif c < -5:
+        return x * 2
+    return y
+
+
+@tilec.jit
+def clamp_first(x, lo):
+    if x < lo:
+        return lo
+    if x > 100.0:
+        if lo > 0:
+            return 100.0 + lo
+        return 100.0
+    return x
+
+
+@tilec.jit
+def early_return_kernel(x_ptr, out_ptr, n_rows, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=0.0)
+    if row == 0:
+        tl.store(out_ptr + row * n_cols + offs, x * 0 - 1, mask=offs < n_cols)
+        return
+    s = tl.sum(x, axis=0)
+    v = pick(s, s * 0 + 7.0, row - 3)
+    v = clamp_first(v, 1.5)
+    tl.store(out_ptr + row * n_cols + offs, x + v, mask=offs < n_cols)
+
+
+def test_early_returns_in_kernels_and_functions(backend, rng):
+    # More programs than rows: the extra ones return at once (the usual row-kernel guard).
+    n_rows, n_cols = 12, 20
+    x = (rng.standard_normal((n_rows, n_cols)) * 20).astype(np.float32)
+    out = device_array(np.full((n_rows, n_cols), np.nan, np.float32), backend)
+    early_return_kernel[(n_rows + 3,)](device_array(x, backend), out, n_rows, n_cols, BLOCK=32)
+    expected = np.empty_like(x)
+    expected[0] = -1.0
+    for r in range(1, n_rows):
+        s = np.float32(x[r].astype(np.float64).sum())
+        c = r - 3
+        v = s + np.float32(1) if c > 0 else (s * np.float32(2) if c < -5 else np.float32(7.0))
+        v = np.float32(1.5) if v < 1.5 else (np.float32(101.5) if v > 100 else v)
+        expected[r] = x[r] + v
+    np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-5, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------- while loops carrying condition-only values
+
+
+@tilec.jit
+def halve_until_small(x_ptr, y_ptr, iters_ptr, max_iters, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    done = False
+    it = 0
+    while (not done) and (it < max_iters):  # `done` is read only by the condition
+        x = x * 0.5
+        done = tl.max(tl.abs(x), axis=0) < 1.0
+        it += 1
+    tl.store(y_ptr + offs, x)
+    tl.store(iters_ptr, it)
+
+
+@tilec.jit
+def condition_only_value(a_ptr, iters_ptr, tol):
+    x = tl.load(a_ptr)
+    y = x
+    it = 0
+    while y > tol:
+        y = x  # y is overwritten before any read in the body
+        x = x * 0.5
+        it += 1
+    tl.store(iters_ptr, it)
+
+
+def test_while_loops_carrying_values_only_the_condition_reads(backend, rng):
+    x = (rng.standard_normal(16) * 100).astype(np.float32)
+    y = device_array(np.full(16, np.nan, np.float32), backend)
+    iters = device_array(np.full(1, -1, np.int32), backend)
+    halve_until_small[(1,)](device_array(x, backend), y, iters, 50, BLOCK=16)
+    expected, count = x.copy(), 0
+    while not (np.abs(expected).max() < 1.0) and count < 50:
+        expected, count = expected * np.float32(0.5), count + 1
+    np.testing.assert_array_equal(to_numpy(y), expected)
+    assert to_numpy(iters)[0] == count
+
+    a = np.array([37.5], np.float32)
+    condition_only_value[(1,)](device_array(a, backend), iters, 0.1)
+    xv, yv, count = a[0], a[0], 0
+    while yv > np.float32(0.1):
+        yv, xv, count = xv, xv * np.float32(0.5), count + 1
+    assert to_numpy(iters)[0] == count

@@ -160,3 +160,13 @@ def test_a_string_argument_is_a_constexpr_and_misuse_is_located(fake_gpu):
     with pytest.raises(CompilationError, match=r"(?s)mask = offs < n\n.*\^.*the string 'hello' is a compile-time "
                                                "constant"):
         JITFunction(add_kernel)[(1,)](x, y, out, "hello")
+
+
+def test_an_unhashable_constexpr_is_a_launch_error_naming_it(fake_gpu):
+    x, y, out = tensors()
+    kernel = JITFunction(add_kernel)
+    for _ in range(2):  # the generated fast path, then again once a kernel is cached
+        with pytest.raises(LaunchError, match="tl.constexpr argument 'BLOCK' of add_kernel\\(\\) must be a hashable "
+                                              "compile-time value .*got list"):
+            kernel[(1,)](x, y, out, 5, BLOCK=[128])
+        kernel[(1,)](x, y, out, 5, BLOCK=128)

@@ -38,8 +38,8 @@ class CompileOptions:
     enable_fp_fusion: bool = True  # a*b + c may become one fma (as in Triton)
 
     def __post_init__(self):
-        if self.num_warps not in (1, 2, 4, 8, 16, 32):
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps}")
+        if isinstance(self.num_warps, bool) or self.num_warps not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps!r}")
         if not re.fullmatch(r"sm_\d+a?", self.target):
             raise ValueError(f"target must look like 'sm_90', got {self.target!r}")
 

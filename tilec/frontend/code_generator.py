@@ -183,6 +183,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.return_value: Any = None
         self.has_returned = False
         self.control_depth = 0
+        self.loop_depth = 0
         self._closure = fn.closure_values()
 
     # ------------------------------------------------------------------ errors and locations
@@ -316,9 +317,13 @@ class CodeGenerator(ast.NodeVisitor):
         raise self.error(target, f"cannot assign to {type(target).__name__}")
 
     def visit_Return(self, node: ast.Return) -> None:
+        if self.loop_depth:
+            raise self.error(node, "`return` inside a loop is not supported; leave the loop with `break` "
+                                   "and return after it")
         if self.control_depth:
-            raise self.error(node, "`return` inside an `if` or a loop is not supported; "
-                                   "assign the result to a name and return it at the end")
+            # early_returns.py moved every other return to the end of the function
+            raise self.error(node, "this `return` gives a value, but another path reaches the end of the "
+                                   "function without one; return a value on every path")
         value = self.visit(node.value) if node.value is not None else None
         if self.is_kernel and _unwrap(value) is not None:
             raise self.error(node, "a kernel cannot return a value; store results through a pointer")
@@ -546,6 +551,7 @@ class CodeGenerator(ast.NodeVisitor):
             self.scope[name] = _rebuild(value, args)
         iv = tensor(body.arguments[0], iv_type)
         self.control_depth += 1
+        self.loop_depth += 1
         try:
             with ir.InsertionPoint(body):
                 if negative:
@@ -568,6 +574,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.builder.scf_yield(yields)
         finally:
             self.control_depth -= 1
+            self.loop_depth -= 1
 
         after = dict(before)
         carried_names = {name for name, _, _, _ in carried}
@@ -652,6 +659,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.scope[name] = _rebuild(value, args)
 
         self.control_depth += 1
+        self.loop_depth += 1
         try:
             bind(before_block)
             with ir.InsertionPoint(before_block):
@@ -683,6 +691,7 @@ class CodeGenerator(ast.NodeVisitor):
                 self.builder.scf_yield(yields)
         finally:
             self.control_depth -= 1
+            self.loop_depth -= 1
         after = dict(outer)
         carried_names = {name for name, _, _, _ in carried}
         for name in assigned:
@@ -847,6 +856,9 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(base, tensor):
             return base[index]
         base = _unwrap(base)
+        if isinstance(base, KernelFunction):
+            raise self.error(node, f"a kernel cannot launch another kernel ({base.__name__}[grid](...)); call the "
+                                   f"@jit function directly: {base.__name__}(...)")
         if isinstance(index, tensor):
             raise self.error(node.slice, "a tuple can only be indexed by a compile-time constant")
         return _sanitize(base[_unwrap(index)])
@@ -867,8 +879,12 @@ class CodeGenerator(ast.NodeVisitor):
                 parts.append(str(value.value))
             elif isinstance(value, ast.FormattedValue):
                 item = self.visit(value.value)
+                if isinstance(item, tensor):
+                    raise self.error(value.value, "an f-string can only format compile-time constants, and this "
+                                                  "value is only known when the kernel runs; print its value with "
+                                                  "tl.device_print(\"x\", x), its type with tl.static_print(x)")
                 fmt = _unwrap(self.visit(value.format_spec)) if value.format_spec is not None else ""
-                parts.append(format(item if isinstance(item, tensor) else _unwrap(item), fmt))
+                parts.append(format(_unwrap(item), fmt))
         return constexpr("".join(parts))
 
     def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:

@@ -12,6 +12,7 @@ import textwrap
 from typing import Any, Callable
 
 from ..language.core import is_constexpr_annotation
+from .early_returns import rewrite_early_returns
 from .loop_exits import rewrite_loop_exits
 
 
@@ -49,13 +50,14 @@ class KernelFunction:
         return self.fn.__globals__
 
     def parse(self) -> ast.FunctionDef:
-        """The function's AST (parsed once), `break`/`continue` rewritten into flags."""
+        """The function's AST (parsed once), `break`/`continue` rewritten into flags and
+        returns inside `if`s moved to the end (loop_exits.py, early_returns.py)."""
         if self._ast is None:
             tree = ast.parse(self.src)
             node = tree.body[0]
             if not isinstance(node, ast.FunctionDef):
                 raise ValueError(f"@jit expects a function definition, got {type(node).__name__}")
-            self._ast = rewrite_loop_exits(node)
+            self._ast = rewrite_early_returns(rewrite_loop_exits(node))
         return self._ast
 
     def source_line(self, lineno: int) -> str:

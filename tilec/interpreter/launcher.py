@@ -51,6 +51,9 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
     defaults, keyword arguments, callable grids and their errors behave identically.
     """
     options, values = fn._split_call(tuple(args), dict(kwargs))
+    check_options = getattr(fn, "_check_options", None)
+    if check_options is not None:
+        check_options(options)
     debug = _debug_mode(fn, options)
     dims = fn._resolve_grid(grid, values)
     with _DeviceMirror() as mirror:
@@ -61,9 +64,35 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
         memory = Memory(arrays)
         kernel_args = [_kernel_argument(fn, index, name, value, memory, arrays)
                        for index, (name, value) in enumerate(zip(fn.arg_names, values))]
+        _check_like_the_compiler(fn, values, debug)
         if 0 in dims:
             return
         _run_grid(fn, dims, kernel_args, memory, debug)
+
+
+def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> None:
+    """Runs the compiler's frontend over this specialisation (once per specialisation),
+    so that a kernel the compiler would refuse -- unsupported syntax, a name whose type
+    changes in a loop, a runtime value where a constexpr is needed, an early `return` --
+    fails here too, with the same located CompilationError, even in code the inputs never
+    reach. About 10 ms per specialisation; nothing is lowered."""
+    specialization = getattr(fn, "specialization", None)
+    if specialization is None:
+        return
+    specs = specialization(values, types_as_strings=True)  # LaunchErrors name the argument, as on the GPU
+    key = (tuple(s.key() for s in specs), debug)
+    checked = fn.__dict__.setdefault("_checked_by_frontend", set())
+    if key in checked:
+        return
+    from ..frontend import generate_ttir
+    from ..runtime.driver import default_target
+    try:
+        generate_ttir(fn, specs, debug=debug, target=default_target())
+    except CompilationError:
+        raise
+    except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works
+        pass
+    checked.add(key)
 
 
 def _debug_mode(fn: KernelFunction, options: dict) -> bool:
@@ -132,8 +161,9 @@ def _failed_assert_statement(fn: KernelFunction, exc: AssertionError, builder: N
 
 
 def _is_array(value: Any) -> bool:
-    return not isinstance(value, (tl.constexpr, str, tl.dtype)) and specialize.scalar_type(value) is None \
-        and value is not None and specialize.dtype_of_array(value) is not None
+    if isinstance(value, (tl.constexpr, str, tl.dtype)) or value is None or isinstance(value, int):
+        return False
+    return specialize.scalar_type(value) is None and specialize.dtype_of_array(value) is not None
 
 
 def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memory: Memory,
@@ -149,7 +179,10 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         return tl._unwrap(value)
     if value is None or isinstance(value, str):
         return value  # as in the compiled path, None and strings are constexprs
-    ty = specialize.scalar_type(value)
+    try:
+        ty = specialize.scalar_type(value)
+    except LaunchError as error:
+        raise LaunchError(f"argument '{name}' of {fn.__name__}(): {error}") from None
     if ty is not None:
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if name in arrays:

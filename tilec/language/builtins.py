@@ -46,12 +46,12 @@ def full(shape, value, dtype) -> tensor:
 
 @builtin
 def zeros(shape, dtype) -> tensor:
-    return _sem().full(shape, 0, dtype)
+    return _sem().full(shape, 0, dtype, "zeros")
 
 
 @builtin
 def zeros_like(input) -> tensor:
-    return _sem().full(input.shape, 0, input.dtype)
+    return _sem().full(input.shape, 0, input.dtype, "zeros_like")
 
 
 @builtin

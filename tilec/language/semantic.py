@@ -34,6 +34,29 @@ def _error(message: str) -> TilecSemanticError:
     return TilecSemanticError(message)
 
 
+def _axis_arg(axis: Any, what: str) -> int:
+    """An axis argument as a Python int, or a clear error (`what`: "reduction", ...)."""
+    axis = _unwrap(axis)
+    if isinstance(axis, bool) or not isinstance(axis, (int, numbers.Integral)):
+        if isinstance(axis, (tuple, list)):
+            raise _error(f"the {what} axis must be a single int, got {tuple(_unwrap(a) for a in axis)}; "
+                         "reduce one axis at a time")
+        if isinstance(axis, tensor):
+            raise _error(f"the {what} axis must be a constexpr int; this one is only known when the kernel runs")
+        raise _error(f"the {what} axis must be an int, got {axis!r}")
+    return int(axis)
+
+
+def _dtype_arg(ty: Any, what: str) -> dtype:
+    """A dtype argument, or a clear error naming the function (`what`)."""
+    ty = _unwrap(ty)
+    if isinstance(ty, dtype):
+        return ty
+    if isinstance(ty, str):
+        raise _error(f"{what} expects a tl dtype such as tl.float32, got the string {ty!r}")
+    raise _error(f"{what} expects a tl dtype such as tl.float32, got {ty!r}")
+
+
 def integer_promote(a: dtype, b: dtype) -> dtype:
     """C's usual arithmetic conversions between two integer types."""
     if a.is_int_signed() == b.is_int_signed():
@@ -149,6 +172,9 @@ class Semantic:
             raise _error("None cannot be used as a value here")
         if isinstance(value, dtype):
             raise _error(f"{value!r} is a type, not a value")
+        if isinstance(value, (tuple, list)):
+            raise _error(f"a tuple of {len(value)} values cannot be used as one value here; unpack it first "
+                         "(e.g. `values, indices = tl.max(x, axis=0, return_indices=True)`)")
         ty = ty if ty is not None else python_scalar_type(value)
         if isinstance(value, float) and not ty.is_floating():
             raise _error(f"the float constant {value} cannot become {ty} without losing its value; "
@@ -248,7 +274,7 @@ class Semantic:
         return self.broadcast_to(lhs, shape), self.broadcast_to(rhs, shape)
 
     def expand_dims(self, x: tensor, axis: int) -> tensor:
-        axis = int(_unwrap(axis))
+        axis = _axis_arg(axis, "expand_dims")
         if not x.type.is_block():
             return self.splat(x, (1,))
         rank = len(x.type.shape)
@@ -768,13 +794,13 @@ class Semantic:
 
     # ------------------------------------------------------------------ program ids and creation
     def program_id(self, axis: Any) -> tensor:
-        axis = int(_unwrap(axis))
+        axis = _axis_arg(axis, "program_id")
         if axis not in (0, 1, 2):
             raise _error(f"program_id axis must be 0, 1 or 2, got {axis}")
         return tensor(self.builder.program_id(axis), tl.int32)
 
     def num_programs(self, axis: Any) -> tensor:
-        axis = int(_unwrap(axis))
+        axis = _axis_arg(axis, "num_programs")
         if axis not in (0, 1, 2):
             raise _error(f"num_programs axis must be 0, 1 or 2, got {axis}")
         return tensor(self.builder.num_programs(axis), tl.int32)
@@ -795,16 +821,18 @@ class Semantic:
         ty = block_type(tl.int32, [size])
         return tensor(self.builder.make_range(start, end, ty), ty)
 
-    def full(self, shape: Any, value: Any, ty: Any) -> tensor:
+    def full(self, shape: Any, value: Any, ty: Any, what: str = "full") -> tensor:
         shape = self.validate_block_shape(tl._unwrap_shape(shape))
-        ty = _unwrap(ty)
+        ty = _dtype_arg(ty, what)
         value = _unwrap(value)
         if isinstance(value, tensor):
             if value.type.is_block():
-                raise _error("full's value must be a scalar")
+                raise _error(f"{what}'s value must be a scalar, got a block of shape {list(value.type.shape)}")
             scalar = self.cast(value, ty)
         elif isinstance(value, float) and not ty.is_floating():
-            scalar = self.cast(self.to_tensor(value), ty)  # tl.full(shape, 2.5, tl.int32) truncates, as in Triton
+            if not (math.isfinite(value) and value == int(value)):
+                raise _error(f"{what}: the value {value!r} is not an integer, so it cannot fill a {ty} block")
+            scalar = self.to_tensor(int(value), ty)
         else:
             scalar = self.to_tensor(value, ty)
         if not shape:
@@ -962,6 +990,9 @@ class Semantic:
             raise _error(f"{what}'s cache_modifier {cache_modifier!r} is not one of {list(allowed)}")
         if eviction_policy not in _EVICTION_POLICIES:
             raise _error(f"unknown eviction_policy {eviction_policy!r}; expected one of {list(_EVICTION_POLICIES)}")
+        if cache_modifier and eviction_policy in ("evict_first", "evict_last"):
+            raise _error(f"{what}: cache_modifier {cache_modifier!r} and eviction_policy {eviction_policy!r} cannot "
+                         "be combined; a PTX memory access takes a cache operator or an eviction priority, not both")
         return cache_modifier, eviction_policy
 
     @staticmethod
@@ -980,7 +1011,8 @@ class Semantic:
         if not mask.dtype.is_bool():
             raise _error(f"{what}'s mask must be boolean (int1), got {mask.dtype}")
         if mask.type.is_block() and not ptr.type.is_block():
-            ptr = self.broadcast_to(ptr, mask.type.shape)
+            raise _error(f"{what}'s mask is a block of shape {list(mask.type.shape)} but the pointer is a scalar; "
+                         "give the pointer that shape too (e.g. ptr + tl.arange(0, N)) or use a scalar mask")
         if ptr.type.is_block():
             if mask.type.is_block() and self.broadcast_shapes(mask.type.shape, ptr.type.shape) != ptr.type.shape:
                 raise _error(f"{what}'s mask has shape {list(mask.type.shape)}, which does not broadcast to "
@@ -991,6 +1023,8 @@ class Semantic:
     def load(self, ptr: Any, mask: Any = None, other: Any = None, cache_modifier: str = "",
              eviction_policy: str = "", volatile: bool = False) -> tensor:
         cache_modifier, eviction_policy = self._check_cache_options("load", cache_modifier, eviction_policy)
+        if _unwrap(volatile) and (cache_modifier or eviction_policy in ("evict_first", "evict_last")):
+            raise _error("a volatile load takes no cache_modifier or eviction_policy (PTX's ld.volatile has neither)")
         ptr, mask = self._memory_operands(ptr, mask, "load")
         self._check_storage_type(ptr.dtype.element_ty, "load")
         elt = ptr.dtype.element_ty
@@ -1174,6 +1208,9 @@ class Semantic:
         first = inputs[0]
         if not first.type.is_block():
             raise _error("cannot reduce a scalar; reductions need a tensor")
+        for x in inputs:
+            if x.dtype.is_ptr():
+                raise _error(f"cannot reduce a tensor of pointers ({x.type}); load the values first")
         for x in inputs[1:]:
             if x.type.shape != first.type.shape:
                 raise _error(f"all reduced tensors must have the same shape, got {list(first.type.shape)} "
@@ -1186,7 +1223,7 @@ class Semantic:
             if keep_dims:
                 results = [self.reshape(self.splat(r, (1,)), (1,) * len(shape)) for r in results]
             return results
-        axis = int(axis)
+        axis = _axis_arg(axis, "reduction")
         rank = len(shape)
         if not -rank <= axis < rank:
             raise _error(f"reduction axis {axis} is out of range for a tensor of rank {rank}")
@@ -1207,6 +1244,9 @@ class Semantic:
         first = inputs[0]
         if not first.type.is_block():
             raise _error("cannot scan a scalar; scans need a tensor")
+        for x in inputs:
+            if x.dtype.is_ptr():
+                raise _error(f"cannot scan a tensor of pointers ({x.type}); load the values first")
         for x in inputs[1:]:
             if x.type.shape != first.type.shape:
                 raise _error(f"all scanned tensors must have the same shape, got {list(first.type.shape)} "
@@ -1215,7 +1255,7 @@ class Semantic:
         if axis is None:
             raise _error("a scan needs an axis")
         rank = len(first.type.shape)
-        axis = int(axis)
+        axis = _axis_arg(axis, "scan")
         if not -rank <= axis < rank:
             raise _error(f"scan axis {axis} is out of range for a tensor of rank {rank}")
         axis %= rank
@@ -1246,17 +1286,26 @@ class Semantic:
             x = self.cast(x, _unwrap(out_dtype))
         return self.scan([x], axis, lambda a, b: [self.mul(a[0], b[0])], reverse)[0]
 
-    def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
-        single = not isinstance(inputs, (tuple, list))
-        values = [inputs] if single else list(inputs)
-
+    def _user_combiner(self, combine_fn: Any) -> Callable[[list[tensor], list[tensor]], list[tensor]]:
+        """The combine callback of tl.reduce / tl.associative_scan for a user @jit function
+        taking the lhs values then the rhs values: one result per input, each converted
+        to its input's type."""
         def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
             result = tl.call_kernel_function(combine_fn, a + b)
             results = list(result) if isinstance(result, (tuple, list)) else [result]
+            if len(results) != len(a):
+                name = getattr(combine_fn, "__name__", "the combine function")
+                raise _error(f"{name} returned {len(results)} value{'s' if len(results) != 1 else ''} for "
+                             f"{len(a)} input{'s' if len(a) != 1 else ''}; a combine function returns one value "
+                             "per input")
             return [self.cast(self.to_tensor(r, v.dtype) if not isinstance(r, tensor) else r, v.dtype)
                     for r, v in zip(results, a)]
+        return combine
 
-        results = self.scan(values, axis, combine, reverse)
+    def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
+        single = not isinstance(inputs, (tuple, list))
+        values = [inputs] if single else list(inputs)
+        results = self.scan(values, axis, self._user_combiner(combine_fn), reverse)
         return results[0] if single else tl.tuple_value(results)
 
     def sum(self, x: Any, axis: Any, keep_dims: bool = False, out_dtype: Any = None) -> tensor:
@@ -1297,7 +1346,7 @@ class Semantic:
         if not x.type.is_block():
             raise _error("argmax/argmin need a tensor")
         axis = _unwrap(axis)
-        index = self._axis_indices(x, axis if axis is None else int(axis))
+        index = self._axis_indices(x, axis if axis is None else _axis_arg(axis, "argmax/argmin"))
         is_float = x.dtype.is_floating()
 
         def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
@@ -1321,14 +1370,7 @@ class Semantic:
         taking the lhs values then the rhs values, returning one value or a tuple."""
         single = not isinstance(inputs, (tuple, list))
         values = [inputs] if single else list(inputs)
-
-        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
-            result = tl.call_kernel_function(combine_fn, a + b)
-            results = list(result) if isinstance(result, (tuple, list)) else [result]
-            return [self.cast(self.to_tensor(r, v.dtype) if not isinstance(r, tensor) else r, v.dtype)
-                    for r, v in zip(results, a)]
-
-        results = self.reduction(values, axis, combine, keep_dims)
+        results = self.reduction(values, axis, self._user_combiner(combine_fn), keep_dims)
         return results[0] if single else tl.tuple_value(results)
 
     def _widen_for_extremum(self, x: Any) -> tensor:

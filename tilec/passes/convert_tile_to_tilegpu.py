@@ -184,17 +184,19 @@ class _LayoutAssigner:
                 self.ensure(terminator, i, enc)
 
     def run_while(self, op: ir.Operation) -> None:
+        """The `before` arguments take the types of the inits (and the `after` block's
+        yield is converted to them); the `after` arguments and the results take the types
+        of the values `scf.condition` forwards, which canonicalisation may have thinned
+        (a value only the condition reads is not forwarded)."""
         inits = list(op.operands)
         before, after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-        for init, arg_before, arg_after, result in zip(inits, before.arguments, after.arguments, op.results):
-            for value in (arg_before, arg_after, result):
-                value.set_type(init.type)
+        for init, arg in zip(inits, before.arguments):
+            arg.set_type(init.type)
         self.run_block(before)
-        condition = block_ops(before)[-1]
-        for i, init in enumerate(inits):
-            enc = tilegpu.layout_of(init.type)
-            if enc is not None:
-                self.ensure(condition, i + 1, enc)  # operand 0 is the condition itself
+        forwarded = list(block_ops(before)[-1].operands)[1:]  # operand 0 is the condition itself
+        for value, arg, result in zip(forwarded, after.arguments, op.results):
+            arg.set_type(value.type)
+            result.set_type(value.type)
         self.run_block(after)
         terminator = block_ops(after)[-1]
         for i, init in enumerate(inits):

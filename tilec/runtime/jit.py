@@ -8,6 +8,7 @@ the C++ launcher on the current stream (torch's when torch is present).
 from __future__ import annotations
 
 import inspect
+import operator
 import sys
 from typing import Any, Callable, Sequence
 
@@ -102,7 +103,10 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
     if _config.interpret or _config.always_compile:
         return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
     _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
-    _kernel = _kernels_get(_key)
+    try:
+        _kernel = _kernels_get(_key)
+    except TypeError:  # an unhashable argument: run() names it
+        _kernel = None
     if _kernel is None:
         return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
     if _grid.__class__ is tuple and len(_grid) == 1 and _grid[0].__class__ is int and _grid[0] >= 0:
@@ -126,10 +130,14 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
         key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
-        kernel = self._kernels.get(key)
+        try:
+            kernel = self._kernels.get(key)
+        except TypeError:  # an unhashable constexpr: _get_kernel's specialisation names it
+            kernel, key = None, None
         if kernel is None or _config.always_compile:
             kernel = self._get_kernel(list(values), options)
-            self._kernels[key] = kernel
+            if key is not None:
+                self._kernels[key] = kernel
         if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
             grid3 = (grid[0], 1, 1)
         else:
@@ -183,7 +191,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         try:
             if isinstance(grid, (str, bytes)):
                 raise TypeError
-            dims = tuple(int(g) for g in grid)
+            dims = tuple(operator.index(g) for g in grid)  # ints (NumPy, torch too); never floats
         except (TypeError, ValueError):
             raise LaunchError(f"the grid must be a tuple of 1 to 3 integers, or a callable returning one; "
                               f"got {grid!r}") from None
@@ -212,13 +220,18 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             try:
                 hash(value)
             except TypeError:
-                raise LaunchError(f"tl.constexpr argument '{name}' must be hashable, got {type(value).__name__}") from None
+                raise LaunchError(f"tl.constexpr argument '{name}' of {self.__name__}() must be a hashable "
+                                  f"compile-time value (an int, float, bool, str, tl.dtype or None), got "
+                                  f"{type(value).__name__}") from None
             return ArgSpec(name, constant=value, is_constant=True)
         if value is None:
             return ArgSpec(name, constant=None, is_constant=True)
         if isinstance(value, tl.constexpr):
             return ArgSpec(name, constant=value.value, is_constant=True)
-        ty = specialize.scalar_type(value)
+        try:
+            ty = specialize.scalar_type(value)
+        except LaunchError as error:
+            raise LaunchError(f"argument '{name}' of {self.__name__}(): {error}") from None
         if ty is not None:
             if ty.is_int() and not ty.is_bool():
                 value = int(value)
@@ -289,10 +302,16 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         return kernel
 
     def _check_options(self, options: dict) -> None:
+        """Launch options are checked alike on both backends (the interpreter ignores them
+        otherwise), so a launch the GPU would refuse fails in the interpreter too."""
         for name, value in options.items():
             if name in ("num_warps", "num_stages", "maxnreg", "num_ctas") and value is not None and (
                     not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise LaunchError(f"{self.__name__}(): launch option {name} must be a non-negative int, got {value!r}")
+        num_warps = options.get("num_warps")
+        if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
+            raise LaunchError(f"{self.__name__}(): launch option num_warps must be a power of 2 between 1 and 32, "
+                              f"got {num_warps}")
 
     def cache_hash(self) -> str:
         """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""

@@ -86,11 +86,16 @@ def scalar_type(value: Any) -> tl.dtype | None:
 
 
 def describe(value: Any) -> str:
-    """A short description of an argument for error messages."""
+    """A short description of an argument for error messages (one line)."""
     if value is None:
         return "None"
     dtype = dtype_of_array(value)
     if dtype is not None:
         device = getattr(value, "device", None)
         return f"{type(value).__name__} of {dtype}" + (f" on {device}" if device is not None else "")
-    return f"{type(value).__name__} {value!r}"[:80]
+    element = getattr(value, "dtype", None)
+    if element is not None and hasattr(value, "shape") and getattr(value, "shape", ()) != ():
+        return (f"{type(value).__name__} of {str(element).replace('torch.', '')}, an element type tilec does not "
+                "support (it takes bool, int8-int64, uint8-uint64, float8, float16, bfloat16, float32, float64)")
+    text = " ".join(f"{type(value).__name__} {value!r}".split())
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -84,3 +84,34 @@ func.func @if_results(%v: f32, %cond: i1) {
   %sq = arith.mulf %r, %r : tensor<128xf32>
   return
 }
+
+// A while loop whose condition forwards fewer values than it carries (canonicalisation
+// drops one only the condition reads): the `after` arguments and the results take the
+// types of the forwarded values, not those of the inits.
+// CHECK-LABEL: func.func @while_forwards_fewer
+// CHECK: [[W:%.*]]:2 = scf.while ([[X:%.*]] = %{{.*}}, [[Y:%.*]] = %{{.*}}, [[IT:%.*]] = %{{.*}}) : (tensor<128xf32, #[[B]]>, f32, i32) -> (tensor<128xf32, #[[B]]>, i32)
+// CHECK: scf.condition(%{{.*}}) [[X]], [[IT]] : tensor<128xf32, #[[B]]>, i32
+// CHECK: ^bb0([[X2:%.*]]: tensor<128xf32, #[[B]]>, [[IT2:%.*]]: i32):
+// CHECK: arith.addi [[IT2]], %{{.*}} : i32
+func.func @while_forwards_fewer(%v: f32, %tol: f32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %init = "tile.splat"(%v) : (f32) -> tensor<128xf32>
+  %res:2 = scf.while (%x = %init, %y = %v, %it = %c0) : (tensor<128xf32>, f32, i32) -> (tensor<128xf32>, i32) {
+    %go = arith.cmpf ogt, %y, %tol : f32
+    scf.condition(%go) %x, %it : tensor<128xf32>, i32
+  } do {
+  ^bb0(%x2: tensor<128xf32>, %it2: i32):
+    %half = arith.constant 5.000000e-01 : f32
+    %h = "tile.splat"(%half) : (f32) -> tensor<128xf32>
+    %next = arith.mulf %x2, %h : tensor<128xf32>
+    %first = "tile.reduce"(%next) ({
+    ^bb0(%a: f32, %b: f32):
+      %m = arith.maximumf %a, %b : f32
+      gpu.yield %m : f32
+    }) {axis = 0 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<128xf32>) -> f32
+    %inc = arith.addi %it2, %c1 : i32
+    scf.yield %next, %first, %inc : tensor<128xf32>, f32, i32
+  }
+  return
+}

@@ -56,4 +56,29 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90"} {
     "tile.store"(%op, %res) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<512x!tile.ptr<f32>, #vec>, tensor<512xf32, #vec>) -> ()
     return
   }
+  // A while loop carrying a 4-element tensor, a scalar only the condition reads, and a
+  // counter; the condition forwards the tensor and the counter: the `after` block and
+  // the results are 4 + 1 scalars, the `before` block 4 + 1 + 1.
+  // CHECK-LABEL: llvm.func @while_forwards_fewer
+  // CHECK: [[W:%[0-9]+]]:5 = scf.while ([[B0:%.*]] = %{{.*}}, [[B1:%.*]] = %{{.*}}, [[B2:%.*]] = %{{.*}}, [[B3:%.*]] = %{{.*}}, [[BY:%.*]] = %{{.*}}, [[BI:%.*]] = %{{.*}}) : (f32, f32, f32, f32, f32, i32) -> (f32, f32, f32, f32, i32) {
+  // CHECK: scf.condition(%{{[0-9]+}}) [[B0]], [[B1]], [[B2]], [[B3]], [[BI]] : f32, f32, f32, f32, i32
+  // CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, [[AI:%.*]]: i32):
+  // CHECK: arith.addi [[AI]], %{{.*}} : i32
+  func.func @while_forwards_fewer(%v: f32, %tol: f32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %init = "tile.splat"(%v) : (f32) -> tensor<512xf32, #vec>
+    %res:2 = scf.while (%x = %init, %y = %v, %it = %c0) : (tensor<512xf32, #vec>, f32, i32) -> (tensor<512xf32, #vec>, i32) {
+      %go = arith.cmpf ogt, %y, %tol : f32
+      scf.condition(%go) %x, %it : tensor<512xf32, #vec>, i32
+    } do {
+    ^bb0(%x2: tensor<512xf32, #vec>, %it2: i32):
+      %half = arith.constant 5.000000e-01 : f32
+      %h = "tile.splat"(%half) : (f32) -> tensor<512xf32, #vec>
+      %next = arith.mulf %x2, %h : tensor<512xf32, #vec>
+      %inc = arith.addi %it2, %c1 : i32
+      scf.yield %next, %half, %inc : tensor<512xf32, #vec>, f32, i32
+    }
+    return
+  }
 }

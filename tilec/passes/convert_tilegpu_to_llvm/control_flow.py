@@ -54,24 +54,31 @@ def lower_for(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("scf.while")
 def lower_while(ctx: LoweringContext, op: ir.Operation) -> None:
+    """The `before` block takes the inits' elements; the `after` block and the results
+    take those of the values scf.condition forwards (fewer than the inits when
+    canonicalisation dropped one only the condition reads)."""
     inits = list(op.operands)
     counts = _counts(ctx, inits)
     flat_inits = _flatten(ctx, inits)
-    types = [v.type for v in flat_inits]
-    new = create_op("scf.while", types, flat_inits, regions=2)
+    results = list(op.results)
+    result_counts = _counts(ctx, results)
+    result_types = []
+    for value, count in zip(results, result_counts):
+        result_types.extend([ctx.element_type(value.type)] * count)
+    new = create_op("scf.while", result_types, flat_inits, regions=2)
     old_before, old_after = op.regions[0].blocks[0], op.regions[1].blocks[0]
-    before = new.regions[0].blocks.append(*types)
-    after = new.regions[1].blocks.append(*types)
+    before = new.regions[0].blocks.append(*[v.type for v in flat_inits])
+    after = new.regions[1].blocks.append(*result_types)
     _unflatten(ctx, list(old_before.arguments), list(before.arguments), counts)
     lower_block(ctx, old_before, before)
     condition = block_ops(old_before)[-1]
     with ir.InsertionPoint(before):
         create_op("scf.condition", [], [ctx.lowered(condition.operands[0])] + _flatten(ctx, list(condition.operands)[1:]))
-    _unflatten(ctx, list(old_after.arguments), list(after.arguments), counts)
+    _unflatten(ctx, list(old_after.arguments), list(after.arguments), result_counts)
     lower_block(ctx, old_after, after)
     with ir.InsertionPoint(after):
         create_op("scf.yield", [], _flatten(ctx, block_ops(old_after)[-1].operands))
-    _unflatten(ctx, list(op.results), list(new.results), counts)
+    _unflatten(ctx, results, list(new.results), result_counts)
 
 
 @lowers("scf.if")

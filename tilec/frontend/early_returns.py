@@ -1,0 +1,118 @@
+"""`return` inside `if` branches, by moving the code after the `if` into the branch that
+does not return.
+
+    if row >= n_rows:                   if row >= n_rows:
+        return                              pass
+    x = tl.load(...)          ->        else:
+    tl.store(..., x)                        x = tl.load(...)
+                                            tl.store(..., x)
+
+After the move every `return` ends the function; a function returning values then gets
+one hidden result name, assigned where each `return` was and returned at the end, so
+that the code generator's ordinary `if` (a name defined in both branches flows out)
+carries the result:
+
+    if c:                               if c:
+        return a          ->                _tilec_result = a
+    return b                            else:
+                                            _tilec_result = b
+                                        return _tilec_result
+
+Only `if` statements are rewritten; a `return` inside a loop stays (and is refused by the
+code generator). A function that returns a value on some paths and falls off its end on
+others is left as written, so the code generator's error names the offending `return`.
+The interpreter runs the Python function itself and never sees this rewrite.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+
+RESULT_NAME = "_tilec_result"
+
+
+def rewrite_early_returns(fn: ast.FunctionDef) -> ast.FunctionDef:
+    """`fn` with returns inside `if`s moved to the end of the function (in place)."""
+    if not any(_branch_returns(stmt) for stmt in fn.body):
+        return fn
+    body = _move_tails(fn.body)
+    returns = list(_tail_returns(body))
+    if any(r.value is not None for r in returns):
+        if not _always_returns(body):
+            return fn  # some path returns nothing: left for the code generator to refuse
+        fn.body = _assign_results(body) + [ast.Return(value=ast.Name(id=RESULT_NAME, ctx=ast.Load()))]
+        ast.copy_location(fn.body[-1], returns[-1])
+    else:
+        fn.body = _drop_returns(body)
+    ast.fix_missing_locations(fn)
+    return fn
+
+
+def _branch_returns(stmt: ast.stmt) -> bool:
+    """Whether `stmt` is an `if` with a `return` in a branch (through nested ifs, not loops)."""
+    if not isinstance(stmt, ast.If):
+        return False
+    return any(isinstance(s, ast.Return) or _branch_returns(s) for s in stmt.body + stmt.orelse)
+
+
+def _always_returns(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through `stmts` ends in a `return`."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            return True
+        if isinstance(stmt, ast.If) and _always_returns(stmt.body) and _always_returns(stmt.orelse):
+            return True
+    return False
+
+
+def _move_tails(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """`stmts` with the statements after each returning `if` moved into its branches that
+    can fall through (copied when both can)."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.Return):
+            return stmts[:i + 1]  # what follows a return never runs
+        if _branch_returns(stmt):
+            rest = stmts[i + 1:]
+            body = stmt.body if _always_returns(stmt.body) else stmt.body + copy.deepcopy(rest)
+            orelse = stmt.orelse if _always_returns(stmt.orelse) else stmt.orelse + copy.deepcopy(rest)
+            moved = ast.If(test=stmt.test, body=_move_tails(body) or [ast.Pass()], orelse=_move_tails(orelse))
+            return stmts[:i] + [ast.copy_location(moved, stmt)]
+    return stmts
+
+
+def _tail_returns(stmts: list[ast.stmt]):
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            yield stmt
+        elif isinstance(stmt, ast.If):
+            yield from _tail_returns(stmt.body)
+            yield from _tail_returns(stmt.orelse)
+
+
+def _assign_results(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            assign = ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=stmt.value)
+            out.append(ast.copy_location(assign, stmt))
+        elif isinstance(stmt, ast.If):
+            stmt.body = _assign_results(stmt.body) or [ast.Pass()]
+            stmt.orelse = _assign_results(stmt.orelse)
+            out.append(stmt)
+        else:
+            out.append(stmt)
+    return out
+
+
+def _drop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            out.append(ast.copy_location(ast.Pass(), stmt))
+        elif isinstance(stmt, ast.If):
+            stmt.body = _drop_returns(stmt.body) or [ast.Pass()]
+            stmt.orelse = _drop_returns(stmt.orelse)
+            out.append(stmt)
+        else:
+            out.append(stmt)
+    return out
