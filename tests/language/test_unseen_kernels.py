@@ -1975,7 +1975,9 @@ def test_heuristics_and_do_not_specialize(backend, rng, n):
     for scale in (1, 2.5):
         y = _poison(n, np.float32, backend)
         _heuristic_kernel[(triton.cdiv(n, 64),)](device_array(x, backend), y, n, scale, BLOCK=64)
-        np.testing.assert_allclose(to_numpy(y), x * np.float32(scale) + shift, rtol=1e-6)
+        # x * scale + shift is one fma on the GPU (fp fusion): near-cancelling results
+        # differ from the twice-rounded reference by up to an ulp of the product.
+        np.testing.assert_allclose(to_numpy(y), x * np.float32(scale) + shift, rtol=1e-6, atol=1e-6)
 
 
 GLOBAL_SCALE = tl.constexpr(3)
