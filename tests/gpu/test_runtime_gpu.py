@@ -52,6 +52,7 @@ def test_explicit_stream_option():
     x = torch.randn(4096, device="cuda")
     out = torch.full_like(x, float("nan"))
     stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())  # x and out are filled on the current stream
     scale_kernel[(4,)](x, out, 4096, -1.0, BLOCK=1024, stream=stream.cuda_stream)
     stream.synchronize()
     torch.testing.assert_close(out, -x)
