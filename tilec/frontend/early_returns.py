@@ -40,10 +40,10 @@ def rewrite_early_returns(fn: ast.FunctionDef) -> ast.FunctionDef:
     if any(r.value is not None for r in returns):
         if not _always_returns(body):
             return fn  # some path returns nothing: left for the code generator to refuse
-        fn.body = _assign_results(body) + [ast.Return(value=ast.Name(id=RESULT_NAME, ctx=ast.Load()))]
+        fn.body = _replace_returns(body, _assign_result) + [ast.Return(value=ast.Name(id=RESULT_NAME, ctx=ast.Load()))]
         ast.copy_location(fn.body[-1], returns[-1])
     else:
-        fn.body = _drop_returns(body)
+        fn.body = _replace_returns(body, _no_result)
     ast.fix_missing_locations(fn)
     return fn
 
@@ -89,30 +89,24 @@ def _tail_returns(stmts: list[ast.stmt]):
             yield from _tail_returns(stmt.orelse)
 
 
-def _assign_results(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _replace_returns(stmts: list[ast.stmt], replace) -> list[ast.stmt]:
+    """`stmts` with each tail `return` (through nested ifs) replaced by `replace(ret)`."""
     out = []
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
-            assign = ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=stmt.value)
-            out.append(ast.copy_location(assign, stmt))
+            out.append(ast.copy_location(replace(stmt), stmt))
         elif isinstance(stmt, ast.If):
-            stmt.body = _assign_results(stmt.body) or [ast.Pass()]
-            stmt.orelse = _assign_results(stmt.orelse)
+            stmt.body = _replace_returns(stmt.body, replace) or [ast.Pass()]
+            stmt.orelse = _replace_returns(stmt.orelse, replace)
             out.append(stmt)
         else:
             out.append(stmt)
     return out
 
 
-def _drop_returns(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    out = []
-    for stmt in stmts:
-        if isinstance(stmt, ast.Return):
-            out.append(ast.copy_location(ast.Pass(), stmt))
-        elif isinstance(stmt, ast.If):
-            stmt.body = _drop_returns(stmt.body) or [ast.Pass()]
-            stmt.orelse = _drop_returns(stmt.orelse)
-            out.append(stmt)
-        else:
-            out.append(stmt)
-    return out
+def _assign_result(ret: ast.Return) -> ast.stmt:
+    return ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=ret.value)
+
+
+def _no_result(ret: ast.Return) -> ast.stmt:
+    return ast.Pass()
