@@ -243,3 +243,20 @@ def test_layer_norm_tutorial_forward_and_backward(backend, rng, M, N):
     np.testing.assert_allclose(to_numpy(dw), (dyd * xhat).sum(axis=0), rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(to_numpy(db), dyd.sum(axis=0), rtol=1e-4, atol=1e-3)
     assert (to_numpy(locks)[:GROUP_SIZE_M] == 0).all()
+
+
+@triton.jit
+def mode_kernel(x_ptr, MODE, n):
+    offs = tl.arange(0, 16)
+    if MODE == "i32":  # a string argument that happens to spell a type is still a string
+        tl.store(x_ptr + offs, offs.to(tl.float32), mask=offs < n)
+    else:
+        tl.store(x_ptr + offs, -offs.to(tl.float32), mask=offs < n)
+
+
+@pytest.mark.parametrize("mode", ["i32", "fp16"])
+def test_string_arguments_that_spell_types_stay_strings(backend, mode):
+    x = device_array(np.full(16, np.nan, np.float32), backend)
+    mode_kernel[(1,)](x, mode, 16)
+    expected = np.arange(16, dtype=np.float32) * (1 if mode == "i32" else -1)
+    np.testing.assert_array_equal(to_numpy(x), expected)

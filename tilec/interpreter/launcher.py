@@ -79,7 +79,9 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> N
     specialization = getattr(fn, "specialization", None)
     if specialization is None:
         return
-    specs = specialization(values, types_as_strings=True)  # LaunchErrors name the argument, as on the GPU
+    # As a launch reads them (strings are constexprs), host arrays allowed; LaunchErrors
+    # name the argument, as on the GPU.
+    specs = specialization(values, types_as_strings=False, host_arrays=True)
     key = (tuple(s.key() for s in specs), debug)
     checked = fn.__dict__.setdefault("_checked_by_frontend", set())
     if key in checked:

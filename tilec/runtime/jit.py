@@ -203,18 +203,23 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         return dims + (1,) * (3 - len(dims))
 
     # ------------------------------------------------------------------ specialisation
-    def specialization(self, values: list, types_as_strings: bool = False) -> list[ArgSpec]:
+    def specialization(self, values: list, types_as_strings: bool = False,
+                       host_arrays: bool | None = None) -> list[ArgSpec]:
         """The ArgSpec of every parameter for these argument values.
 
         A string argument is a constexpr (as in Triton: `activation="gelu"`), except in
         `warmup`, where a string that spells a type ("*fp32:16", "i32") stands for it.
+        Host arrays give their pointer type where nothing is launched on the GPU
+        (`host_arrays`, by default in warmup); else they are a LaunchError.
         """
+        host_arrays = types_as_strings if host_arrays is None else host_arrays
         specs = []
         for index, (name, value) in enumerate(zip(self.arg_names, values)):
-            specs.append(self._arg_spec(index, name, value, types_as_strings))
+            specs.append(self._arg_spec(index, name, value, types_as_strings, host_arrays))
         return specs
 
-    def _arg_spec(self, index: int, name: str, value: Any, types_as_strings: bool = False) -> ArgSpec:
+    def _arg_spec(self, index: int, name: str, value: Any, types_as_strings: bool = False,
+                  host_arrays: bool = False) -> ArgSpec:
         if index in self.constexprs:
             value = tl._unwrap(value)
             try:
@@ -255,7 +260,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
                               "GPU tensor, an int, a float, a bool, a string or None")
         host = getattr(value, "is_cuda", True) is False or (not hasattr(value, "data_ptr")
                                                             and not hasattr(value, "__cuda_array_interface__"))
-        if host and types_as_strings:  # warmup only compiles: a host array gives its type
+        if host and host_arrays:  # nothing runs on the GPU: a host array gives its type
             address = value.ctypes.data if hasattr(value, "ctypes") else value.data_ptr()
             return ArgSpec(name, tl.pointer_type(dtype), divisibility=16 if address % 16 == 0 else 1)
         if host:
