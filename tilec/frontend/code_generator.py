@@ -490,6 +490,40 @@ class CodeGenerator(ast.NodeVisitor):
             self.assign(node.target, value)
             self.visit_block(node.body)
 
+    def _carried_yields(self, carried: list, node: ast.AST) -> list[ir.Value]:
+        """The handles a loop body yields for its carried names (each keeps its type)."""
+        yields = []
+        for name, init_value, structure, _ in carried:
+            value = self.scope[name]
+            if isinstance(value, constexpr) and isinstance(init_value, tensor):
+                value = self._promote(value, init_value, name, node)
+            leaves, end_structure = _flatten(value)
+            if end_structure != structure:
+                raise self.error(node, f"loop-carried variable '{name}' is {_describe(structure)} before the "
+                                       f"loop but {_describe(end_structure)} at the end of its body; it must "
+                                       "keep one type (initialise it with the right type, e.g. "
+                                       "tl.zeros(..., dtype))")
+            yields.extend(leaf.handle for leaf in leaves)
+        return yields
+
+    def _scope_after_loop(self, node: ast.AST, before: dict, assigned, carried: list, inits: list,
+                          results) -> dict[str, Any]:
+        """The scope after a runtime loop: carried names take the loop's results; names
+        first assigned in the body are undefined (the body may not run); a constant
+        reassigned in the body without being carried is an error."""
+        after = dict(before)
+        carried_names = {name for name, _, _, _ in carried}
+        for name in assigned:
+            if not _is_defined(before, name):
+                after[name] = _Undefined("it is first assigned inside a loop body above")
+            elif name not in carried_names and self.scope.get(name) is not before.get(name):
+                raise self.error(node, f"'{name}' holds a constant ({before[name]!r}) before the loop and is "
+                                       "reassigned inside it; make it a tensor before the loop")
+        values = iter(tensor(result, init.type) for result, init in zip(results, inits))
+        for name, value, _, _ in carried:
+            after[name] = _rebuild(value, values)
+        return after
+
     def _runtime_for(self, node: ast.For, loop: lang.range) -> None:
         if not isinstance(node.target, ast.Name):
             raise self.error(node.target, "the loop variable of a runtime loop must be a single name")
@@ -559,35 +593,12 @@ class CodeGenerator(ast.NodeVisitor):
                                  else sem.to_tensor(_unwrap(loop.start), iv_type), sem.mul(iv, step_value))
                 self.scope[node.target.id] = iv
                 self.visit_block(node.body)
-                yields = []
-                for name, init_value, structure, _ in carried:
-                    value = self.scope[name]
-                    if isinstance(value, constexpr) and isinstance(init_value, tensor):
-                        value = self._promote(value, init_value, name, node)
-                    leaves, end_structure = _flatten(value)
-                    if end_structure != structure:
-                        raise self.error(node, f"loop-carried variable '{name}' is {_describe(structure)} before the "
-                                               f"loop but {_describe(end_structure)} at the end of its body; it must "
-                                               "keep one type (initialise it with the right type, e.g. "
-                                               "tl.zeros(..., dtype))")
-                    yields.extend(leaf.handle for leaf in leaves)
-                self.builder.scf_yield(yields)
+                self.builder.scf_yield(self._carried_yields(carried, node))
         finally:
             self.control_depth -= 1
             self.loop_depth -= 1
 
-        after = dict(before)
-        carried_names = {name for name, _, _, _ in carried}
-        for name in assigned:
-            if not _is_defined(before, name) and name not in carried_names:
-                after[name] = _Undefined("it is first assigned inside a loop body above")
-        for name in assigned:
-            if _is_defined(before, name) and name not in carried_names and self.scope.get(name) is not before.get(name):
-                raise self.error(node, f"'{name}' holds a constant ({before[name]!r}) before the loop and is "
-                                       "reassigned inside it; make it a tensor before the loop")
-        results = iter(tensor(result, init.type) for result, init in zip(for_op.results, inits))
-        for name, value, _, _ in carried:
-            after[name] = _rebuild(value, results)
+        after = self._scope_after_loop(node, before, assigned, carried, inits, for_op.results)
         after[node.target.id] = _Undefined("it is the variable of a loop above") \
             if node.target.id not in before else before[node.target.id]
         self.scope = after
@@ -677,32 +688,11 @@ class CodeGenerator(ast.NodeVisitor):
             bind(after_block)
             with ir.InsertionPoint(after_block):
                 self.visit_block(node.body)
-                yields = []
-                for name, init_value, structure, _ in carried:
-                    value = self.scope[name]
-                    if isinstance(value, constexpr) and isinstance(init_value, tensor):
-                        value = self._promote(value, init_value, name, node)
-                    leaves, end_structure = _flatten(value)
-                    if end_structure != structure:
-                        raise self.error(node, f"loop-carried variable '{name}' is {_describe(structure)} before the "
-                                               f"loop but {_describe(end_structure)} at the end of its body; it must "
-                                               "keep one type")
-                    yields.extend(leaf.handle for leaf in leaves)
-                self.builder.scf_yield(yields)
+                self.builder.scf_yield(self._carried_yields(carried, node))
         finally:
             self.control_depth -= 1
             self.loop_depth -= 1
-        after = dict(outer)
-        carried_names = {name for name, _, _, _ in carried}
-        for name in assigned:
-            if not _is_defined(outer, name):
-                after[name] = _Undefined("it is first assigned inside a loop body above")
-            elif name not in carried_names and self.scope.get(name) is not outer.get(name):
-                raise self.error(node, f"'{name}' holds a constant ({outer[name]!r}) before the loop and is "
-                                       "reassigned inside it; make it a tensor before the loop")
-        results = iter(tensor(result, init.type) for result, init in zip(loop.results, inits))
-        for name, value, _, _ in carried:
-            after[name] = _rebuild(value, results)
+        after = self._scope_after_loop(node, outer, assigned, carried, inits, loop.results)
         self.scope = after
 
     # ------------------------------------------------------------------ expressions

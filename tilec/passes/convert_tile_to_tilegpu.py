@@ -177,11 +177,7 @@ class _LayoutAssigner:
             arg.set_type(init.type)
             result.set_type(init.type)
         self.run_block(body)
-        terminator = block_ops(body)[-1]
-        for i, init in enumerate(inits):
-            enc = tilegpu.layout_of(init.type)
-            if enc is not None:
-                self.ensure(terminator, i, enc)
+        self._yield_in_init_layouts(block_ops(body)[-1], inits)
 
     def run_while(self, op: ir.Operation) -> None:
         """The `before` arguments take the types of the inits (and the `after` block's
@@ -198,7 +194,10 @@ class _LayoutAssigner:
             arg.set_type(value.type)
             result.set_type(value.type)
         self.run_block(after)
-        terminator = block_ops(after)[-1]
+        self._yield_in_init_layouts(block_ops(after)[-1], inits)
+
+    def _yield_in_init_layouts(self, terminator: ir.Operation, inits: list) -> None:
+        """A loop-carried tensor keeps the layout it entered with: the yield converts to it."""
         for i, init in enumerate(inits):
             enc = tilegpu.layout_of(init.type)
             if enc is not None:

@@ -107,14 +107,17 @@ class Heuristics(_Wrapper):
         self.values = dict(values)
 
     def run(self, *args, grid, **kwargs):
-        for name, rule in self.values.items():
-            kwargs[name] = rule(self._named(args, kwargs))
-        return self.fn.run(*args, grid=grid, **kwargs)
+        return self.fn.run(*args, grid=grid, **self._with_values(args, kwargs))
 
     def warmup(self, *args, grid=None, **kwargs):
+        return self.fn.warmup(*args, grid=grid, **self._with_values(args, kwargs))
+
+    def _with_values(self, args: tuple, kwargs: dict) -> dict:
+        """`kwargs` plus each heuristic's value, computed in order (a later rule sees the
+        earlier ones)."""
         for name, rule in self.values.items():
             kwargs[name] = rule(self._named(args, kwargs))
-        return self.fn.warmup(*args, grid=grid, **kwargs)
+        return kwargs
 
 
 class Autotuner(_Wrapper):
