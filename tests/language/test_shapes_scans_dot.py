@@ -369,7 +369,7 @@ def whole_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: t
 
 @pytest.mark.parametrize("dtype,out,precision,rtol", [
     ("float32", "float32", "ieee", 1e-5), ("float32", "float32", "tf32", 3e-3), ("float16", "float32", "ieee", 2e-3),
-    ("float16", "float16", "ieee", 5e-3), ("int8", "int32", "ieee", 0)])
+    ("float16", "float16", "ieee", None), ("int8", "int32", "ieee", 0)])
 @pytest.mark.parametrize("batch,m,n,k", [
     (0, 32, 16, 1024),   # K beyond what fits in shared memory at once: processed in slices
     (0, 64, 64, 256),
@@ -393,8 +393,61 @@ def test_dot_whole_operands(backend, dtype, out, precision, rtol, batch, m, n, k
     got = to_numpy(c).astype(np.float64)
     if out == "int32":
         np.testing.assert_array_equal(got, ref)
+    elif out == "float16":
+        assert_whole_dot_half_accumulated(a, b, got, batch)
     else:
         assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < rtol
+
+
+def _half_accumulator_tolerance(a: np.ndarray, b: np.ndarray, start: float, block: int = 16):
+    """(elementwise bound, per-element standard deviation) of the error of an fp16
+    accumulator that starts at `start` and is rounded once after each `block` products
+    (one tensor-core instruction's k), against the exact result.
+
+    Each rounding errs by at most half the fp16 spacing at the running sum S_j, and on
+    average is uniform in that interval (standard deviation spacing / sqrt(12)). The
+    bound takes a whole spacing per rounding (a running sum may cross a binade), plus
+    the fp32 error of summing each block."""
+    products = a.astype(np.float64)[..., :, :, None] * b.astype(np.float64)[..., None, :, :]  # [.., M, K, N]
+    k = a.shape[-1]
+    blocks = products.reshape(products.shape[:-3] + (products.shape[-3], k // block, block, products.shape[-1]))
+    running = start + np.cumsum(blocks.sum(axis=-2), axis=-2)  # S_j: [.., M, K / block, N]
+    spacing = np.spacing(np.abs(running).astype(np.float16)).astype(np.float64)
+    fp32_error = np.abs(products).sum(axis=-2) * block * 2.0 ** -24
+    bound = spacing.sum(axis=-2) + fp32_error
+    sigma = np.sqrt((spacing ** 2).sum(axis=-2) / 12)
+    return bound, sigma
+
+
+@pytest.mark.parametrize("batch,m,n,k", [(0, 32, 32, 512), (2, 16, 16, 1024)])
+def test_dot_half_precision_accumulator(backend, batch, m, n, k):
+    """out_dtype=float16 is accumulated as the tensor cores do it: once per 16 products,
+    not after every k. Rounding per k would make the error about four times the
+    expected standard deviation (sqrt(16)); per-instruction rounding keeps it at one."""
+    rng = np.random.default_rng(k + batch)
+    lead = (batch,) if batch else ()
+    a = rng.standard_normal(lead + (m, k)).astype(np.float16)
+    b = rng.standard_normal(lead + (k, n)).astype(np.float16)
+    c = device_array(np.full(lead + (m, n), np.nan, np.float16), backend)
+    whole_dot_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, B=batch, M=m, N=n, K=k,
+                           PRECISION="ieee", OUT=tl.float16)
+    assert_whole_dot_half_accumulated(a, b, to_numpy(c), batch)
+
+
+def assert_whole_dot_half_accumulated(a: np.ndarray, b: np.ndarray, got: np.ndarray, batch: int) -> None:
+    """`got` from whole_dot_kernel with OUT=float16 is within the error of once-per-16
+    rounding: never beyond its bound, and about one standard deviation on average."""
+    exact = np.matmul(a.astype(np.float64), b.astype(np.float64)) + 1
+    # The 2-D kernel starts the accumulator at 1; the batched one adds 1 after the dot
+    # (one more fp16 rounding).
+    bound, sigma = _half_accumulator_tolerance(a, b, 1.0 if not batch else 0.0)
+    if batch:
+        last = np.spacing(np.abs(exact).astype(np.float16)).astype(np.float64)
+        bound, sigma = bound + last, np.sqrt(sigma ** 2 + last ** 2 / 12)
+    error = got.astype(np.float64) - exact
+    assert (np.abs(error) <= bound).all(), np.max(np.abs(error) / bound)
+    rms = float(np.sqrt(np.mean((error / sigma) ** 2)))
+    assert rms < 2.0, f"error is {rms:.2f} standard deviations of once-per-16 rounding"
 
 
 def test_dot_in_slices_bounds_shared_memory():

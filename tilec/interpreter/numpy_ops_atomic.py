@@ -24,13 +24,13 @@ def _fadd(old: np.ndarray, value: np.ndarray) -> np.ndarray:
 
 def _fmax(old: np.ndarray, value: np.ndarray, larger: bool) -> np.ndarray:
     """Float atomic max/min as the GPU does them (and Triton): on the bit patterns. A
-    value >= 0 (as a float: -0.0 included, NaN not) takes the signed-integer max (min)
-    of the bits, any other value the unsigned min (max): exact for ordinary numbers,
-    and a NaN or -0.0 behaves as its bits dictate."""
+    value whose sign bit is clear takes the signed-integer max (min) of the bits, one
+    whose sign bit is set (-0.0 included) the unsigned min (max): exact for ordinary
+    numbers and signed zeros, and a NaN behaves as its bits dictate."""
     old, value = np.asarray(old), np.asarray(value)
     signed, unsigned = np.dtype(f"i{old.itemsize}"), np.dtype(f"u{old.itemsize}")
-    nonnegative = value.astype(compute_dtype(value.dtype)) >= 0
     old_s, value_s = old.view(signed), value.view(signed)
+    nonnegative = value_s >= 0  # the sign bit, not the float comparison (-0.0 >= 0)
     old_u, value_u = old.view(unsigned), value.view(unsigned)
     by_signed = np.maximum(old_s, value_s) if larger else np.minimum(old_s, value_s)
     by_unsigned = np.minimum(old_u, value_u) if larger else np.maximum(old_u, value_u)

@@ -508,7 +508,8 @@ class tensor:
     def __lshift__(self, other): return current_semantic().shl(self, other)
     def __rlshift__(self, other): return current_semantic().shl(other, self)
     def __rshift__(self, other): return current_semantic().shr(self, other)
-    def __rrshift__(self, other): return current_semantic().shr(other, self)
+    # Triton takes the signedness of a reflected shift from the tensor, the right operand.
+    def __rrshift__(self, other): return current_semantic().shr(other, self, signed_from=self)
     def __pow__(self, other): raise TypeError("`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication")
 
     # -- comparisons

@@ -524,9 +524,15 @@ class Semantic:
     def shl(self, lhs: Any, rhs: Any) -> tensor:
         return self._emit_binary("shli", *self._bitwise_operands(lhs, rhs, "<<"))
 
-    def shr(self, lhs: Any, rhs: Any) -> tensor:
+    def shr(self, lhs: Any, rhs: Any, signed_from: Any = None) -> tensor:
+        """`>>`: arithmetic when the operand named by `signed_from` (the left one by
+        default) is a signed integer *before* promotion, as in Triton: `int32 >> uint32`
+        promotes both to uint32 yet still shifts in copies of the sign bit."""
+        source = _unwrap(lhs if signed_from is None else signed_from)
+        source_type = source.dtype if isinstance(source, tensor) else python_scalar_type(source)
+        arithmetic = source_type.is_int_signed()
         lhs, rhs = self._bitwise_operands(lhs, rhs, ">>")
-        return self._emit_binary("shrsi" if lhs.dtype.is_int_signed() else "shrui", lhs, rhs)
+        return self._emit_binary("shrsi" if arithmetic else "shrui", lhs, rhs)
 
     def minus(self, x: Any) -> tensor:
         x = self.to_tensor(x)

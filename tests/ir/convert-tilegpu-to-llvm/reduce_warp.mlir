@@ -1,7 +1,8 @@
 // RUN: tilec-opt %s -p convert-tilegpu-to-llvm | FileCheck %s
 
 // A sum over one warp: five butterfly shuffles (lane masks 1, 2, 4, 8, 16), each
-// followed by the combiner; no barrier and no shared memory.
+// followed by the combiner; no barrier and no shared memory. Every lane holds the sum;
+// thread 0 stores it.
 
 // CHECK: tilegpu.shared = 0 : i32
 // CHECK-LABEL: llvm.func @warp_sum
@@ -23,7 +24,7 @@
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: nvvm.barrier0
 // CHECK: [[BITS:%[0-9]+]] = llvm.bitcast [[SUM]] : f32 to i32
-// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "st.global.b32 [$0], $1;", "l,r" %arg1, [[BITS]]
+// CHECK-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "@$2 st.global.b32 [$0], $1;", "l,r,b" %arg1, [[BITS]], [[THREAD0:%[0-9]+]]
 #b = #tilegpu.blocked<{order = array<i32: 0>, sizePerThread = array<i32: 1>, threadsPerWarp = array<i32: 32>, warpsPerCTA = array<i32: 1>}>
 module attributes {"tilegpu.num-warps" = 1 : i32, tilegpu.target = "sm_90"} {
   func.func @warp_sum(%x: !tile.ptr<f32>, %out: !tile.ptr<f32>) {

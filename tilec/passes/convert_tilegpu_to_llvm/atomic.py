@@ -3,13 +3,14 @@
 Each element is updated by exactly one thread: a layout may hold an element in several
 threads (replicas), and every replica performing the atomic would apply it several
 times. The owner is the replica whose duplicate lane and warp bits are zero (the free
-variables of the layout); a scalar atomic is performed by thread 0. When the old values
-are used, the owners publish them through shared memory and every replica reads its
-copy back.
+variables of the layout); a scalar atomic is performed by thread 0, and a register
+repeating an element its thread already holds reuses that register's result. When the
+old values are used, the owners publish them through shared memory and every replica
+reads its copy back.
 
-Float max/min use integer atomics on the bit patterns (a non-negative float orders like
-its signed integer bits, a negative one inversely like its unsigned bits), as PTX has no
-float atom.max/min.
+Float max/min use integer atomics on the bit patterns, chosen by the value's sign bit (a
+float with the sign bit clear orders like its signed integer bits, one with it set --
+-0.0 included -- inversely like its unsigned bits), as PTX has no float atom.max/min.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from mlir import ir
 
 from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_value
 from ...dialects.tile import shape_of
-from .context import LoweringContext, LoweringError, lowers
+from ...layout.encodings import REGISTER
+from .context import LoweringContext, lowers
 from .reduce import _bytes, _from_shared, _store_type, _to_shared
 from .shape import row_major
 
@@ -37,12 +39,18 @@ def _qualifiers(op: ir.Operation) -> str:
     return f".{str_attr_value(op, 'sem')}.{str_attr_value(op, 'scope')}.global"
 
 
-def owner_predicate(ctx: LoweringContext, ptr: ir.Value) -> ir.Value | None:
-    """i1: this thread performs the atomics of its elements (None: every thread does)."""
+def _owned_registers(ctx: LoweringContext, ptr: ir.Value) -> tuple[ir.Value | None, list[int]]:
+    """(i1: this thread performs the atomics of its elements, None: every thread does;
+    for each register, the register whose atomic gives its old value). A register that
+    repeats an element the thread already holds takes that register's old value."""
     predicate, registers = ctx.owners(ptr)
-    if is_tensor(ptr.type) and len(registers) != ctx.num_registers(ptr):
-        raise LoweringError("atomics on a layout that repeats elements within a thread")
-    return predicate
+    if not is_tensor(ptr.type):
+        return predicate, [0]
+    layout = ctx.layout(ptr)
+    first: dict[tuple[int, ...], int] = {}
+    for r in registers:
+        first.setdefault(layout.apply({REGISTER: r}), r)
+    return predicate, [first[layout.apply({REGISTER: r})] for r in range(layout.in_dim_size(REGISTER))]
 
 
 def _as_bits(ctx: LoweringContext, value: ir.Value, bits: int) -> ir.Value:
@@ -60,12 +68,12 @@ def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
         suffix = {16: "noftz.f16" if isinstance(ty, ir.F16Type) else "noftz.bf16", 32: "f32", 64: "f64"}[bits]
         return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.add.{suffix} $0, [$1], $2;"
     if kind in ("fmax", "fmin"):
-        # non-negative values (as floats: -0.0 included, NaN not, as in Triton): signed
-        # integer order; other values: reversed unsigned order
+        # The sign bit chooses (as in Triton): a value with it clear (+0.0, +inf, a
+        # positive NaN) orders like its signed integer bits, one with it set (-0.0
+        # included) inversely like its unsigned bits.
         first, second = ("max", "min") if kind == "fmax" else ("min", "max")
-        zero = "0f00000000" if bits == 32 else "0d0000000000000000"
         return ("{ .reg .pred nonneg, a, b;\n"
-                f"setp.ge.f{bits} nonneg, $2, {zero};\n"
+                f"setp.ge.s{bits} nonneg, $2, 0;\n"
                 "and.pred a, nonneg, $3;\n"
                 "not.pred b, nonneg;\n"
                 "and.pred b, b, $3;\n"
@@ -85,11 +93,14 @@ def lower_atomic_rmw(ctx: LoweringContext, op: ir.Operation) -> None:
     asm = _rmw_asm(kind, ty, _qualifiers(op))
     letter = _letter(bits)
     value_letter = letter if kind == "fadd" else _letter(bits)
-    owner = owner_predicate(ctx, ptr)
+    owner, source = _owned_registers(ctx, ptr)
     ptrs, values = ctx.elements(ptr), ctx.elements(value)
     masks = ctx.elements(mask) if mask is not None else [None] * len(ptrs)
-    old = []
-    for p, v, m in zip(ptrs, values, masks):
+    old: list[ir.Value] = []
+    for index, (p, v, m) in enumerate(zip(ptrs, values, masks)):
+        if source[index] != index:
+            old.append(old[source[index]])
+            continue
         pred = _and(ctx, owner, m)
         operand = v if kind == "fadd" else _as_bits(ctx, v, bits)
         result_type = ty if kind == "fadd" else ir.IntegerType.get_signless(bits)
@@ -105,10 +116,13 @@ def lower_atomic_cas(ctx: LoweringContext, op: ir.Operation) -> None:
     bits = ty.width
     letter = _letter(bits)
     asm = f"mov.b{bits} $0, 0;\n@$4 atom{_qualifiers(op)}.cas.b{bits} $0, [$1], $2, $3;"
-    owner = owner_predicate(ctx, ptr)
+    owner, source = _owned_registers(ctx, ptr)
     int_ty = ir.IntegerType.get_signless(bits)
-    old = []
-    for p, c, v in zip(ctx.elements(ptr), ctx.elements(cmp), ctx.elements(value)):
+    old: list[ir.Value] = []
+    for index, (p, c, v) in enumerate(zip(ctx.elements(ptr), ctx.elements(cmp), ctx.elements(value))):
+        if source[index] != index:
+            old.append(old[source[index]])
+            continue
         pred = owner if owner is not None else ctx.const(1, ctx.i1)
         (r,) = ctx.inline_asm(asm, f"={letter},l,{letter},{letter},b",
                               [p, _as_bits(ctx, c, bits), _as_bits(ctx, v, bits), pred], [int_ty])

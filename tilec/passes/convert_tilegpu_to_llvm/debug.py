@@ -9,7 +9,8 @@ when several tensors are printed; the interpreter prints the same lines. An elem
 held by several threads (a replicated layout) is printed once, by its owner. Floats
 print as %.9g (%.17g for fp64): enough digits to read back the exact value.
 
-assert: a thread holding a false element prints which program and element failed (the
+assert: a thread owning a false element (an element held by several threads is checked
+by its owner alone, a scalar by thread 0) prints which program and element failed (the
 first it holds), then calls `__assertfail` (CUDA's device assert: message, file, line,
 function), which stops the kernel; the launch then fails with "device-side assert
 triggered".
@@ -161,17 +162,23 @@ def lower_assert(ctx: LoweringContext, op: ir.Operation) -> None:
     message = str_attr_value(op, "message")
     kernel = ir.StringAttr(ctx.func_op.attributes["sym_name"]).value
     file, line = _source(op)
-    conditions = ctx.elements(condition)
+    # Only an element's owner checks it (a scalar: thread 0), so a failure held by
+    # several threads is reported once.
+    owner, registers = ctx.owners(condition)
+    conditions = [ctx.elements(condition)[r] for r in registers]
     true = ctx.const(1, ctx.i1)
     failing = [ctx.arith("xori", c, true) for c in conditions]
     any_failing = failing[0]
     for f in failing[1:]:
         any_failing = ctx.arith("ori", any_failing, f)
+    if owner is not None:
+        any_failing = ctx.arith("andi", any_failing, owner)
     shape = shape_of(condition.type) if is_tensor(condition.type) else ()
     with scf_if(ctx, any_failing):
         where: list[ir.Value] = []
         if shape:
-            coordinates = ctx.element_coordinates(ctx.layout(condition))
+            everywhere = ctx.element_coordinates(ctx.layout(condition))
+            coordinates = [everywhere[r] for r in registers]
             where = coordinates[-1]
             for f, coordinate in reversed(list(zip(failing, coordinates))[:-1]):
                 where = [ctx.arith("select", f, c, w, result_type=ctx.i32) for c, w in zip(coordinate, where)]

@@ -7,7 +7,8 @@ keeps only the accumulators live: at each step a thread loads A[m, k] for the ro
 its result elements and B[k, n] for their columns n, and updates every accumulator with
 one fused multiply-add (fp16/bf16 widened to fp32, int8 to int32; fp32 operands rounded
 to tf32 first when input_precision is tf32, the default, as the tensor cores would read
-them). The tensor-core paths (mma.sync, wgmma) come with their own encodings.
+them). A half-precision accumulator is rounded once per 16 products, as an mma
+instruction rounds it, not after each. The tensor-core paths (mma.sync, wgmma) come with their own encodings.
 """
 from __future__ import annotations
 
@@ -96,14 +97,43 @@ def _chunk_offset(ctx: LoweringContext, coords: list[ir.Value], k_dim: int, star
     return ctx.arith("select", inside, offset, ctx.const(dummy), result_type=ctx.i32)
 
 
+# The k depth of one tensor-core instruction (mma m16n8k16): a half-precision accumulator
+# is rounded once per this many products there, so the FMA path rounds it as often.
+INSTRUCTION_K = 16
+
+
 def _accumulate(ctx: LoweringContext, acc: ir.Value, a_ty: ir.Type, size: int, k_size: int, n_size: int,
                 row_of: dict, col_of: dict, reg_coords: list, totals: list[ir.Value]) -> list[ir.Value]:
     """acc[m, n] += sum over the staged k of A[m, k] * B[k, n], one fused multiply-add per
-    accumulator and k (fp16/bf16 widened to the accumulator's type, int8 to int32)."""
+    accumulator and k (fp16/bf16 widened to the accumulator's type, int8 to int32).
+
+    A half-precision accumulator is not rounded after every product: as a tensor-core
+    instruction does, each block of INSTRUCTION_K products is summed in fp32 and added
+    to the accumulator with one rounding."""
     out_ty = ctx.element_type(acc.type)
-    is_int = isinstance(out_ty, ir.IntegerType)
-    loop = create_op("scf.for", [out_ty] * len(totals), [ctx.const(0), ctx.const(k_size), ctx.const(1)] + totals,
+    if not isinstance(out_ty, (ir.F16Type, ir.BF16Type)):
+        return _fma_loop(ctx, a_ty, size, ctx.const(0), k_size, n_size, row_of, col_of, reg_coords, totals)
+    block = min(INSTRUCTION_K, k_size)
+    loop = create_op("scf.for", [out_ty] * len(totals), [ctx.const(0), ctx.const(k_size), ctx.const(block)] + totals,
                      regions=1)
+    body = loop.regions[0].blocks.append(ctx.i32, *[out_ty] * len(totals))
+    with ir.InsertionPoint(body):
+        zeros = [ctx.const(0.0, ctx.f32)] * len(totals)
+        sums = _fma_loop(ctx, a_ty, size, body.arguments[0], block, n_size, row_of, col_of, reg_coords, zeros)
+        updated = [ctx.arith("truncf", ctx.arith("addf", ctx.arith("extf", total, result_type=ctx.f32), partial),
+                             result_type=out_ty)
+                   for total, partial in zip(list(body.arguments)[1:], sums)]
+        create_op("scf.yield", [], updated)
+    return list(loop.results)
+
+
+def _fma_loop(ctx: LoweringContext, a_ty: ir.Type, size: int, first: ir.Value, count: int, n_size: int,
+              row_of: dict, col_of: dict, reg_coords: list, totals: list[ir.Value]) -> list[ir.Value]:
+    """totals[m, n] += A[m, k] * B[k, n] for k in [first, first + count), in the totals' type."""
+    out_ty = totals[0].type
+    is_int = isinstance(out_ty, ir.IntegerType)
+    end = ctx.arith("addi", first, ctx.const(count))
+    loop = create_op("scf.for", [out_ty] * len(totals), [first, end, ctx.const(1)] + totals, regions=1)
     body = loop.regions[0].blocks.append(ctx.i32, *[out_ty] * len(totals))
     with ir.InsertionPoint(body):
         k = body.arguments[0]

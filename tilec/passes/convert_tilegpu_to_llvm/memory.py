@@ -196,13 +196,22 @@ def lower_store(ctx: LoweringContext, op: ir.Operation) -> None:
     ptrs = ctx.elements(ptr)
     masks = ctx.elements(mask) if mask is not None else None
     values = [_to_memory(ctx, v, a.kind) for v in ctx.elements(value)]
+    # Each element is stored once: by its owner when the layout holds it in several
+    # threads (a scalar by thread 0), from the first register holding it. A run of `vec`
+    # registers never spans a repeated register (its bases are distinct powers of two),
+    # so owning its first register means owning the run.
+    owner, registers = ctx.owners(ptr)
+    owned = set(registers)
     for start in range(0, len(ptrs), a.vec):
+        if start not in owned:
+            continue
         operands = [ptrs[start]] + _to_words(ctx, values[start:start + a.vec], a.mem_type, a.word_bits)
         constraints = ["l"] + [a.letter] * a.n_words
-        if masks is None:
+        predicate = owner if masks is None else masks[start] if owner is None else ctx.arith("andi", owner, masks[start])
+        if predicate is None:
             asm = f"{instr} [$0], {ins};"
         else:
             asm = f"@${a.n_words + 1} {instr} [$0], {ins};"
-            operands.append(masks[start])
+            operands.append(predicate)
             constraints.append("b")
         ctx.inline_asm(asm, ",".join(constraints), operands, [])
