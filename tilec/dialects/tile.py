@@ -24,6 +24,7 @@ from mlir import ir
 
 from ._mlir import (bool_attr, create_op, i32_attr, int_attr_value, is_tensor, operand_groups,
                     register_irdl, str_attr, tensor_type)
+from .op_facts import define_op, verifier
 
 # Reductions take up to this many operands (each its own IRDL group, see _mlir.py).
 MAX_REDUCE_OPERANDS = 8
@@ -296,6 +297,38 @@ irdl.dialect @tile {{
 
 register_irdl("tile", IRDL)
 
+# ----------------------------------------------------------------------------- facts
+# What passes may assume about each op (see op_facts.py); verifiers are attached below.
+
+
+def _load_is_pure(op: ir.Operation) -> bool:
+    return not ir.BoolAttr(op.attributes["volatile"]).value if "volatile" in op.attributes else True
+
+
+def _declared_pure(op: ir.Operation) -> bool:
+    return ir.BoolAttr(op.attributes["pure"]).value
+
+
+def _asm_is_elementwise(op: ir.Operation) -> bool:
+    # A packed asm takes several neighbouring elements per instance: its layout is chosen
+    # for it (convert-tile-to-tilegpu) and must be kept, so only pack == 1 is elementwise.
+    return _declared_pure(op) and ir.IntegerAttr(op.attributes["pack"]).value == 1
+
+
+for _name in ("get_program_id", "get_num_programs", "make_range", "splat", "broadcast", "expand_dims",
+              "reshape", "trans", "join", "split", "cat", "reduce", "scan", "histogram"):
+    define_op("tile." + _name, pure=True)
+for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast"):
+    define_op("tile." + _name, pure=True, elementwise=True)
+# tl.dot's FMA lowering and gather read these operands through shared memory.
+define_op("tile.dot", pure=True, any_layout_operands=(0, 1))
+define_op("tile.gather", pure=True, any_layout_operands=(0,))
+define_op("tile.load", pure=_load_is_pure)
+define_op("tile.extern_elementwise", pure=_declared_pure, elementwise=_declared_pure)
+define_op("tile.inline_asm", pure=_declared_pure, elementwise=_asm_is_elementwise)
+for _name in ("store", "atomic_rmw", "atomic_cas", "print", "assert", "assume", "barrier"):
+    define_op("tile." + _name)
+
 # ----------------------------------------------------------------------------- types
 
 
@@ -533,14 +566,6 @@ def axis_of(op: ir.Operation) -> int:
 
 # Shape and type rules that IRDL cannot state. Each verifier returns an error message
 # or None; `verify_module` runs them after the frontend and between passes.
-VERIFIERS: dict[str, Callable[[ir.Operation], str | None]] = {}
-
-
-def verifier(name: str):
-    def register(fn):
-        VERIFIERS[name] = fn
-        return fn
-    return register
 
 
 def _same_shape(a: ir.Type, b: ir.Type) -> bool:
@@ -551,8 +576,7 @@ _CACHE_MODIFIERS = {"tile.load": ("", ".ca", ".cg", ".cv"), "tile.store": ("", "
 _EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
 
 
-@verifier("tile.get_program_id")
-@verifier("tile.get_num_programs")
+@verifier("tile.get_program_id", "tile.get_num_programs")
 def _verify_axis_0_to_2(op: ir.Operation) -> str | None:
     axis = axis_of(op)
     return None if 0 <= axis <= 2 else f"axis must be 0, 1 or 2, got {axis}"
@@ -676,8 +700,7 @@ def _verify_dot(op: ir.Operation) -> str | None:
     return None
 
 
-@verifier("tile.atomic_rmw")
-@verifier("tile.atomic_cas")
+@verifier("tile.atomic_rmw", "tile.atomic_cas")
 def _verify_atomic(op: ir.Operation) -> str | None:
     from ._mlir import str_attr_value
     ptr = op.operands[0]
@@ -747,8 +770,7 @@ def _verify_store(op: ir.Operation) -> str | None:
     return None
 
 
-@verifier("tile.reduce")
-@verifier("tile.scan")
+@verifier("tile.reduce", "tile.scan")
 def _verify_reduce(op: ir.Operation) -> str | None:
     axis = axis_of(op)
     srcs = list(op.operands)
@@ -790,8 +812,7 @@ def _verify_print(op: ir.Operation) -> str | None:
     return None
 
 
-@verifier("tile.assume")
-@verifier("tile.assert")
+@verifier("tile.assume", "tile.assert")
 def _verify_assert(op: ir.Operation) -> str | None:
     if str(element_type(op.operands[0].type)) != "i1":
         return f"the condition must be i1 or a tensor of i1, got {op.operands[0].type}"

@@ -24,6 +24,7 @@ from mlir import ir
 
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
 from ._mlir import create_op, is_tensor, register_irdl, tensor_type
+from .op_facts import define_op, verifier
 
 IRDL = """
 irdl.dialect @tilegpu {
@@ -154,6 +155,10 @@ def encoding_error(ty: ir.Type) -> str | None:
     return None
 
 
+define_op("tilegpu.convert_layout", pure=True)
+
+
+@verifier("tilegpu.convert_layout")
 def _verify_convert_layout(op: ir.Operation) -> str | None:
     src, res = op.operands[0].type, op.results[0].type
     if list(tensor_type(src).shape) != list(tensor_type(res).shape):
@@ -162,13 +167,6 @@ def _verify_convert_layout(op: ir.Operation) -> str | None:
         return "cannot change the element type"
     return None
 
-
-def _register_verifiers() -> None:
-    from .tile import VERIFIERS
-    VERIFIERS["tilegpu.convert_layout"] = _verify_convert_layout
-
-
-_register_verifiers()
 
 # ----------------------------------------------------------------------------- module attributes
 

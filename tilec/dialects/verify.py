@@ -5,6 +5,7 @@ from mlir import ir
 
 from . import tile, tilegpu  # noqa: F401  (register verifiers)
 from ._mlir import walk_ops
+from .op_facts import verifier_of
 
 
 class IRVerificationError(Exception):
@@ -25,7 +26,7 @@ def _run_tilec_verifiers(module: ir.Module, where: str) -> None:
     checked_types: set[str] = set()
     for op in walk_ops(module.operation):
         message = _segment_error(op)
-        check = tile.VERIFIERS.get(op.name)
+        check = verifier_of(op)
         if message is None and check is not None:
             try:
                 message = check(op)

@@ -52,54 +52,46 @@ class _LayoutAssigner:
             self.run_op(op)
 
     def run_op(self, op: ir.Operation) -> None:
-        name = op.name
-        if name == "scf.for":
-            self.run_for(op)
-        elif name == "scf.if":
-            self.run_if(op)
-        elif name == "scf.while":
-            self.run_while(op)
-        elif name in ("scf.yield", "scf.condition", "func.return", "gpu.yield") or not op.results and name != "tile.store":
-            return
-        elif name == "tile.store":
-            enc = tilegpu.layout_of(op.operands[0].type)
-            if enc is not None:
-                for i in range(1, len(op.operands)):
-                    self.ensure(op, i, enc)
-        elif name == "tile.reduce":
-            self.run_reduce(op)
-        elif name == "tile.dot":
-            # The FMA lowering reads its operands through shared memory in any layout;
-            # the result takes the accumulator's.
-            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[2].type))
-        elif name == "tile.expand_dims":
-            self.run_expand_dims(op)
-        elif name == "tile.broadcast":
-            # The result's own default layout, not the (small) operand's: a [2, 1, 1]
-            # operand's layout stretched to [2, 16, 64] would give every thread 1024
-            # elements. The operand is converted (cheap: it is the small side).
-            enc = self.default(shape_of(op.results[0].type))
-            self.ensure(op, 0, enc)
-            self.set_layout(op.results[0], enc)
-        elif name == "tile.gather":  # each thread reads the source elements its index elements name
-            self.set_layout(op.results[0], tilegpu.layout_of(op.operands[1].type))
-        elif name == "tile.inline_asm":
-            self.run_inline_asm(op)
-        elif name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas",
-                      "tile.extern_elementwise") or is_elementwise(op):
-            self.run_elementwise(op)
-        elif name == "arith.constant":
-            self.run_constant(op)
-        elif name in ("tile.make_range", "tile.splat"):
-            for result in op.results:
-                if is_tensor(result.type):
-                    self.set_layout(result, self.default(shape_of(result.type)))
-        elif name == "tilegpu.convert_layout":
-            return
-        else:
-            for result in op.results:
-                if is_tensor(result.type) and tilegpu.layout_of(result.type) is None:
-                    self.set_layout(result, self.default(shape_of(result.type)))
+        rule = _RULES.get(op.name)
+        if rule is None:
+            if not is_elementwise(op):
+                raise LayoutAssignmentError(f"convert-tile-to-tilegpu has no layout rule for '{op.name}' "
+                                            f"(at {op.location})")
+            rule = _LayoutAssigner.run_elementwise
+        rule(self, op)
+
+    def run_nothing(self, op: ir.Operation) -> None:
+        """Terminators and ops without tensor results: their operands keep their layouts."""
+
+    def run_store(self, op: ir.Operation) -> None:
+        enc = tilegpu.layout_of(op.operands[0].type)
+        if enc is not None:
+            for i in range(1, len(op.operands)):
+                self.ensure(op, i, enc)
+
+    def run_dot(self, op: ir.Operation) -> None:
+        # The FMA lowering reads its operands through shared memory in any layout; the
+        # result takes the accumulator's.
+        self.set_layout(op.results[0], tilegpu.layout_of(op.operands[2].type))
+
+    def run_broadcast(self, op: ir.Operation) -> None:
+        # The result's own default layout, not the (small) operand's: a [2, 1, 1]
+        # operand's layout stretched to [2, 16, 64] would give every thread 1024
+        # elements. The operand is converted (cheap: it is the small side).
+        enc = self.default(shape_of(op.results[0].type))
+        self.ensure(op, 0, enc)
+        self.set_layout(op.results[0], enc)
+
+    def run_gather(self, op: ir.Operation) -> None:
+        # Each thread reads the source elements its index elements name.
+        self.set_layout(op.results[0], tilegpu.layout_of(op.operands[1].type))
+
+    def run_default(self, op: ir.Operation) -> None:
+        """Sources and shape ops: each tensor result gets the default layout for its shape
+        (shape ops then move data through shared memory as their lowering needs)."""
+        for result in op.results:
+            if is_tensor(result.type):
+                self.set_layout(result, self.default(shape_of(result.type)))
 
     def run_elementwise(self, op: ir.Operation) -> None:
         tensor_operands = [i for i, v in enumerate(op.operands) if is_tensor(v.type)]
@@ -216,6 +208,34 @@ class _LayoutAssigner:
             enc = tilegpu.layout_of(ty)
             if enc is not None and else_block is not None:
                 self.ensure(block_ops(else_block)[-1], i, enc)
+
+
+class LayoutAssignmentError(Exception):
+    pass
+
+
+_A = _LayoutAssigner
+# The layout rule of every op that can reach this pass; upstream elementwise ops (arith,
+# math) and the pure extern/asm ops take `run_elementwise` through their op facts.
+_RULES = {
+    "scf.for": _A.run_for, "scf.if": _A.run_if, "scf.while": _A.run_while,
+    **{name: _A.run_nothing for name in ("scf.yield", "scf.condition", "func.return", "gpu.yield",
+                                         "tile.print", "tile.assert", "tile.assume", "tile.barrier",
+                                         "tilegpu.convert_layout")},
+    "tile.store": _A.run_store,
+    "tile.reduce": _A.run_reduce,
+    "tile.dot": _A.run_dot,
+    "tile.expand_dims": _A.run_expand_dims,
+    "tile.broadcast": _A.run_broadcast,
+    "tile.gather": _A.run_gather,
+    "tile.inline_asm": _A.run_inline_asm,
+    **{name: _A.run_elementwise for name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas",
+                                             "tile.extern_elementwise")},
+    "arith.constant": _A.run_constant,
+    **{name: _A.run_default for name in ("tile.make_range", "tile.splat", "tile.get_program_id",
+                                         "tile.get_num_programs", "tile.reshape", "tile.trans", "tile.join",
+                                         "tile.split", "tile.cat", "tile.histogram")},
+}
 
 
 @register_pass("convert-tile-to-tilegpu", "Give every tensor a layout (ttir to ttgir)",

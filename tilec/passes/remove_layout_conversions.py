@@ -34,6 +34,7 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import is_tensor, walk_ops
+from ..dialects.op_facts import reads_any_layout
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
 from . import register_pass
 from .utils import erase_dead_ops, functions, is_elementwise
@@ -247,17 +248,13 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     return candidate
 
 
-# Operands whose op reads them in any layout (through shared memory): (op, operand index).
-_ANY_LAYOUT_OPERANDS = {("tile.dot", 0), ("tile.dot", 1), ("tile.gather", 0)}
-
-
 def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
     """Users that read their operand in any layout take the unconverted value."""
     source, result = op.operands[0], op.results[0]
     changed = False
     for use in list(result.uses):
         user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if (user.name, use.operand_number) in _ANY_LAYOUT_OPERANDS:
+        if reads_any_layout(user, use.operand_number):
             user.operands[use.operand_number] = source
             changed = True
     return changed

@@ -1,46 +1,15 @@
-"""Small helpers shared by tilec's passes: op classification, walking, dead-code removal."""
+"""Small helpers shared by tilec's passes: walking, dead-code removal, and the op facts they ask."""
 from __future__ import annotations
 
 from typing import Iterator
 
 from mlir import ir
 
-# Ops without side effects besides producing results.
-_PURE_TILE_OPS = {
-    "tile.get_program_id", "tile.get_num_programs", "tile.make_range", "tile.splat", "tile.broadcast",
-    "tile.expand_dims", "tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast", "tile.reduce",
-    "tile.scan", "tile.dot", "tile.reshape", "tile.trans", "tile.join", "tile.split", "tile.cat",
-    "tile.gather", "tile.histogram", "tilegpu.convert_layout",
-}
+from ..dialects import op_facts
 
-# Ops whose `pure` attribute says whether they have side effects.
-_MAYBE_PURE_TILE_OPS = {"tile.extern_elementwise", "tile.inline_asm"}
-
-# Elementwise ops: results take the layout of their tensor operands.
-_ELEMENTWISE_TILE_OPS = {"tile.addptr", "tile.ptr_to_int", "tile.int_to_ptr", "tile.bitcast"}
-
-
-def is_pure(op: ir.Operation) -> bool:
-    """True when removing `op` (if its results are unused) changes nothing."""
-    name = op.name
-    if name in _PURE_TILE_OPS:
-        return True
-    if name in _MAYBE_PURE_TILE_OPS:
-        return ir.BoolAttr(op.attributes["pure"]).value
-    if name == "tile.load":
-        return not ir.BoolAttr(op.attributes["volatile"]).value if "volatile" in op.attributes else True
-    return name.startswith("arith.") or name.startswith("math.")
-
-
-def is_elementwise(op: ir.Operation) -> bool:
-    name = op.name
-    if name in _ELEMENTWISE_TILE_OPS:
-        return True
-    if name in _MAYBE_PURE_TILE_OPS:
-        # Only pure ones (elementwise ops may be recomputed elsewhere), and inline asm only
-        # one element at a time (a packed one needs its layout kept: see convert-tile-to-tilegpu).
-        return is_pure(op) and (name != "tile.inline_asm" or ir.IntegerAttr(op.attributes["pack"]).value == 1)
-    return (name.startswith("arith.") and name != "arith.constant") or name.startswith("math.")
+# Which ops are pure or elementwise is recorded beside each op (dialects/op_facts.py).
+is_pure = op_facts.is_pure
+is_elementwise = op_facts.is_elementwise
 
 
 def functions(module_op: ir.Operation) -> Iterator[ir.Operation]:
