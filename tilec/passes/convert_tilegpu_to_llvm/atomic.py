@@ -22,7 +22,7 @@ from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_val
 from ...dialects.tile import shape_of
 from ...layout.encodings import REGISTER
 from .context import LoweringContext, lowers
-from .reduce import _bytes, _from_shared, _store_type, _to_shared
+from .shared_memory import byte_size, from_shared, store_type, to_shared
 from .shape import row_major
 
 _INT_SUFFIX = {"add": "u", "and": "b", "or": "b", "xor": "b", "xchg": "b", "max": "s", "min": "s",
@@ -147,7 +147,7 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
         ctx.set(result, old if is_tensor(result.type) else old[0])
         return
     elem_ty = old[0].type
-    size = _bytes(ctx, elem_ty)
+    size = byte_size(ctx, elem_ty)
     if is_tensor(ptr.type):
         shape = shape_of(ptr.type)
         coords = ctx.element_coordinates(ctx.layout(ptr))
@@ -159,7 +159,7 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
     ctx.barrier()
     for value, slot in zip(old, slots):
         address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(size)))
-        stored = _to_shared(ctx, value)
+        stored = to_shared(ctx, value)
         ctx.inline_asm(f"@$2 st.shared.b{stored.type.width} [$0], $1;",
                        f"l,{_letter(max(16, stored.type.width))},b",
                        [address, stored if stored.type.width >= 16 else ctx.arith("extui", stored, result_type=ctx.i16),
@@ -168,7 +168,7 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
     values = []
     for slot in slots:
         address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(size)))
-        values.append(_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result, elem_ty))
+        values.append(from_shared(ctx, create_op("llvm.load", [store_type(ctx, elem_ty)], [address]).result, elem_ty))
     ctx.set(result, values if is_tensor(result.type) else values[0])
 
 

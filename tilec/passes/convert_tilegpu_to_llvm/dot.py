@@ -19,7 +19,7 @@ from mlir import ir
 from ...dialects._mlir import create_op, str_attr_value
 from ...dialects.tile import shape_of
 from .context import LoweringContext, lowers
-from .reduce import _bytes, _from_shared, _store_type, _to_shared
+from .shared_memory import byte_size, from_shared, store_type, to_shared
 from .shape import row_major
 
 
@@ -34,7 +34,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     a_shape, b_shape = shape_of(a.type), shape_of(b.type)
     k_size = a_shape[-1]
     a_ty = ctx.element_type(a.type)
-    size = _bytes(ctx, a_ty)
+    size = byte_size(ctx, a_ty)
     batch = math.prod(a_shape[:-2])
     m_size, n_size = a_shape[-2], b_shape[-1]
     chunk = k_size  # the largest power-of-two part of K whose operand slices fit CHUNK_BYTES
@@ -75,7 +75,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
             for v, coords in zip(values, coords_list):
                 coords = list(coords)
                 offset = _chunk_offset(ctx, coords, k_dim, start, chunk, k_size, shape, base, size, dummy)
-                create_op("llvm.store", [], [_to_shared(ctx, v), ctx.shared_address(offset)])
+                create_op("llvm.store", [], [to_shared(ctx, v), ctx.shared_address(offset)])
         ctx.barrier()
         # 2. the k loop over the slice, carrying the accumulators
         totals = _accumulate(ctx, acc, a_ty, size, chunk, n_size, row_of, col_of, reg_coords, totals)
@@ -141,7 +141,7 @@ def _fma_loop(ctx: LoweringContext, a_ty: ir.Type, size: int, first: ir.Value, c
 
         def load(index: ir.Value) -> ir.Value:
             address = ctx.shared_address(ctx.arith("muli", index, ctx.const(size)))
-            value = _from_shared(ctx, create_op("llvm.load", [_store_type(ctx, a_ty)], [address]).result, a_ty)
+            value = from_shared(ctx, create_op("llvm.load", [store_type(ctx, a_ty)], [address]).result, a_ty)
             if value.type != out_ty:
                 value = ctx.arith("extsi" if is_int else "extf", value, result_type=out_ty)
             return value

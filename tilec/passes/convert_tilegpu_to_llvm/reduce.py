@@ -26,6 +26,7 @@ from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP, SliceEncoding
 from .context import LoweringContext, LoweringError, lower_op, lowers
+from .shared_memory import byte_size, from_shared, store_type, to_shared
 
 
 def _combine(ctx: LoweringContext, region: ir.Region, lhs: Sequence[ir.Value], rhs: Sequence[ir.Value]) -> list[ir.Value]:
@@ -81,19 +82,6 @@ def shuffle(ctx: LoweringContext, value: ir.Value, operand: ir.Value, kind: str)
     wide = shfl32(ctx.arith("extui", as_int, result_type=ctx.i32))
     narrow = ctx.arith("trunci", wide, result_type=int_ty)
     return narrow if isinstance(ty, ir.IntegerType) else create_op("llvm.bitcast", [ty], [narrow]).result
-
-
-def _store_type(ctx: LoweringContext, ty: ir.Type) -> ir.Type:
-    """How a value is kept in shared memory (bools as bytes, pointers as integers)."""
-    if ty == ctx.i1:
-        return ctx.i8
-    if ty == ctx.ptr_global:
-        return ctx.i64
-    return ty
-
-
-def _bytes(ctx: LoweringContext, ty: ir.Type) -> int:
-    return max(1, getattr(_store_type(ctx, ty), "width", 64) // 8)
 
 
 @lowers("tile.reduce")
@@ -158,7 +146,7 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
     n_partials = 1 << len(warp_bits)
     types = [v.type for v in next(iter(groups.values()))]
     # One array per operand: [out element][warp partial]
-    array_bytes = [out_numel * n_partials * _bytes(ctx, t) for t in types]
+    array_bytes = [out_numel * n_partials * byte_size(ctx, t) for t in types]
     offsets = []
     at = 0
     for size in array_bytes:
@@ -191,7 +179,7 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
         return index
 
     def address(operand: int, slot: ir.Value) -> ir.Value:
-        size = _bytes(ctx, types[operand])
+        size = byte_size(ctx, types[operand])
         byte = ctx.arith("addi", ctx.const(offsets[operand]), ctx.arith("muli", slot, ctx.const(size)))
         return ctx.shared_address(byte)
 
@@ -202,7 +190,7 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
         bases[key] = base
         slot = ctx.arith("addi", base, partial_index)
         for i, value in enumerate(values):
-            stored = _to_shared(ctx, value)
+            stored = to_shared(ctx, value)
             create_op("llvm.store", [], [stored, address(i, slot)])
     ctx.barrier()
     result = {}
@@ -210,24 +198,8 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
         acc = None
         for p in range(n_partials):
             slot = ctx.arith("addi", bases[key], ctx.const(p))
-            loaded = [_from_shared(ctx, create_op("llvm.load", [_store_type(ctx, t)], [address(i, slot)]).result, t)
+            loaded = [from_shared(ctx, create_op("llvm.load", [store_type(ctx, t)], [address(i, slot)]).result, t)
                       for i, t in enumerate(types)]
             acc = loaded if acc is None else _combine(ctx, region, acc, loaded)
         result[key] = acc
     return result
-
-
-def _to_shared(ctx: LoweringContext, value: ir.Value) -> ir.Value:
-    if value.type == ctx.i1:
-        return ctx.arith("extui", value, result_type=ctx.i8)
-    if value.type == ctx.ptr_global:
-        return create_op("llvm.ptrtoint", [ctx.i64], [value]).result
-    return value
-
-
-def _from_shared(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
-    if ty == ctx.i1:
-        return ctx.arith("trunci", value, result_type=ctx.i1)
-    if ty == ctx.ptr_global:
-        return create_op("llvm.inttoptr", [ctx.ptr_global], [value]).result
-    return value

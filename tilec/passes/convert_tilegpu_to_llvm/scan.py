@@ -26,7 +26,8 @@ from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP
 from .context import LoweringContext, LoweringError, lowers
 from .debug import scf_if
-from .reduce import _bytes, _combine, _from_shared, _store_type, _to_shared, shuffle
+from .reduce import _combine, shuffle
+from .shared_memory import byte_size, from_shared, store_type, to_shared
 
 
 @lowers("tile.scan")
@@ -90,7 +91,7 @@ class _Slots:
         self.offsets, at = [], 0
         for t in types:
             self.offsets.append(at)
-            at += (n_rows * per_row * _bytes(ctx, t) + 15) // 16 * 16
+            at += (n_rows * per_row * byte_size(ctx, t) + 15) // 16 * 16
         ctx.reserve_shared(at)
         self.element = ctx.element_coordinates(ll)
         self.strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
@@ -109,14 +110,14 @@ class _Slots:
     def address(self, i: int, slot: ir.Value) -> ir.Value:
         ctx = self.ctx
         return ctx.shared_address(ctx.arith("addi", ctx.const(self.offsets[i]),
-                                            ctx.arith("muli", slot, ctx.const(_bytes(ctx, self.types[i])))))
+                                            ctx.arith("muli", slot, ctx.const(byte_size(ctx, self.types[i])))))
 
     def store(self, slot: ir.Value, values: list[ir.Value]) -> None:
         for i, value in enumerate(values):
-            create_op("llvm.store", [], [_to_shared(self.ctx, value), self.address(i, slot)])
+            create_op("llvm.store", [], [to_shared(self.ctx, value), self.address(i, slot)])
 
     def load(self, slot: ir.Value) -> list[ir.Value]:
-        return [_from_shared(self.ctx, create_op("llvm.load", [_store_type(self.ctx, t)], [self.address(i, slot)]).result,
+        return [from_shared(self.ctx, create_op("llvm.load", [store_type(self.ctx, t)], [self.address(i, slot)]).result,
                              t) for i, t in enumerate(self.types)]
 
 

@@ -18,7 +18,7 @@ from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of, trans_order
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, lowers
-from .reduce import _bytes, _from_shared, _store_type, _to_shared
+from .shared_memory import byte_size, from_shared, store_type, to_shared
 
 IndexFn = Callable[[list[ir.Value]], ir.Value]
 
@@ -51,7 +51,7 @@ def stage(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLa
     """Writes every element of the sources at its row-major position in shared memory
     (one source after the other), between barriers; returns the element type."""
     elem_ty = sources[0][0][0].type
-    size = _bytes(ctx, elem_ty)
+    size = byte_size(ctx, elem_ty)
     total = sum(math.prod(shape) for _, _, shape in sources)
     ctx.reserve_shared(total * size)
     ctx.barrier()  # earlier users of the scratch space are done
@@ -59,7 +59,7 @@ def stage(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLa
     for values, layout, shape in sources:
         for value, coords in zip(values, ctx.element_coordinates(layout)):
             address = ctx.shared_address(ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size)))
-            create_op("llvm.store", [], [_to_shared(ctx, value), address])
+            create_op("llvm.store", [], [to_shared(ctx, value), address])
         base += math.prod(shape)
     ctx.barrier()
     return elem_ty
@@ -67,8 +67,8 @@ def stage(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLa
 
 def read_staged(ctx: LoweringContext, elem_ty: ir.Type, index: ir.Value) -> ir.Value:
     """The staged element at linear position `index` (i32)."""
-    address = ctx.shared_address(ctx.arith("muli", index, ctx.const(_bytes(ctx, elem_ty))))
-    return _from_shared(ctx, create_op("llvm.load", [_store_type(ctx, elem_ty)], [address]).result, elem_ty)
+    address = ctx.shared_address(ctx.arith("muli", index, ctx.const(byte_size(ctx, elem_ty))))
+    return from_shared(ctx, create_op("llvm.load", [store_type(ctx, elem_ty)], [address]).result, elem_ty)
 
 
 @lowers("tile.reshape")
