@@ -6,8 +6,20 @@ Every tensor in ttgir carries a layout encoding attribute:
                                        threadsPerWarp = array<i32: 32>, warpsPerCTA = array<i32: 4>}>>
     tensor<64xf32, #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{...}>}>>
 
+Shared memory is explicit: a buffer is a value of type `!tilegpu.memdesc<tensor<...>>`
+(shape, element type and shared encoding of its contents), and a ring of buffers for
+software pipelining has a leading dimension that `memdesc_index` selects from.
+
 Ops:
     %y = "tilegpu.convert_layout"(%x) : (tensor<..., #a>) -> tensor<..., #b>
+    %m = "tilegpu.local_alloc"(%x?) : (tensor<...>) -> !tilegpu.memdesc<tensor<...>>
+    "tilegpu.local_dealloc"(%m)
+    %x = "tilegpu.local_load"(%m) : (!tilegpu.memdesc<...>) -> tensor<..., #a>
+    "tilegpu.local_store"(%x, %m)
+    %b = "tilegpu.memdesc_index"(%ring, %i) : (memdesc<tensor<3x...>>, i32) -> memdesc<tensor<...>>
+    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?, %other?)   (cp.async)
+    "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
+    "tilegpu.barrier"()
 
 Module attributes: `tilegpu.num-warps` (i32) and `tilegpu.target` (e.g. "sm_90").
 
@@ -23,7 +35,7 @@ import re
 from mlir import ir
 
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
-from ._mlir import create_op, is_tensor, register_irdl, tensor_type
+from ._mlir import create_op, is_tensor, operand_groups, register_irdl, tensor_type
 from .op_facts import define_op, verifier
 
 IRDL = """
@@ -40,11 +52,70 @@ irdl.dialect @tilegpu {
     %0 = irdl.base "#builtin.dictionary"
     irdl.parameters(params: %0)
   }
+  irdl.attribute @shared {
+    %0 = irdl.base "#builtin.dictionary"
+    irdl.parameters(params: %0)
+  }
+  irdl.attribute @nvmma_shared {
+    %0 = irdl.base "#builtin.dictionary"
+    irdl.parameters(params: %0)
+  }
+  irdl.attribute @mma {
+    %0 = irdl.base "#builtin.dictionary"
+    irdl.parameters(params: %0)
+  }
+  irdl.type @memdesc {
+    %0 = irdl.base "!builtin.tensor"
+    irdl.parameters(tensor: %0)
+  }
   irdl.operation @convert_layout {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
     irdl.operands(src: %0)
     irdl.results(result: %1)
+  }
+  irdl.operation @local_alloc {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base @tilegpu::@memdesc
+    irdl.operands(src: optional %0)
+    irdl.results(result: %1)
+  }
+  irdl.operation @local_dealloc {
+    %0 = irdl.base @tilegpu::@memdesc
+    irdl.operands(buffer: %0)
+  }
+  irdl.operation @local_load {
+    %0 = irdl.base @tilegpu::@memdesc
+    %1 = irdl.base "!builtin.tensor"
+    irdl.operands(buffer: %0)
+    irdl.results(result: %1)
+  }
+  irdl.operation @local_store {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base @tilegpu::@memdesc
+    irdl.operands(src: %0, buffer: %1)
+  }
+  irdl.operation @memdesc_index {
+    %0 = irdl.base @tilegpu::@memdesc
+    %1 = irdl.is i32
+    %2 = irdl.base @tilegpu::@memdesc
+    irdl.operands(buffer: %0, index: %1)
+    irdl.results(result: %2)
+  }
+  irdl.operation @async_copy_global_to_local {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.base @tilegpu::@memdesc
+    %2 = irdl.base "!builtin.tensor"
+    %3 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0, buffer: %1, mask: optional %2, other: optional %3)
+  }
+  irdl.operation @async_commit_group {
+  }
+  irdl.operation @async_wait {
+    %0 = irdl.base "#builtin.integer"
+    irdl.attributes {"num" = %0}
+  }
+  irdl.operation @barrier {
   }
 }
 """
@@ -121,11 +192,97 @@ def with_layout(ty: ir.Type, enc: Encoding | None) -> ir.Type:
     return ir.RankedTensorType.get(list(t.shape), t.element_type, None if enc is None else encoding_attr(enc))
 
 
+# ----------------------------------------------------------------------------- memory descriptors
+# A buffer in shared memory is a value of type !tilegpu.memdesc<tensor<...>>: the tensor
+# type gives its shape, element type and (shared) encoding. A ring of N buffers for
+# software pipelining is one memdesc with a leading dimension N; `memdesc_index` takes
+# one of them.
+
+
+def memdesc_type(tensor: ir.Type) -> ir.Type:
+    return ir.Type.parse(f"!tilegpu.memdesc<{tensor}>")
+
+
+def is_memdesc(ty: ir.Type) -> bool:
+    return str(ty).startswith("!tilegpu.memdesc<")
+
+
+@functools.lru_cache(maxsize=None)
+def _memdesc_tensor_text(text: str) -> str:
+    return text[len("!tilegpu.memdesc<"):-1]
+
+
+def memdesc_tensor(ty: ir.Type) -> ir.RankedTensorType:
+    """The tensor type a memory descriptor describes (shape, element type, encoding)."""
+    if not is_memdesc(ty):
+        raise TypeError(f"not a memory descriptor: {ty}")
+    return ir.RankedTensorType(ir.Type.parse(_memdesc_tensor_text(str(ty))))
+
+
+def memdesc_bytes(ty: ir.Type) -> int:
+    """The bytes a buffer of memdesc type `ty` takes in shared memory."""
+    tensor = memdesc_tensor(ty)
+    return math.prod(tensor.shape) * _element_bytes(tensor.element_type)
+
+
+def _element_bytes(elem: ir.Type) -> int:
+    if str(elem).startswith("!tile.ptr"):
+        return 8
+    return max(8, getattr(elem, "width", 8)) // 8  # i1 as a byte; fp8 types have width 8
+
+
 # ----------------------------------------------------------------------------- ops
 
 
 def convert_layout(src: ir.Value, enc: Encoding) -> ir.Value:
     return create_op("tilegpu.convert_layout", [with_layout(src.type, enc)], [src]).result
+
+
+def local_alloc(ty: ir.Type, src: ir.Value | None = None) -> ir.Value:
+    """A shared-memory buffer of memdesc type `ty`, holding `src` when given."""
+    return create_op("tilegpu.local_alloc", [ty], [src]).result
+
+
+def local_dealloc(buffer: ir.Value) -> ir.Operation:
+    return create_op("tilegpu.local_dealloc", [], [buffer])
+
+
+def local_load(buffer: ir.Value, ty: ir.Type) -> ir.Value:
+    """The buffer's contents as a tensor of type `ty` (a distributed layout)."""
+    return create_op("tilegpu.local_load", [ty], [buffer]).result
+
+
+def local_store(value: ir.Value, buffer: ir.Value) -> ir.Operation:
+    return create_op("tilegpu.local_store", [], [value, buffer])
+
+
+def memdesc_index(buffer: ir.Value, index: ir.Value) -> ir.Value:
+    """Buffer `index` of a ring of buffers (the memdesc's leading dimension)."""
+    ring = memdesc_tensor(buffer.type)
+    one = ir.RankedTensorType.get(list(ring.shape)[1:], ring.element_type, ring.encoding)
+    return create_op("tilegpu.memdesc_index", [memdesc_type(one)], [buffer, index]).result
+
+
+def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None,
+                               other: ir.Value | None = None) -> ir.Operation:
+    """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
+    elements are written as `other` (zero when absent). Complete after async_wait."""
+    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask, other])
+
+
+def async_commit_group() -> ir.Operation:
+    """Closes the group of async copies issued since the last commit."""
+    return create_op("tilegpu.async_commit_group", [])
+
+
+def async_wait(num: int) -> ir.Operation:
+    """Waits until at most `num` committed groups of async copies are still in flight."""
+    return create_op("tilegpu.async_wait", [], attributes={"num": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), num)})
+
+
+def barrier() -> ir.Operation:
+    """Every thread of the program waits here; shared memory written before is visible after."""
+    return create_op("tilegpu.barrier", [])
 
 
 # ----------------------------------------------------------------------------- verification
@@ -156,6 +313,64 @@ def encoding_error(ty: ir.Type) -> str | None:
 
 
 define_op("tilegpu.convert_layout", pure=True)
+define_op("tilegpu.local_alloc", pure=True)  # an unused buffer may go, its contents unread
+define_op("tilegpu.local_load", pure=True)
+define_op("tilegpu.memdesc_index", pure=True)
+for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
+              "barrier"):
+    define_op("tilegpu." + _name)
+
+
+def _same_tensor(tensor: ir.RankedTensorType, other: ir.Type, what: str) -> str | None:
+    other = tensor_type(other)
+    if list(tensor.shape) != list(other.shape) or tensor.element_type != other.element_type:
+        return f"{what} must have the buffer's shape and element type ({tensor}), got {other}"
+    return None
+
+
+@verifier("tilegpu.local_alloc")
+def _verify_local_alloc(op: ir.Operation) -> str | None:
+    buffer = memdesc_tensor(op.results[0].type)
+    return _same_tensor(buffer, op.operands[0].type, "the initial value") if len(op.operands) else None
+
+
+@verifier("tilegpu.local_load")
+def _verify_local_load(op: ir.Operation) -> str | None:
+    return _same_tensor(memdesc_tensor(op.operands[0].type), op.results[0].type, "the result")
+
+
+@verifier("tilegpu.local_store")
+def _verify_local_store(op: ir.Operation) -> str | None:
+    return _same_tensor(memdesc_tensor(op.operands[1].type), op.operands[0].type, "the stored value")
+
+
+@verifier("tilegpu.memdesc_index")
+def _verify_memdesc_index(op: ir.Operation) -> str | None:
+    ring, one = memdesc_tensor(op.operands[0].type), memdesc_tensor(op.results[0].type)
+    if list(ring.shape)[1:] != list(one.shape) or ring.element_type != one.element_type:
+        return f"must drop the leading dimension of {ring}, got {one}"
+    return None
+
+
+@verifier("tilegpu.async_copy_global_to_local")
+def _verify_async_copy(op: ir.Operation) -> str | None:
+    from .tile import is_ptr_type, pointee_type
+    src, mask, other = operand_groups(op)[0][0], operand_groups(op)[2], operand_groups(op)[3]
+    buffer = memdesc_tensor(operand_groups(op)[1][0].type)
+    pointers = tensor_type(src.type)
+    if list(pointers.shape) != list(buffer.shape) or not is_ptr_type(pointers.element_type) \
+            or pointee_type(pointers.element_type) != buffer.element_type:
+        return f"copies {pointers} into {buffer}: needs pointers to its elements, one per element"
+    for name, group in (("mask", mask), ("other", other)):
+        if group and list(tensor_type(group[0].type).shape) != list(buffer.shape):
+            return f"{name} must have the buffer's shape {list(buffer.shape)}"
+    return None
+
+
+@verifier("tilegpu.async_wait")
+def _verify_async_wait(op: ir.Operation) -> str | None:
+    num = ir.IntegerAttr(op.attributes["num"]).value
+    return None if num >= 0 else f"num must be at least 0, got {num}"
 
 
 @verifier("tilegpu.convert_layout")
