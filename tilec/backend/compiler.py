@@ -166,7 +166,8 @@ _LLVM_CLEANUP = ("builtin.module(gpu.module(convert-scf-to-cf,convert-arith-to-l
 
 
 def make_llir(state: _Compilation) -> None:
-    _passes(state, "llir", f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}}")
+    _passes(state, "llir", "tilegpu-allocate-shared-memory,tilegpu-insert-barriers,"
+                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}}")
     with state.context:
         pm = passmanager.PassManager.parse(_LLVM_CLEANUP)
         if config.dump_ir:

@@ -17,7 +17,7 @@ Ops:
     %x = "tilegpu.local_load"(%m) : (!tilegpu.memdesc<...>) -> tensor<..., #a>
     "tilegpu.local_store"(%x, %m)
     %b = "tilegpu.memdesc_index"(%ring, %i) : (memdesc<tensor<3x...>>, i32) -> memdesc<tensor<...>>
-    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?, %other?)   (cp.async)
+    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?)   (cp.async; masked-off: zeros)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
 
@@ -106,8 +106,7 @@ irdl.dialect @tilegpu {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base @tilegpu::@memdesc
     %2 = irdl.base "!builtin.tensor"
-    %3 = irdl.base "!builtin.tensor"
-    irdl.operands(src: %0, buffer: %1, mask: optional %2, other: optional %3)
+    irdl.operands(src: %0, buffer: %1, mask: optional %2)
   }
   irdl.operation @async_commit_group {
   }
@@ -263,11 +262,10 @@ def memdesc_index(buffer: ir.Value, index: ir.Value) -> ir.Value:
     return create_op("tilegpu.memdesc_index", [memdesc_type(one)], [buffer, index]).result
 
 
-def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None,
-                               other: ir.Value | None = None) -> ir.Operation:
+def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None) -> ir.Operation:
     """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
-    elements are written as `other` (zero when absent). Complete after async_wait."""
-    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask, other])
+    elements are written as zeros. Complete after async_wait and a barrier."""
+    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask])
 
 
 def async_commit_group() -> ir.Operation:
@@ -355,15 +353,14 @@ def _verify_memdesc_index(op: ir.Operation) -> str | None:
 @verifier("tilegpu.async_copy_global_to_local")
 def _verify_async_copy(op: ir.Operation) -> str | None:
     from .tile import is_ptr_type, pointee_type
-    src, mask, other = operand_groups(op)[0][0], operand_groups(op)[2], operand_groups(op)[3]
-    buffer = memdesc_tensor(operand_groups(op)[1][0].type)
+    (src,), (buffer,), mask = operand_groups(op)
+    buffer = memdesc_tensor(buffer.type)
     pointers = tensor_type(src.type)
     if list(pointers.shape) != list(buffer.shape) or not is_ptr_type(pointers.element_type) \
             or pointee_type(pointers.element_type) != buffer.element_type:
         return f"copies {pointers} into {buffer}: needs pointers to its elements, one per element"
-    for name, group in (("mask", mask), ("other", other)):
-        if group and list(tensor_type(group[0].type).shape) != list(buffer.shape):
-            return f"{name} must have the buffer's shape {list(buffer.shape)}"
+    if mask and list(tensor_type(mask[0].type).shape) != list(buffer.shape):
+        return f"mask must have the buffer's shape {list(buffer.shape)}"
     return None
 
 

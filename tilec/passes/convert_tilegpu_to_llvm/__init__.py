@@ -21,12 +21,13 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import i32_attr
+from ...dialects._mlir import i32_attr, int_attr_value
 from .. import register_pass
+from ..allocate_shared_memory import SCRATCH_BASE_ATTR
 from ..utils import functions
 from .context import LoweringContext, lower_block
-from . import (atomic, control_flow, convert_layout, debug, dot, elementwise, indexing, memory, reduce,  # noqa: F401
-               scan, shape)
+from . import (atomic, control_flow, convert_layout, debug, dot, elementwise, indexing, local_memory,  # noqa: F401
+               memory, reduce, scan, shape)
 
 SHARED_ATTR = "tilegpu.shared"
 GPU_MODULE_NAME = "tilec"
@@ -44,13 +45,17 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> 
         gpu_module = ir.Operation.create("gpu.module", regions=1,
                                          attributes={"sym_name": ir.StringAttr.get(GPU_MODULE_NAME)})
     gpu_block = gpu_module.regions[0].blocks.append()
-    shared = 0
+    # Explicit buffers come first (their offsets from tilegpu-allocate-shared-memory),
+    # then the scratch space the lowering rules use.
+    scratch_base = int_attr_value(module_op, SCRATCH_BASE_ATTR, 0)
+    shared = scratch_base
     for fn in list(functions(module_op)):
-        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion)
+        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion,
+                              scratch_base=scratch_base)
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()
-        shared = max(shared, ctx.shared_bytes)
+        shared = max(shared, scratch_base + ctx.shared_bytes)
         fn.erase()
     module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
     module_op.attributes[SHARED_ATTR] = i32_attr(shared)

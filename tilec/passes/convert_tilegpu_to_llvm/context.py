@@ -63,7 +63,7 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
 
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str,
-                 fp_fusion: bool = True):
+                 fp_fusion: bool = True, scratch_base: int = 0):
         self.func_op = func_op
         self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
@@ -71,6 +71,9 @@ class LoweringContext:
         self.target = target
         self.values: dict[ir.Value, object] = {}
         self.axis_info = AxisInfoAnalysis(func_op)
+        # Scratch space (reductions, scans, conversions, ...) starts after the buffers
+        # tilegpu-allocate-shared-memory placed; `shared_bytes` counts the scratch used.
+        self.scratch_base = scratch_base
         self.shared_bytes = 0
         self.stack_buffers: dict[str, ir.Value] = {}  # per struct type, in the entry block
         self._thread_coords: dict[LinearLayout, list[tuple[ir.Value | None, bool]]] = {}
@@ -231,9 +234,17 @@ class LoweringContext:
         create_op("nvvm.barrier0", [])
 
     def reserve_shared(self, nbytes: int) -> None:
+        """The op being lowered uses `nbytes` of scratch space (from the scratch base)."""
         self.shared_bytes = max(self.shared_bytes, nbytes)
 
     def shared_address(self, byte_offset: ir.Value) -> ir.Value:
+        """The address of byte `byte_offset` of the scratch space."""
+        if self.scratch_base:
+            byte_offset = self.arith("addi", byte_offset, self.const(self.scratch_base))
+        return self.shared_pointer(byte_offset)
+
+    def shared_pointer(self, byte_offset: ir.Value) -> ir.Value:
+        """The address of byte `byte_offset` of the kernel's shared memory."""
         return create_op("llvm.getelementptr", [self.ptr_shared], [self.smem, byte_offset],
                          attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
                                      "elem_type": ir.TypeAttr.get(self.i8)}).result

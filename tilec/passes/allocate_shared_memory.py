@@ -1,0 +1,122 @@
+"""tilegpu-allocate-shared-memory: gives every shared-memory buffer an offset.
+
+Each `tilegpu.local_alloc` is a buffer of `memdesc_bytes` bytes, live from its
+definition to its last use (uses through `memdesc_index` views count; a use inside a
+loop the buffer was defined outside of keeps it live to the end of that loop, since the
+next iteration uses it again). Two buffers live at the same time never overlap; others
+may share bytes. Offsets are chosen first-fit, largest buffers first, aligned to
+ALIGNMENT (enough for any swizzle pattern and for 16-byte vector accesses).
+
+The result is the `tilegpu.offset` attribute of each local_alloc and the module
+attribute `tilegpu.scratch-base`: where the scratch space of the lowering's other users
+(reductions, scans, layout conversions, the FMA dot) begins, after every buffer. The
+lowering adds the scratch it uses to give the kernel's total (`tilegpu.shared`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..dialects import tilegpu
+from ..dialects._mlir import i32_attr, walk_ops
+from . import register_pass
+from .utils import functions
+
+OFFSET_ATTR = "tilegpu.offset"
+SCRATCH_BASE_ATTR = "tilegpu.scratch-base"
+ALIGNMENT = 128
+
+
+@dataclass
+class Buffer:
+    op: ir.Operation  # its local_alloc
+    size: int
+    start: int        # program points (pre-order numbers) where it is live
+    end: int
+    offset: int = -1
+
+    def overlaps_in_time(self, other: "Buffer") -> bool:
+        return self.start <= other.end and other.start <= self.end
+
+
+class _ProgramPoints:
+    """Pre-order numbers of every op of a function; `last[op]` is the largest number
+    of an op nested in `op` (itself when it has no regions)."""
+
+    def __init__(self, fn: ir.Operation):
+        self.number: dict[ir.Operation, int] = {}
+        self.last: dict[ir.Operation, int] = {}
+        for op in walk_ops(fn):
+            self.number[op] = len(self.number)
+        for op in reversed(list(self.number)):
+            nested = [self.last[child.operation] for region in op.regions for block in region.blocks
+                      for child in block.operations]
+            self.last[op] = max([self.number[op]] + nested)
+
+
+def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
+    """`op` itself or the op enclosing it that sits directly in `block`."""
+    current = op
+    while current is not None and current.name != "func.func":
+        if current.block == block:
+            return current
+        current = current.parent
+    return None
+
+
+def _users(value: ir.Value) -> list[ir.Operation]:
+    """Every op using `value`, directly or through memdesc_index views of it."""
+    found, pending = [], [value]
+    while pending:
+        for use in list(pending.pop().uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            found.append(user)
+            if user.name == "tilegpu.memdesc_index":
+                pending.append(user.results[0])
+    return found
+
+
+def collect_buffers(fn: ir.Operation) -> list[Buffer]:
+    points = _ProgramPoints(fn)
+    buffers = []
+    for op in points.number:
+        if op.name != "tilegpu.local_alloc":
+            continue
+        start = end = points.number[op]
+        for user in _users(op.results[0]):
+            # The op at the definition's level that holds this use: a loop or an if
+            # using the buffer anywhere inside keeps it live to its end.
+            holder = _ancestor_in(user, op.block)
+            end = max(end, points.last[holder] if holder is not None else points.number[user])
+        buffers.append(Buffer(op, tilegpu.memdesc_bytes(op.results[0].type), start, end))
+    return buffers
+
+
+def assign_offsets(buffers: list[Buffer]) -> int:
+    """First-fit offsets, largest buffers first; returns the bytes used."""
+    placed: list[Buffer] = []
+    for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
+        offset = 0
+        for other in sorted((b for b in placed if b.overlaps_in_time(buffer)), key=lambda b: b.offset):
+            if offset + buffer.size <= other.offset:
+                break
+            offset = max(offset, _align(other.offset + other.size))
+        buffer.offset = offset
+        placed.append(buffer)
+    return max((_align(b.offset + b.size) for b in placed), default=0)
+
+
+def _align(n: int) -> int:
+    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+
+
+@register_pass("tilegpu-allocate-shared-memory", "Give every shared-memory buffer an offset")
+def allocate_shared_memory(module_op: ir.Operation) -> None:
+    used = 0
+    for fn in functions(module_op):
+        buffers = collect_buffers(fn)
+        used = max(used, assign_offsets(buffers))
+        for buffer in buffers:
+            buffer.op.attributes[OFFSET_ATTR] = i32_attr(buffer.offset)
+    module_op.attributes[SCRATCH_BASE_ATTR] = i32_attr(used)
