@@ -8,12 +8,14 @@ group (lane // 4) and `t` its index in the group (lane % 4), as in the PTX ISA.
 
 One instruction (m16 n8, K = 8 * k_width):
 
-  C [16, 8]        register bits: col+1, row+8        lane bits: col+2, col+4, row+1, row+2, row+4
-                   (c0,c1 at (g, 2t+{0,1}); c2,c3 at (g+8, 2t+{0,1}))
-  A [16, K]        register bits: k_width bits of col+1.., row+8, col+4*k_width
-                   lane bits: col+k_width, col+2*k_width, row+1, row+2, row+4
-  B [K, 8]         register bits: k_width bits of row+1.., row+4*k_width
-                   lane bits: row+k_width, row+2*k_width, col+1, col+2, col+4
+  C [16, 8]   register bits: col+1, row+8
+              lane bits:     col+2, col+4, row+1, row+2, row+4
+              (c0,c1 at (g, 2t+{0,1}); c2,c3 at (g+8, 2t+{0,1}))
+  A [16, K]   register bits: col+1, .., col+k_width/2 (the k_width elements of one
+              32-bit register), row+8, col+4*k_width
+              lane bits:     col+k_width, col+2*k_width, row+1, row+2, row+4
+  B [K, 8]    register bits: row+1, .., row+k_width/2, row+4*k_width
+              lane bits:     row+k_width, row+2*k_width, col+1, col+2, col+4
 
 so the register index of one instruction's fragment *is* the PTX element index: a0..a7 /
 b0..b3 for f16 and bf16 (k_width 2, m16n8k16), a0..a3 / b0..b1 for tf32 (k_width 1,
@@ -39,8 +41,9 @@ does for blocked layouts: coordinates past its end fold to 0, their registers ar
 dropped (the formulas above then count only the registers that remain) and their lanes
 and warps become replicas.
 
-Version 3 (`wgmma`, a warpgroup of 4 warps along M) is meant to be added as another
-entry of `_INSTRUCTION_TILES` with its own `instr_shape`.
+Version 3 (`wgmma`, a warpgroup of 4 warps along M) is meant to be added beside the
+version-2 instruction tiles (`_accumulator_tile`, `_operand_a_tile`, `_operand_b_tile`)
+with its own `instr_shape`; `_build` (warps, repetition, fitting to the shape) is shared.
 """
 from __future__ import annotations
 
@@ -54,8 +57,6 @@ from .linear_layout import LinearLayout
 
 # mma.sync's instruction tile: M rows by N columns; K = 8 * k_width.
 MMA_V2_INSTR_SHAPE = (16, 8)
-# Lanes of one instruction, in lane-bit order: (t bits, then g bits).
-_LANES_PER_GROUP = 4
 # Elements of one operand per 32-bit register, by element width in bits.
 _K_WIDTH_BY_BITS = {8: 4, 16: 2, 32: 1}
 
