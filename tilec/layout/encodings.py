@@ -5,6 +5,11 @@
   larger than one tile repeats it in registers, a smaller one is replicated.
 - `SliceEncoding`: the layout of a tensor produced by removing dimension `dim` of a
   tensor laid out by `parent` (reductions; `expand_dims` reverses it).
+- `DotOperandEncoding`: the layout of an operand of a dot whose result has layout
+  `parent`. A blocked parent gives the FMA path's layout (below); a parent that lays out
+  its own operands (`MmaEncoding` in `mma.py`, the tensor-core fragments) is asked for it.
+
+Tensor-core layouts live in `mma.py`, shared-memory layouts in `shared.py`.
 
 Output dimensions are named dim0..dim{rank-1}; input dimensions are register, lane,
 warp. These classes hold no IR; `tilec.dialects.tilegpu` maps them to attributes.
@@ -14,9 +19,12 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, Union
 
 from .linear_layout import LinearLayout
+
+if TYPE_CHECKING:
+    from .mma import MmaEncoding
 
 REGISTER, LANE, WARP = "register", "lane", "warp"
 THREADS_PER_WARP = 32
@@ -80,9 +88,22 @@ class DotOperandEncoding:
     layout `parent`: the parent's distribution of M (for A) or N (for B), with the whole
     K dimension in each thread's registers, replicated over the threads that split the
     other result dimension. Each thread then holds every operand element its result
-    elements need (the FMA lowering); mma encodings come with the tensor-core path."""
+    elements need (the FMA lowering).
+
+    A parent that defines `dot_operand_to_linear(op_idx, k_width, shape)` (the mma
+    encodings of `mma.py`) lays its operands out itself; `k_width` is then the number of
+    consecutive K elements in one 32-bit operand register (2 for 16-bit types, 1 for
+    tf32, 4 for 8-bit types). For any other parent `k_width` must stay 0."""
     op_idx: int
     parent: "Encoding"
+    k_width: int = 0
+
+    def __post_init__(self):
+        if self.op_idx not in (0, 1):
+            raise ValueError(f"dot operand index {self.op_idx} must be 0 (A) or 1 (B)")
+        if not hasattr(self.parent, "dot_operand_to_linear") and self.k_width != 0:
+            raise ValueError(f"k_width {self.k_width} needs an mma parent; "
+                             f"{type(self.parent).__name__} operands take k_width 0")
 
     @property
     def rank(self) -> int:
@@ -96,7 +117,8 @@ class DotOperandEncoding:
         return _dot_operand_to_linear(self, tuple(shape))
 
 
-Encoding = BlockedEncoding | SliceEncoding | DotOperandEncoding
+# MmaEncoding is defined in mma.py (which builds on this module); named here for types.
+Encoding = Union[BlockedEncoding, SliceEncoding, DotOperandEncoding, "MmaEncoding"]
 
 
 def default_blocked(shape: Sequence[int], num_warps: int, size_per_thread: Sequence[int] | None = None,
@@ -196,9 +218,12 @@ def _slice_to_linear(enc: SliceEncoding, shape: tuple[int, ...]) -> LinearLayout
 
 @functools.lru_cache(maxsize=4096)
 def _dot_operand_to_linear(enc: DotOperandEncoding, shape: tuple[int, ...]) -> LinearLayout:
-    """A [..., M, K] (op 0) or B [..., K, N] (op 1): the result layout evaluated with the
-    K position collapsed to size 1 (so the threads splitting the other result dimension
-    become replicas), then K added in registers."""
+    """A [..., M, K] (op 0) or B [..., K, N] (op 1). An mma parent builds its fragments;
+    otherwise (FMA): the result layout evaluated with the K position collapsed to size 1
+    (so the threads splitting the other result dimension become replicas), then K added
+    in registers."""
+    if hasattr(enc.parent, "dot_operand_to_linear"):
+        return enc.parent.dot_operand_to_linear(enc.op_idx, enc.k_width, shape)
     rank = len(shape)
     if rank < 2:
         raise ValueError("dot operands have rank 2 or more")
