@@ -1,6 +1,6 @@
 """`NumpyBuilder`: the `Builder` of the interpreter, computing with NumPy arrays at once.
 
-The semantic layer (tilec/language/semantic.py) has already promoted types, broadcast
+The semantic layer (tilec/language/semantic/) has already promoted types, broadcast
 shapes and checked legality, so this builder only has to compute each operation the way
 the GPU does. That is mostly NumPy, except where NumPy's semantics differ from MLIR's
 arith dialect, which the compiled code follows:

@@ -2,7 +2,7 @@
 
 Everything here is backend-neutral. A `tensor` wraps a *handle* (an MLIR value when
 compiling, a NumPy array when interpreting) and a tilec type. Operators on tensors and
-the builtins in `builtins.py` forward to the active `Semantic` (see `semantic.py`), which
+the builtins in `builtins.py` forward to the active `Semantic` (see `semantic/`), which
 alone decides type promotion, broadcasting and legality, and asks its builder to emit
 the operation.
 """
