@@ -219,10 +219,10 @@ def test_bf16_binary_ops_round_like_the_type(sem, rng):
 
 
 def test_extern_elementwise_uses_the_libdevice_table(sem, rng, monkeypatch):
-    from tilec.language.extra import libdevice
-    table = dict(getattr(libdevice, "NUMPY_IMPLEMENTATIONS", {}))
+    from tilec.interpreter import libdevice_numpy
+    table = dict(libdevice_numpy.NUMPY_IMPLEMENTATIONS)
     table["__nv_test_twice"] = lambda x: x * 2.0  # float64 result: rounded to the declared type
-    monkeypatch.setattr(libdevice, "NUMPY_IMPLEMENTATIONS", table, raising=False)
+    monkeypatch.setattr(libdevice_numpy, "NUMPY_IMPLEMENTATIONS", table)
     x = rng.standard_normal(16).astype(np.float32)
     got = sem.builder.extern_elementwise("__nv_test_twice", [x], block(x, tl.float32).type)
     assert got.dtype == np.float32
@@ -232,8 +232,8 @@ def test_extern_elementwise_uses_the_libdevice_table(sem, rng, monkeypatch):
 
 
 def test_extern_elementwise_unknown_symbol(sem, monkeypatch):
-    from tilec.language.extra import libdevice
-    monkeypatch.setattr(libdevice, "NUMPY_IMPLEMENTATIONS", {}, raising=False)
+    from tilec.interpreter import libdevice_numpy
+    monkeypatch.setattr(libdevice_numpy, "NUMPY_IMPLEMENTATIONS", {})
     with pytest.raises(TilecSemanticError, match="'__nv_nosuchthing'"):
         sem.builder.extern_elementwise("__nv_nosuchthing", [np.ones(4, np.float32)], block(np.ones(4), tl.float32).type)
 
@@ -241,8 +241,8 @@ def test_extern_elementwise_unknown_symbol(sem, monkeypatch):
 @pytest.mark.parametrize("symbol, dtype", [("__nv_fdiv_rn", np.float32), ("__nv_ddiv_rn", np.float64),
                                            ("__nv_fsqrt_rn", np.float32), ("__nv_dsqrt_rn", np.float64)])
 def test_extern_elementwise_ieee_fallbacks(sem, rng, monkeypatch, symbol, dtype):
-    from tilec.language.extra import libdevice
-    monkeypatch.setattr(libdevice, "NUMPY_IMPLEMENTATIONS", {}, raising=False)
+    from tilec.interpreter import libdevice_numpy
+    monkeypatch.setattr(libdevice_numpy, "NUMPY_IMPLEMENTATIONS", {})
     x = np.abs(rng.standard_normal(64)).astype(dtype) + dtype(0.1)
     y = rng.standard_normal(64).astype(dtype)
     ty = block(x, tl.float32 if dtype == np.float32 else tl.float64).type
@@ -258,10 +258,10 @@ def test_extern_elementwise_ieee_fallbacks(sem, rng, monkeypatch, symbol, dtype)
 
 
 def test_extern_elementwise_through_the_language(rng, monkeypatch):
-    from tilec.language.extra import libdevice
-    table = dict(getattr(libdevice, "NUMPY_IMPLEMENTATIONS", {}))
+    from tilec.interpreter import libdevice_numpy
+    table = dict(libdevice_numpy.NUMPY_IMPLEMENTATIONS)
     table.setdefault("__nv_powf", lambda x, y: np.power(x, y))
-    monkeypatch.setattr(libdevice, "NUMPY_IMPLEMENTATIONS", table, raising=False)
+    monkeypatch.setattr(libdevice_numpy, "NUMPY_IMPLEMENTATIONS", table)
     x = rng.uniform(0.5, 2, 32).astype(np.float32)
     y = rng.uniform(-2, 2, 32).astype(np.float32)
     out = np.zeros(32, np.float32)

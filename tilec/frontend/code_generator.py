@@ -20,7 +20,7 @@ from ..language import core as tl
 from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .ir_builder import IRBuilder
-from .kernel_function import KernelFunction
+from .kernel_function import KernelFunction, kernel_function_of
 from .loop_exits import BREAK_FLAG_ATTRIBUTE, FLAG_FUNCTION
 
 _BINARY_OPERATORS = {
@@ -846,7 +846,7 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(base, tensor):
             return base[index]
         base = _unwrap(base)
-        if isinstance(base, KernelFunction):
+        if isinstance(base, (KernelFunction, tl.LibraryFunction)):
             raise self.error(node, f"a kernel cannot launch another kernel ({base.__name__}[grid](...)); call the "
                                    f"@jit function directly: {base.__name__}(...)")
         if isinstance(index, tensor):
@@ -902,8 +902,9 @@ class CodeGenerator(ast.NodeVisitor):
         return self.call(fn, args, kwargs, node)
 
     def call(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        if isinstance(fn, KernelFunction):
-            return self.call_jit(fn, args, kwargs, node)
+        callee = kernel_function_of(fn)
+        if callee is not None:
+            return self.call_jit(callee, args, kwargs, node)
         if fn is py.range:
             fn = lang.range
         if isinstance(fn, type) and issubclass(fn, lang.range):
@@ -979,6 +980,7 @@ class CodeGenerator(ast.NodeVisitor):
     def call_from_language(self, fn: Any, args: list[Any], kwargs: dict[str, Any] | None = None) -> Any:
         """Calls a @jit function on behalf of a builtin (a reduction's combine function, a
         tensor method such as x.sort())."""
-        if not isinstance(fn, KernelFunction):
+        callee = kernel_function_of(fn)
+        if callee is None:
             return fn(*args, **(kwargs or {}))
-        return self.call_jit(fn, args, dict(kwargs or {}), self.current_call)
+        return self.call_jit(callee, args, dict(kwargs or {}), self.current_call)

@@ -11,7 +11,7 @@ import inspect
 import textwrap
 from typing import Any, Callable
 
-from ..language.core import is_constexpr_annotation
+from ..language.core import LibraryFunction, is_constexpr_annotation
 from .early_returns import rewrite_early_returns
 from .loop_exits import rewrite_loop_exits
 
@@ -87,3 +87,23 @@ class KernelFunction:
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+# The KernelFunction of each library function of the language, made on its first call.
+# Library functions are module-level objects, so this never holds more than a few dozen.
+_LIBRARY_KERNELS: dict[LibraryFunction, KernelFunction] = {}
+
+
+def kernel_function_of(value: Any) -> KernelFunction | None:
+    """`value` as the frontend compiles it when it is a function written in the language:
+    a @jit function is itself; a library function of the language (`tl.sort`, marked in
+    the language layer, which cannot import this one) gets a KernelFunction, made once.
+    None for anything else."""
+    if isinstance(value, KernelFunction):
+        return value
+    if isinstance(value, LibraryFunction):
+        kernel = _LIBRARY_KERNELS.get(value)
+        if kernel is None:
+            kernel = _LIBRARY_KERNELS.setdefault(value, KernelFunction(value.fn))
+        return kernel
+    return None

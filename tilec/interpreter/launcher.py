@@ -31,7 +31,7 @@ from ..runtime import specialize
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
 from .numpy_ops_misc import DeviceAssertionError
-from .python_builtins import KernelFunctions
+from .python_builtins import DEVICE_FUNCTIONS, KernelFunctions
 
 
 class KernelSemanticError(CompilationError, TilecSemanticError):
@@ -113,7 +113,7 @@ def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[
     functions = KernelFunctions()
     body: Callable = functions.get(fn)
     # @jit functions passed as constexpr arguments run patched too.
-    kernel_args = [functions.wrap(a) if isinstance(a, KernelFunction) else a for a in kernel_args]
+    kernel_args = [functions.wrap(a) if isinstance(a, DEVICE_FUNCTIONS) else a for a in kernel_args]
     # Handles are never mutated, so one set of argument tensors serves every program.
     # Combine functions the semantic layer calls (tl.reduce, tl.associative_scan) run patched too.
     activate_caller = getattr(tl, "activate_caller", None)
@@ -240,14 +240,15 @@ def _is_kernel_frame(frame: FrameType, kernel_codes: set[CodeType]) -> bool:
     """True for the launched kernel's frame and for @jit functions it called.
 
     The launcher runs copies of kernel functions (python_builtins.py), whose code objects
-    it records; a @jit function called some other way (through `KernelFunction.__call__`)
-    is the frame whose caller is that method.
+    it records; a @jit or library function called some other way (through
+    `KernelFunction.__call__` or `LibraryFunction.__call__`) is the frame whose caller is
+    that method.
     """
     if frame.f_code in kernel_codes:
         return True
     caller = frame.f_back
     return (caller is not None and caller.f_code.co_name == "__call__"
-            and isinstance(caller.f_locals.get("self"), KernelFunction))
+            and isinstance(caller.f_locals.get("self"), DEVICE_FUNCTIONS))
 
 
 def _kernel_sites(tb: TracebackType | None, kernel_codes: set[CodeType]) -> list[SourceLocation]:

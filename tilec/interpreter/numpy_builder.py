@@ -1,6 +1,6 @@
 """`NumpyBuilder`: the `Builder` of the interpreter, computing with NumPy arrays at once.
 
-The semantic layer (tilec/language/semantic.py) has already promoted types, broadcast
+The semantic layer (tilec/language/semantic/) has already promoted types, broadcast
 shapes and checked legality, so this builder only has to compute each operation the way
 the GPU does. That is mostly NumPy, except where NumPy's semantics differ from MLIR's
 arith dialect, which the compiled code follows:
@@ -21,7 +21,7 @@ arith dialect, which the compiled code follows:
   conversions round to nearest even, to fp8 saturating (see numpy_common.py);
 - `fma` rounds once, `divf_rn`/`sqrt_rn` are IEEE's (as are `divf`/`sqrt` here, which
   may be approximate on the GPU); libdevice calls (`extern_elementwise`) run the NumPy
-  functions of `tilec.language.extra.libdevice.NUMPY_IMPLEMENTATIONS`.
+  functions of `libdevice_numpy.NUMPY_IMPLEMENTATIONS`, found by symbol.
 
 Handles are NumPy arrays: 0-d arrays for scalars, arrays of the block shape for blocks,
 uint64 virtual addresses (see memory.py) for pointers.
@@ -38,6 +38,7 @@ import numpy as np
 
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, tensor
+from . import libdevice_numpy
 from .memory import Memory
 from .numpy_common import (as_array as _array, check_combined as _check_combined, compute_dtype, fma, is_float,
                            is_narrow, kernel_frame, numpy_dtype, round_to, signed as _signed, unsigned as _unsigned)
@@ -431,7 +432,7 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
 
 # ----------------------------------------------------------------------------- libdevice
 
-# IEEE-rounded division and square root, in case `libdevice.NUMPY_IMPLEMENTATIONS` lacks them
+# IEEE-rounded division and square root, in case `libdevice_numpy.NUMPY_IMPLEMENTATIONS` lacks them
 # (NumPy's are correctly rounded in the arguments' own type).
 _EXTERN_FALLBACKS: dict[str, Callable[..., np.ndarray]] = {
     "__nv_fdiv_rn": lambda x, y: np.divide(np.asarray(x, np.float32), np.asarray(y, np.float32)),
@@ -442,15 +443,10 @@ _EXTERN_FALLBACKS: dict[str, Callable[..., np.ndarray]] = {
 
 
 def _extern_function(symbol: str) -> Callable[..., np.ndarray]:
-    """The NumPy version of libdevice function `symbol` (imported lazily: libdevice imports
-    the language, which must not import the interpreter)."""
-    try:
-        from ..language.extra import libdevice
-        table = getattr(libdevice, "NUMPY_IMPLEMENTATIONS", None) or {}
-    except ImportError:  # pragma: no cover - the module is part of the language
-        table = {}
-    fn = table.get(symbol) or _EXTERN_FALLBACKS.get(symbol)
+    """The NumPy version of libdevice function `symbol`, found by its name (the table is
+    read at each call, so tests can stand in their own)."""
+    fn = libdevice_numpy.NUMPY_IMPLEMENTATIONS.get(symbol) or _EXTERN_FALLBACKS.get(symbol)
     if fn is None:
         raise TilecSemanticError(f"the interpreter has no implementation of the libdevice function {symbol!r} "
-                                 "(add it to tilec.language.extra.libdevice.NUMPY_IMPLEMENTATIONS)")
+                                 "(add it to tilec.interpreter.libdevice_numpy.NUMPY_IMPLEMENTATIONS)")
     return fn

@@ -19,7 +19,7 @@ import types
 from typing import Any, Callable
 
 from ..frontend.kernel_function import KernelFunction
-from ..language.core import TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
+from ..language.core import LibraryFunction, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
 
 
 def _fold(name: str, builtin: Callable, combine: str) -> Callable:
@@ -57,14 +57,20 @@ KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _p
                        print=_print)
 
 
+# What runs as a patched copy: @jit functions and the language's library functions
+# (tl.sort, tl.rand, ...), which the interpreter runs the same way.
+DEVICE_FUNCTIONS = (KernelFunction, LibraryFunction)
+
+
 class _JitCall(KernelFunction):
-    """Stands for a @jit function inside an interpreted kernel: calls its patched copy.
+    """Stands for a @jit (or library) function inside an interpreted kernel: calls its
+    patched copy.
 
     A `KernelFunction` (so `isinstance` checks still hold) whose other attributes are the
     original's.
     """
 
-    def __init__(self, kernel: KernelFunction, functions: "KernelFunctions"):  # noqa: D107 - no parsing
+    def __init__(self, kernel: KernelFunction | LibraryFunction, functions: "KernelFunctions"):  # noqa: D107 - no parsing
         self.__dict__["_kernel"] = kernel
         self.__dict__["_functions"] = functions
 
@@ -105,7 +111,7 @@ class KernelFunctions:
         self._modules: dict[int, bool] = {}
         self.codes: set = set()
 
-    def get(self, kernel: KernelFunction) -> Callable:
+    def get(self, kernel: KernelFunction | LibraryFunction) -> Callable:
         if isinstance(kernel, _JitCall):
             kernel = kernel._kernel
         copy = self._copies.get(id(kernel))
@@ -125,7 +131,7 @@ class KernelFunctions:
     def wrap(self, value: Any) -> Any:
         """`value` as a kernel sees it: @jit functions become proxies, (user) modules
         holding some become views."""
-        if isinstance(value, KernelFunction):
+        if isinstance(value, DEVICE_FUNCTIONS):
             return _JitCall(value, self)
         if isinstance(value, types.ModuleType):
             holds = self._modules.get(id(value))
@@ -139,7 +145,7 @@ class KernelFunctions:
         """The interpreter's `tl.call_kernel_function` (a combine function of a reduction or
         a scan called by the semantic layer, a tensor method such as x.sort()): @jit
         functions run as patched copies."""
-        if isinstance(fn, KernelFunction):
+        if isinstance(fn, DEVICE_FUNCTIONS):
             return self.get(fn)(*args, **(kwargs or {}))
         return getattr(fn, "fn", fn)(*args, **(kwargs or {}))
 
@@ -163,7 +169,7 @@ def _holds_kernels(module: types.ModuleType) -> bool:
     """True for user modules with @jit functions (never for tilec's own modules)."""
     if module.__name__.split(".")[0] in ("tilec", "numpy", "torch", "builtins", "math"):
         return False
-    return any(isinstance(value, KernelFunction) for value in list(vars(module).values()))
+    return any(isinstance(value, DEVICE_FUNCTIONS) for value in list(vars(module).values()))
 
 
-__all__ = ["KERNEL_BUILTINS", "KernelFunctions"]
+__all__ = ["DEVICE_FUNCTIONS", "KERNEL_BUILTINS", "KernelFunctions"]

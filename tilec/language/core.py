@@ -2,7 +2,7 @@
 
 Everything here is backend-neutral. A `tensor` wraps a *handle* (an MLIR value when
 compiling, a NumPy array when interpreting) and a tilec type. Operators on tensors and
-the builtins in `builtins.py` forward to the active `Semantic` (see `semantic.py`), which
+the builtins in `builtins.py` forward to the active `Semantic` (see `semantic/`), which
 alone decides type promotion, broadcasting and legality, and asks its builder to emit
 the operation.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 # ----------------------------------------------------------------------------- dtypes
 
@@ -397,6 +397,35 @@ def call_kernel_function(fn: Any, args: Sequence[Any], kwargs: dict[str, Any] | 
     if caller is not None:
         return caller(fn, list(args), dict(kwargs or {})) if kwargs else caller(fn, list(args))
     return getattr(fn, "fn", fn)(*args, **(kwargs or {}))
+
+
+class LibraryFunction:
+    """A function of the language written in the language itself (`tl.sort`, `tl.rand`, ...).
+
+    The language layer sits below the frontend and the runtime, so it cannot make these
+    @jit functions; it only marks them. The code generator compiles a library function
+    as it compiles a call to a @jit function (inlined, parsed once), and the interpreter
+    runs it as it runs a @jit function a kernel calls. Called directly from Python (the
+    interpreter does so), it runs the function.
+    """
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+        self.__module__ = fn.__module__
+        self.__doc__ = fn.__doc__
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"LibraryFunction({self.__module__}:{self.__qualname__})"
+
+
+def library_function(fn: Callable) -> LibraryFunction:
+    """Decorator marking `fn` as a library function of the language (see LibraryFunction)."""
+    return LibraryFunction(fn)
 
 
 # @jit functions of the language that are also tensor methods (x.sort(), x.flip(), ...),

@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import tilec.language as tl  # (still loading when this module is imported; read only inside kernels)
 
-from ..runtime.jit import jit
-from .core import builtin, current_semantic
+from .core import builtin, current_semantic, library_function
 
 __all__ = ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn",
            "randn4x", "uint_to_uniform_float"]
@@ -65,7 +64,7 @@ def _as_tensor(value):
     return current_semantic().to_tensor(value)
 
 
-@jit
+@library_function
 def _umulhi(a, b):
     """The high word of the unsigned product a * b, for `b` a uint32 or uint64 tensor and
     `a` a constant or a tensor of the same type."""
@@ -73,7 +72,7 @@ def _umulhi(a, b):
     return tl.umulhi(b, a)
 
 
-@jit
+@library_function
 def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """`n_rounds` rounds of Philox on the counter (c0, c1, c2, c3) with the key (k0, k1).
 
@@ -103,7 +102,7 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds: tl.constexpr = N_ROUNDS_DEFAUL
     return c0, c1, c2, c3
 
 
-@jit
+@library_function
 def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """Philox of the counter (c0, c1, c2, c3) under `seed`: four uint32 tensors.
 
@@ -131,7 +130,7 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
                        c3.to(word, bitcast=True), key_lo, key_hi, n_rounds)
 
 
-@jit
+@library_function
 def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of random uint32 for `seed` (a scalar) and the block `offset`.
 
@@ -147,14 +146,14 @@ def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     return philox(seed, low, high, zero, zero, n_rounds)
 
 
-@jit
+@library_function
 def randint(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """A block of random uint32 for `seed` and `offset`: the first word of randint4x."""
     first, _, _, _ = randint4x(seed, offset, n_rounds)
     return first
 
 
-@jit
+@library_function
 def uint_to_uniform_float(x):
     """Random 32- or 64-bit integers (signed or not) to fp32 uniform in [0, 1)."""
     if x.dtype == tl.uint32 or x.dtype == tl.int32:
@@ -169,13 +168,13 @@ def uint_to_uniform_float(x):
     return folded * scale
 
 
-@jit
+@library_function
 def rand(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """A block of fp32 uniform in [0, 1) for `seed` and `offset`."""
     return uint_to_uniform_float(randint(seed, offset, n_rounds))
 
 
-@jit
+@library_function
 def rand4x(seed, offsets, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of fp32 uniform in [0, 1), from the four words of randint4x."""
     r0, r1, r2, r3 = randint4x(seed, offsets, n_rounds)
@@ -183,7 +182,7 @@ def rand4x(seed, offsets, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
             uint_to_uniform_float(r3))
 
 
-@jit
+@library_function
 def pair_uniform_to_normal(u1, u2):
     """Box-Muller: two independent uniforms in [0, 1) to two independent standard normals."""
     u1 = tl.maximum(1.0e-7, u1)  # keeps log finite
@@ -192,7 +191,7 @@ def pair_uniform_to_normal(u1, u2):
     return radius * tl.cos(angle), radius * tl.sin(angle)
 
 
-@jit
+@library_function
 def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """A block of fp32 standard normal numbers for `seed` and `offset`."""
     r0, r1, _, _ = randint4x(seed, offset, n_rounds)
@@ -200,7 +199,7 @@ def randn(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     return normal
 
 
-@jit
+@library_function
 def randn4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
     """Four blocks of fp32 standard normal numbers, from the four uniforms of rand4x."""
     u0, u1, u2, u3 = rand4x(seed, offset, n_rounds)

@@ -1,5 +1,6 @@
-"""Functions of the language written in the language itself (as @jit functions), so
-they run unchanged on both backends: flip, swizzle2d, softmax, sort, topk, ...
+"""Functions of the language written in the language itself (library functions, compiled
+and interpreted as @jit functions are: see core.LibraryFunction), so they run unchanged
+on both backends: flip, swizzle2d, softmax, sort, topk, ...
 
 These are the parts of Triton's `triton.language` standard library that tilec did not
 already provide as builtins, with Triton 3.6's names, parameters and defaults:
@@ -59,8 +60,7 @@ import math as _math
 
 import tilec.language as tl  # (still loading when this module is imported; read only inside kernels)
 
-from ..runtime.jit import jit
-from .core import _unwrap, builtin, constexpr, tensor_method
+from .core import _unwrap, builtin, constexpr, library_function, tensor_method
 
 __all__ = ["bitonic_merge", "flip", "reduce_or", "softmax", "sort", "swizzle2d", "topk"]
 
@@ -186,7 +186,7 @@ def _flag(value):
 # ----------------------------------------------------------------------------- bitonic network
 
 
-@jit
+@library_function
 def _partner(h, cube_dim: tl.constexpr):
     """Each element of the hypercube `h` replaced by the one across hypercube dimension
     `cube_dim` (moved by its bits, so every value, NaNs included, arrives unchanged)."""
@@ -195,13 +195,13 @@ def _partner(h, cube_dim: tl.constexpr):
     return swapped.to(h.dtype, bitcast=True)
 
 
-@jit
+@library_function
 def _bit_of_position(n_dims: tl.constexpr, cube_dim: tl.constexpr):
     """0/1 (int32) along hypercube dimension `cube_dim`, broadcastable to the hypercube."""
     return tl.reshape(tl.arange(0, 2), _one_hot_shape(n_dims, cube_dim))
 
 
-@jit
+@library_function
 def _compare_exchange(h, descending, low: tl.constexpr, bit: tl.constexpr):
     """One step of the network on the hypercube `h`: the pairs of elements whose positions
     along the sorted dimension differ in `bit` only are put in order — ascending where
@@ -222,7 +222,7 @@ def _compare_exchange(h, descending, low: tl.constexpr, bit: tl.constexpr):
     return tl.where(take_other, other, h)
 
 
-@jit
+@library_function
 def _merge(h, stage: tl.constexpr, order: tl.constexpr, low: tl.constexpr):
     """Bitonic merge of the runs of 2**stage elements along the sorted dimension of `h`
     (exchanges at bits stage-1, ..., 0). order: 0 ascending, 1 descending, 2 alternating
@@ -240,7 +240,7 @@ def _merge(h, stage: tl.constexpr, order: tl.constexpr, low: tl.constexpr):
 
 
 @tensor_method
-@jit
+@library_function
 def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     """Sorts `x` along dimension `dim` (None: the last one; negative values count from the
     end), in ascending order, or descending with `descending=True`. Any rank and any
@@ -267,7 +267,7 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
 
 
 @tensor_method
-@jit
+@library_function
 def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
     """The `k` largest elements of `x` along dimension `dim` (None: the last one), sorted
     largest first: the result has `x`'s shape with that dimension's size replaced by `k`.
@@ -317,7 +317,7 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
 
 
 @tensor_method
-@jit
+@library_function
 def bitonic_merge(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
     """The final merge of a bitonic sort along dimension `dim` (None: the last one): if
     each line of `x` along `dim` is a bitonic sequence (ascending then descending, or the
@@ -338,7 +338,7 @@ def bitonic_merge(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
 
 
 @tensor_method
-@jit
+@library_function
 def flip(x, dim=None):
     """`x` with the order of its elements reversed along dimension `dim` (None: the last
     one; negative values count from the end). Elements move by their bits, so NaN
@@ -363,7 +363,7 @@ def flip(x, dim=None):
 
 
 @tensor_method
-@jit
+@library_function
 def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
     """exp(x) / sum(exp(x)) along dimension `dim` (None: dimension 0, as in Triton),
     computed as exp(x - max) for range. fp16/bf16 (and fp8) inputs are computed, and
@@ -385,7 +385,7 @@ def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
     return tl.fdiv(numerator, denominator, ieee_rounding)
 
 
-@jit
+@library_function
 def swizzle2d(i, j, size_i, size_j, size_g):
     """Reorders the cells of a size_i x size_j grid: the cell at row-major index
     t = i * size_j + j is sent to the t-th cell of a walk that takes the rows in groups of
@@ -412,13 +412,13 @@ def swizzle2d(i, j, size_i, size_j, size_g):
     return new_i, new_j
 
 
-@jit
+@library_function
 def _or_combine(a, b):
     return a | b
 
 
 @tensor_method
-@jit
+@library_function
 def reduce_or(input, axis, keep_dims=False):
     """Bitwise OR of the elements of `input` (an integer or bool tensor) along `axis`
     (None: all of them); `keep_dims` keeps the reduced dimension with size 1."""

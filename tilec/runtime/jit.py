@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 from .. import config as _config_module
 from ..errors import LaunchError
 from ..frontend import ArgSpec, KernelFunction
+from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
 from . import specialize
 
@@ -330,7 +331,8 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
 
 
 def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
-    """Source of `fn` and its @jit callees, plus the constant globals they read."""
+    """Source of `fn` and its @jit callees (library functions of the language too), plus
+    the constant globals they read."""
     import ast
     seen = seen if seen is not None else set()
     if id(fn) in seen:
@@ -341,8 +343,9 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
     namespaces = [fn.closure_values(), fn.globals]
 
     def record(name: str, value: Any) -> None:
-        if isinstance(value, KernelFunction):
-            parts.update(_dependencies(value, seen))
+        callee = kernel_function_of(value)
+        if callee is not None:
+            parts.update(_dependencies(callee, seen))
         elif isinstance(value, (tl.constexpr, int, float, bool, str, tuple, tl.dtype)) or value is None:
             parts.add(f"global {name}={tl._unwrap(value)!r}")
 

@@ -1,0 +1,60 @@
+"""The conversions rules of the semantic layer: Python values (numbers, constexprs) to
+tensors, and scalar tensors back to Python values.
+
+One section of `Semantic` (see __init__.py), as a mixin.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..core import _unwrap, dtype, tensor
+from .common import SemanticState, _INT_RANGES, _error, python_scalar_type
+
+
+class ConversionRules(SemanticState):
+    """Python values to tensors and back."""
+
+    def to_tensor(self, value: Any, ty: dtype | None = None) -> tensor:
+        """A tensor for `value`; Python scalars become constants of `ty` (or their own type)."""
+        value = _unwrap(value)
+        if isinstance(value, tensor):
+            return value
+        if value is None:
+            raise _error("None cannot be used as a value here")
+        if isinstance(value, dtype):
+            raise _error(f"{value!r} is a type, not a value")
+        if isinstance(value, (tuple, list)):
+            raise _error(f"a tuple of {len(value)} values cannot be used as one value here; unpack it first "
+                         "(e.g. `values, indices = tl.max(x, axis=0, return_indices=True)`)")
+        ty = ty if ty is not None else python_scalar_type(value)
+        if isinstance(value, float) and not ty.is_floating():
+            raise _error(f"the float constant {value} cannot become {ty} without losing its value; "
+                         "convert explicitly")
+        self._check_fits(value, ty)
+        return tensor(self.builder.constant(self._python_value(value, ty), ty), ty)
+
+    @staticmethod
+    def _python_value(value: Any, ty: dtype):
+        if ty.is_floating():
+            return float(value)
+        if ty.is_bool():
+            return bool(value)
+        return int(value)
+
+    @staticmethod
+    def _check_fits(value: Any, ty: dtype) -> None:
+        if ty.is_int() and not isinstance(value, float):
+            lo, hi = _INT_RANGES[ty.name]
+            if not lo <= int(value) <= hi:
+                raise _error(f"constant {value} is out of range for {ty}")
+
+    def to_python_bool(self, x: tensor) -> bool:
+        return bool(self.builder.to_python(x.handle))
+
+    def to_python_int(self, x: tensor) -> int:
+        if not x.dtype.is_int():
+            raise _error(f"cannot use a {x.dtype} value as an integer")
+        return int(self.builder.to_python(x.handle))
+
+    def to_python_float(self, x: tensor) -> float:
+        return float(self.builder.to_python(x.handle))

@@ -1,0 +1,207 @@
+"""The reductions rules of the semantic layer: reductions and scans: sum, max/min,
+argmax/argmin, cumsum/cumprod, xor_sum, and user combine functions (tl.reduce,
+tl.associative_scan).
+
+One section of `Semantic` (see __init__.py), as a mixin.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .. import core as tl
+from ..core import _unwrap, block_type, tensor
+from .common import SemanticState, _axis_arg, _error
+
+
+class ReductionRules(SemanticState):
+    """Reductions and scans: sum, max, argmax, cumsum, user combine functions."""
+
+    def reduction(self, inputs: Sequence[tensor], axis: Any, combine: Callable,
+                  keep_dims: bool = False) -> list[tensor]:
+        """Reduce `inputs` (same shape) along `axis` with `combine(lhs_list, rhs_list)`."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        axis = _unwrap(axis)
+        keep_dims = bool(_unwrap(keep_dims))
+        first = inputs[0]
+        if not first.type.is_block():
+            raise _error("cannot reduce a scalar; reductions need a tensor")
+        for x in inputs:
+            if x.dtype.is_ptr():
+                raise _error(f"cannot reduce a tensor of pointers ({x.type}); load the values first")
+        for x in inputs[1:]:
+            if x.type.shape != first.type.shape:
+                raise _error(f"all reduced tensors must have the same shape, got {list(first.type.shape)} "
+                             f"and {list(x.type.shape)}")
+        shape = first.type.shape
+        if axis is None:
+            # Over every element: reduce the flattened tensor; keep_dims keeps a 1 per dimension.
+            flat = [self.reshape(x, (x.type.numel,)) for x in inputs]
+            results = self.reduction(flat, 0, combine, False)
+            if keep_dims:
+                results = [self.reshape(self.splat(r, (1,)), (1,) * len(shape)) for r in results]
+            return results
+        axis = _axis_arg(axis, "reduction")
+        rank = len(shape)
+        if not -rank <= axis < rank:
+            raise _error(f"reduction axis {axis} is out of range for a tensor of rank {rank}")
+        axis %= rank
+        out_shape = shape[:axis] + shape[axis + 1:]
+        result_types = [block_type(x.dtype, out_shape) if out_shape else x.dtype for x in inputs]
+        with self._combiner():
+            handles = self.builder.reduce(inputs, axis, combine, result_types)
+        results = [tensor(h, t) for h, t in zip(handles, result_types)]
+        if keep_dims:
+            results = [self.expand_dims(r, axis) for r in results]
+        return results
+
+    def scan(self, inputs: Sequence[tensor], axis: Any, combine: Callable, reverse: bool = False) -> list[tensor]:
+        """Inclusive scan of `inputs` (same shape) along `axis`: result[i] combines elements
+        0..i in order (i..n-1 with `reverse`), with `combine(earlier, later)`."""
+        inputs = [self.to_tensor(x) for x in inputs]
+        first = inputs[0]
+        if not first.type.is_block():
+            raise _error("cannot scan a scalar; scans need a tensor")
+        for x in inputs:
+            if x.dtype.is_ptr():
+                raise _error(f"cannot scan a tensor of pointers ({x.type}); load the values first")
+        for x in inputs[1:]:
+            if x.type.shape != first.type.shape:
+                raise _error(f"all scanned tensors must have the same shape, got {list(first.type.shape)} "
+                             f"and {list(x.type.shape)}")
+        axis = _unwrap(axis)
+        if axis is None:
+            raise _error("a scan needs an axis")
+        rank = len(first.type.shape)
+        axis = _axis_arg(axis, "scan")
+        if not -rank <= axis < rank:
+            raise _error(f"scan axis {axis} is out of range for a tensor of rank {rank}")
+        axis %= rank
+        result_types = [x.type for x in inputs]
+        with self._combiner():
+            handles = self.builder.scan(inputs, axis, combine, bool(_unwrap(reverse)), result_types)
+        return [tensor(h, t) for h, t in zip(handles, result_types)]
+
+    def _accumulation_type(self, x: tensor, out_dtype: Any) -> tensor:
+        out = _unwrap(out_dtype)
+        if out is None and x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+            out = tl.int32 if x.dtype.is_int_signed() else tl.uint32
+        return self.cast(x, out) if out is not None else x
+
+    def _bf16_to_fp32(self, x: Any) -> tensor:
+        """Triton computes these reductions and scans of bf16 values in fp32."""
+        x = self.to_tensor(x)
+        return self.cast(x, tl.float32) if x.dtype.is_bf16() else x
+
+    def cumsum(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
+        x = self._accumulation_type(self._bf16_to_fp32(x), out_dtype)
+        return self.scan([x], axis, lambda a, b: [self.add(a[0], b[0])], reverse)[0]
+
+    def cumprod(self, x: Any, axis: Any = 0, reverse: bool = False, out_dtype: Any = None) -> tensor:
+        """As Triton: bf16 in fp32, other types as they are (narrow integers wrap)."""
+        x = self._bf16_to_fp32(x)
+        if _unwrap(out_dtype) is not None:
+            x = self.cast(x, _unwrap(out_dtype))
+        return self.scan([x], axis, lambda a, b: [self.mul(a[0], b[0])], reverse)[0]
+
+    def _user_combiner(self, combine_fn: Any) -> Callable[[list[tensor], list[tensor]], list[tensor]]:
+        """The combine callback of tl.reduce / tl.associative_scan for a user @jit function
+        taking the lhs values then the rhs values: one result per input, each converted
+        to its input's type."""
+        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            result = tl.call_kernel_function(combine_fn, a + b)
+            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            if len(results) != len(a):
+                name = getattr(combine_fn, "__name__", "the combine function")
+                raise _error(f"{name} returned {len(results)} value{'s' if len(results) != 1 else ''} for "
+                             f"{len(a)} input{'s' if len(a) != 1 else ''}; a combine function returns one value "
+                             "per input")
+            return [self.cast(self.to_tensor(r, v.dtype) if not isinstance(r, tensor) else r, v.dtype)
+                    for r, v in zip(results, a)]
+        return combine
+
+    def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
+        single = not isinstance(inputs, (tuple, list))
+        values = [inputs] if single else list(inputs)
+        results = self.scan(values, axis, self._user_combiner(combine_fn), reverse)
+        return results[0] if single else tl.tuple_value(results)
+
+    def sum(self, x: Any, axis: Any, keep_dims: bool = False, out_dtype: Any = None) -> tensor:
+        x = self.to_tensor(x)
+        out = _unwrap(out_dtype)
+        if out is None:
+            if x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+                out = tl.int32 if x.dtype.is_int_signed() else tl.uint32
+        if out is not None:
+            x = self.cast(x, out)
+        return self.reduction([x], axis, lambda a, b: [self.add(a[0], b[0])], keep_dims)[0]
+
+    def xor_sum(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self.to_tensor(x)
+        if not x.dtype.is_int():
+            raise _error(f"xor_sum needs integer values, got {x.dtype}")
+        return self.reduction([x], axis, lambda a, b: [self.xor_(a[0], b[0])], keep_dims)[0]
+
+    def _axis_indices(self, x: tensor, axis: int | None) -> tensor:
+        """int32 positions along `axis` (flat positions for axis=None), shaped like x."""
+        shape = x.type.shape
+        if axis is None:
+            return self.reshape(self.arange(0, x.type.numel), shape)
+        axis %= len(shape)
+        index = self.arange(0, shape[axis])
+        for d in range(len(shape)):
+            if d != axis:
+                index = self.expand_dims(index, d)
+        return self.broadcast_to(index, shape)
+
+    def arg_reduction(self, x: Any, axis: Any, largest: bool, tie_break_left: bool = True,
+                      keep_dims: bool = False) -> tuple[tensor, tensor]:
+        """(extreme value, its index) along `axis`: ties go to the lowest index, and a NaN
+        wins in both directions, so the first NaN is returned (as NumPy and torch do)."""
+        x = self._bf16_to_fp32(x)
+        if x.dtype.is_fp8():  # fp8 values compare exactly in fp32
+            x = self.cast(x, tl.float32)
+        if not x.type.is_block():
+            raise _error("argmax/argmin need a tensor")
+        axis = _unwrap(axis)
+        index = self._axis_indices(x, axis if axis is None else _axis_arg(axis, "argmax/argmin"))
+        is_float = x.dtype.is_floating()
+
+        def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            (va, ia), (vb, ib) = a, b
+            better = self.compare("gt" if largest else "lt", va, vb)
+            same = self.compare("eq", va, vb)
+            if is_float:
+                a_nan, b_nan = self.compare("ne", va, va), self.compare("ne", vb, vb)
+                better = self.or_(self.and_(better, self.logical_not(b_nan)),
+                                  self.and_(a_nan, self.logical_not(b_nan)))
+                same = self.or_(same, self.and_(a_nan, b_nan))
+            earlier = self.compare("lt" if tie_break_left else "gt", ia, ib)
+            take_a = self.or_(better, self.and_(same, earlier))
+            return [self.where(take_a, va, vb), self.where(take_a, ia, ib)]
+
+        value, where = self.reduction([x, index], axis, combine, keep_dims)
+        return value, where
+
+    def reduce_with(self, inputs: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> Any:
+        """`tl.reduce(input, axis, combine_fn)`: a reduction with a user @jit combine function
+        taking the lhs values then the rhs values, returning one value or a tuple."""
+        single = not isinstance(inputs, (tuple, list))
+        values = [inputs] if single else list(inputs)
+        results = self.reduction(values, axis, self._user_combiner(combine_fn), keep_dims)
+        return results[0] if single else tl.tuple_value(results)
+
+    def _widen_for_extremum(self, x: Any) -> tensor:
+        """Triton's max/min (without indices) work on at least 32 bits: narrower floats in
+        fp32, narrower integers in int32."""
+        x = self._bf16_to_fp32(x)
+        if x.dtype.primitive_bitwidth < 32:
+            x = self.cast(x, tl.float32 if x.dtype.is_floating() else tl.int32)
+        return x
+
+    def max(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self._widen_for_extremum(x)
+        return self.reduction([x], axis, lambda a, b: [self.maximum(a[0], b[0])], keep_dims)[0]
+
+    def min(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+        x = self._widen_for_extremum(x)
+        return self.reduction([x], axis, lambda a, b: [self.minimum(a[0], b[0])], keep_dims)[0]
