@@ -35,6 +35,8 @@ import re
 from mlir import ir
 
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
+from ..layout.mma import MmaEncoding
+from ..layout.shared import NVMMASharedEncoding, SharedEncoding, SwizzledSharedEncoding
 from ._mlir import create_op, is_tensor, operand_groups, register_irdl, tensor_type
 from .op_facts import define_op, verifier
 
@@ -131,7 +133,7 @@ def _ints(values) -> str:
     return "array<i32: " + ", ".join(str(int(v)) for v in values) + ">"
 
 
-def encoding_text(enc: Encoding) -> str:
+def encoding_text(enc: Encoding | SharedEncoding) -> str:
     if isinstance(enc, BlockedEncoding):
         return ("#tilegpu.blocked<{order = " + _ints(enc.order) + ", sizePerThread = " + _ints(enc.size_per_thread)
                 + ", threadsPerWarp = " + _ints(enc.threads_per_warp) + ", warpsPerCTA = "
@@ -139,17 +141,46 @@ def encoding_text(enc: Encoding) -> str:
     if isinstance(enc, SliceEncoding):
         return "#tilegpu.slice<{dim = " + str(enc.dim) + " : i32, parent = " + encoding_text(enc.parent) + "}>"
     if isinstance(enc, DotOperandEncoding):
-        return "#tilegpu.dot_op<{opIdx = " + str(enc.op_idx) + " : i32, parent = " + encoding_text(enc.parent) + "}>"
+        # Keys in MLIR's printing order (sorted), so the text is what the IR prints.
+        k_width = f"kWidth = {enc.k_width} : i32, " if enc.k_width else ""
+        return ("#tilegpu.dot_op<{" + k_width + "opIdx = " + str(enc.op_idx) + " : i32, parent = "
+                + encoding_text(enc.parent) + "}>")
+    if isinstance(enc, MmaEncoding):
+        return (f"#tilegpu.mma<{{instrShape = {_ints(enc.instr_shape)}, versionMajor = {enc.version} : i32, "
+                f"warpsPerCTA = {_ints(enc.warps_per_cta)}}}>")
+    if isinstance(enc, SwizzledSharedEncoding):
+        return (f"#tilegpu.shared<{{maxPhase = {enc.max_phase} : i32, order = {_ints(enc.order)}, "
+                f"perPhase = {enc.per_phase} : i32, vec = {enc.vec} : i32}}>")
+    if isinstance(enc, NVMMASharedEncoding):
+        return (f"#tilegpu.nvmma_shared<{{elementBits = {enc.element_bits} : i32, swizzle = {enc.swizzle_bytes} : i32, "
+                f"transposed = {'true' if enc.transposed else 'false'}}}>")
     raise TypeError(f"unknown encoding {enc!r}")
 
 
 _ARRAY = re.compile(r"(\w+) = array<i32(?:: ([-\d, ]*))?>")
+_INT = re.compile(r"(\w+) = (-?\d+) : i32")
+_BOOL = re.compile(r"(\w+) = (true|false)")
+
+
+def _arrays(text: str) -> dict[str, tuple[int, ...]]:
+    return {name: tuple(int(x) for x in values.split(",")) if values else () for name, values in _ARRAY.findall(text)}
 
 
 def _parse_blocked(text: str) -> BlockedEncoding:
-    fields = {name: tuple(int(x) for x in values.split(",")) if values else ()
-              for name, values in _ARRAY.findall(text)}
+    fields = _arrays(text)
     return BlockedEncoding(fields["sizePerThread"], fields["threadsPerWarp"], fields["warpsPerCTA"], fields["order"])
+
+
+def _fields(text: str, kind: str, ints: tuple[str, ...] = (), arrays: tuple[str, ...] = (),
+            bools: tuple[str, ...] = ()) -> dict:
+    """The named fields of a flat encoding's text (a ValueError naming what is missing)."""
+    values: dict = {name: int(v) for name, v in _INT.findall(text)}
+    values.update(_arrays(text))
+    values.update({name: v == "true" for name, v in _BOOL.findall(text)})
+    missing = [name for name in ints + arrays + bools if name not in values]
+    if missing:
+        raise ValueError(f"malformed {kind} encoding {text}: missing {', '.join(missing)}")
+    return values
 
 
 @functools.lru_cache(maxsize=None)
@@ -164,10 +195,19 @@ def parse_encoding(text: str) -> Encoding:
             raise ValueError(f"malformed slice encoding {text}")
         return SliceEncoding(int(match.group(1)), parse_encoding(match.group(2)))
     if text.startswith("#tilegpu.dot_op<"):
-        match = re.match(r"#tilegpu\.dot_op<\{opIdx = (\d+) : i32, parent = (.*)\}>$", text)
+        match = re.match(r"#tilegpu\.dot_op<\{(?:kWidth = (\d+) : i32, )?opIdx = (\d+) : i32, parent = (.*)\}>$", text)
         if not match:
             raise ValueError(f"malformed dot_op encoding {text}")
-        return DotOperandEncoding(int(match.group(1)), parse_encoding(match.group(2)))
+        return DotOperandEncoding(int(match.group(2)), parse_encoding(match.group(3)), int(match.group(1) or 0))
+    if text.startswith("#tilegpu.mma<"):
+        f = _fields(text, "mma", ints=("versionMajor",), arrays=("warpsPerCTA", "instrShape"))
+        return MmaEncoding(f["versionMajor"], f["warpsPerCTA"], f["instrShape"])
+    if text.startswith("#tilegpu.shared<"):
+        f = _fields(text, "shared", ints=("vec", "perPhase", "maxPhase"), arrays=("order",))
+        return SwizzledSharedEncoding(f["vec"], f["perPhase"], f["maxPhase"], f["order"])
+    if text.startswith("#tilegpu.nvmma_shared<"):
+        f = _fields(text, "nvmma_shared", ints=("swizzle", "elementBits"), bools=("transposed",))
+        return NVMMASharedEncoding(f["swizzle"], f["elementBits"], f["transposed"])
     raise ValueError(f"not a tilegpu encoding: {text}")
 
 
@@ -292,8 +332,10 @@ def encoding_error(ty: ir.Type) -> str | None:
         return None
     try:
         enc = layout_of(ty)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         return str(exc)
+    if isinstance(enc, (SwizzledSharedEncoding, NVMMASharedEncoding)):
+        return f"a shared-memory encoding on a tensor held in registers ({ty}); shared buffers are !tilegpu.memdesc"
     shape = list(tensor_type(ty).shape)
     if enc.rank != len(shape):
         return f"encoding of rank {enc.rank} on a tensor of rank {len(shape)} ({ty})"

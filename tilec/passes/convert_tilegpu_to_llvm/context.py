@@ -275,12 +275,12 @@ class LoweringContext:
                         if value & thread_bits or value & reg_bits or (value & (value - 1)):
                             disjoint = False
                         thread_bits |= value
-                    terms.extend(self._bit_terms(source, components))
-                coords.append((self._combine(terms, disjoint), disjoint))
+                    terms.extend(self.bit_terms(source, components))
+                coords.append((self.combine_terms(terms, disjoint), disjoint))
         self._thread_coords[ll] = coords
         return coords
 
-    def _bit_terms(self, source: ir.Value, components: list[int]) -> list[ir.Value]:
+    def bit_terms(self, source: ir.Value, components: list[int]) -> list[ir.Value]:
         """Terms whose XOR is sum_i bit_i(source) * components[i], grouping runs of bits."""
         terms = []
         i = 0
@@ -309,7 +309,7 @@ class LoweringContext:
                 i += 1
         return terms
 
-    def _combine(self, terms: list[ir.Value], disjoint: bool) -> ir.Value | None:
+    def combine_terms(self, terms: list[ir.Value], disjoint: bool) -> ir.Value | None:
         if not terms:
             return None
         result = terms[0]

@@ -15,25 +15,43 @@ zeros). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
 from __future__ import annotations
 
 import math
-from typing import Sequence
-
 from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
 from ...layout.encodings import REGISTER
 from ..allocate_shared_memory import OFFSET_ATTR
+from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
 from .shared_memory import byte_size, load, store
 
 
-def element_offset(ctx: LoweringContext, buffer: ir.RankedTensorType, coords: Sequence[ir.Value]) -> ir.Value:
-    """The element offset (in elements, i32) of the element at `coords` in a buffer."""
-    if buffer.encoding is not None:
-        raise LoweringError(f"shared encoding {buffer.encoding} is not supported yet")
-    return row_major(ctx, coords, list(buffer.shape))
+def element_offsets(ctx: LoweringContext, layout: LinearLayout, buffer: ir.RankedTensorType) -> list[ir.Value]:
+    """For each register of a thread holding `layout`, the offset (in elements, i32) of
+    its element in `buffer`.
+
+    A shared encoding is linear over GF(2) from coordinates to offsets, and a thread's
+    coordinates are its lane/warp part XOR its register part (see thread_coordinates),
+    so each offset is the thread part's offset (computed once) XOR a constant."""
+    shape = list(buffer.shape)
+    if buffer.encoding is None:  # row-major
+        return [row_major(ctx, coords, shape) for coords in ctx.element_coordinates(layout)]
+    offsets = tilegpu.parse_encoding(str(buffer.encoding)).offset_layout(shape)
+    terms: list[ir.Value] = []
+    for d, (part, _) in enumerate(ctx.thread_coordinates(layout)):
+        if part is not None:
+            terms += ctx.bit_terms(part, [basis[0] for basis in offsets.bases(f"dim{d}")])
+    thread = ctx.combine_terms(terms, disjoint=False)
+    values = []
+    for coords in ctx.register_coordinates(layout):
+        constant = offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+        if thread is None:
+            values.append(ctx.const(constant))
+        else:
+            values.append(ctx.arith("xori", thread, ctx.const(constant)) if constant else thread)
+    return values
 
 
 def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
@@ -44,14 +62,12 @@ def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
     buffer = tilegpu.memdesc_tensor(memdesc.type)
     size = _element_bytes(ctx, buffer)
     base = ctx.lowered(memdesc)
-    owner, registers = ctx.owners(value)
-    if owner is not None:
-        raise LoweringError("storing to shared memory from a layout that repeats elements across threads")
+    # Replicas write the same values to the same places: harmless, and no predicate.
+    _, registers = ctx.owners(value)
     values = ctx.elements(value)
-    for r, coords in zip(range(len(values)), ctx.element_coordinates(ctx.layout(value))):
-        if r not in registers:
-            continue
-        offset = ctx.arith("muli", element_offset(ctx, buffer, coords), ctx.const(size))
+    offsets = element_offsets(ctx, ctx.layout(value), buffer)
+    for r in registers:
+        offset = ctx.arith("muli", offsets[r], ctx.const(size))
         store(ctx, values[r], ctx.arith("addi", base, offset))
 
 
@@ -90,9 +106,8 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     elem_ty = ctx.element_type(result.type)
     base = ctx.lowered(memdesc)
     values = []
-    for coords in ctx.element_coordinates(ctx.layout(result)):
-        offset = ctx.arith("muli", element_offset(ctx, buffer, coords), ctx.const(size))
-        values.append(load(ctx, elem_ty, ctx.arith("addi", base, offset)))
+    for offset in element_offsets(ctx, ctx.layout(result), buffer):
+        values.append(load(ctx, elem_ty, ctx.arith("addi", base, ctx.arith("muli", offset, ctx.const(size)))))
     ctx.set(result, values)
 
 
@@ -110,12 +125,12 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     pointers = ctx.elements(src)
     masks = ctx.elements(mask) if mask is not None else None
     base = ctx.lowered(memdesc)
-    coords = ctx.element_coordinates(layout)
+    offsets = element_offsets(ctx, layout, buffer)
     nbytes = vec * size
     for start in range(0, len(pointers), vec):
         if start not in registers:
             continue
-        offset = ctx.arith("muli", element_offset(ctx, buffer, coords[start]), ctx.const(size))
+        offset = ctx.arith("muli", offsets[start], ctx.const(size))
         address = create_op("llvm.ptrtoint", [ctx.i32], [ctx.shared_pointer(ctx.arith("addi", base, offset))]).result
         # .cg (L2 only) exists for 16-byte copies; smaller ones cache in L1 too.
         cache = ".cg" if nbytes == 16 else ".ca"
@@ -131,13 +146,22 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
 def _copy_width(ctx: LoweringContext, src: ir.Value, mask: ir.Value | None, buffer: ir.RankedTensorType,
                 size: int) -> int:
     """Elements per cp.async (4, 8 or 16 bytes): a run contiguous and aligned in global
-    memory, under one mask value, and contiguous in the buffer (row-major: along its
-    last dimension)."""
+    memory, under one mask value, and at consecutive offsets of the buffer."""
     vec = vector_width(ctx, src, mask, size)
-    regs = ctx.layout(src).bases(REGISTER)
-    rank = len(buffer.shape)
-    if vec > 1 and (not regs or regs[0] != tuple(1 if d == rank - 1 else 0 for d in range(rank))):
-        vec = 1  # the run goes along another dimension: not contiguous in a row-major buffer
+    regs = ctx.layout(src).bases(REGISTER)  # a run's register bits: run *= 2 per bit
+    shape = list(buffer.shape)
+    encoding = tilegpu.parse_encoding(str(buffer.encoding)) if buffer.encoding is not None else None
+    run = 1
+    while run < vec and run.bit_length() - 1 < len(regs):
+        coords = regs[run.bit_length() - 1]
+        if encoding is None:  # row-major
+            moved = sum(c * math.prod(shape[d + 1:]) for d, c in enumerate(coords))
+        else:
+            moved = encoding.offset_layout(shape).apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+        if moved != run:  # this register bit does not step to the next offset
+            break
+        run *= 2
+    vec = min(vec, run)
     if vec * size < 4:
         raise LoweringError(f"cp.async copies 4, 8 or 16 bytes; this copy can only move {vec * size} at a time")
     return min(vec, 16 // size)
