@@ -17,9 +17,10 @@ from mlir import ir, passmanager
 from ..config import config
 from ..dialects import make_context, verify_module
 from ..errors import InternalError
-from ..frontend import ArgSpec, KernelFunction, generate_ttir
+from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
+from ..specialization import ArgSpec
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
 from . import toolkit
 

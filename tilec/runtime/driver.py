@@ -133,7 +133,7 @@ def current_device() -> int:
 def device_of(values: Sequence[Any], specs: Sequence[Any], kernel_name: str) -> int:
     """The GPU a launch with these arguments runs on: that of its array arguments.
 
-    `specs` are the `tilec.frontend.ArgSpec`s of `values`; arrays are the arguments whose
+    `specs` are the `tilec.specialization.ArgSpec`s of `values`; arrays are the arguments whose
     type is a pointer. They must all live on one GPU; without any, the current device.
     """
     torch = sys.modules.get("torch")

@@ -14,8 +14,9 @@ from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
 from ..errors import LaunchError
-from ..frontend import ArgSpec, KernelFunction
+from ..frontend import KernelFunction
 from ..language import core as tl
+from ..specialization import ArgSpec
 from . import specialize
 
 _config = _config_module.config
