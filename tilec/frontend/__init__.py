@@ -12,6 +12,7 @@ from ..language import core as tl
 from ..language.core import activate_semantic, constexpr, tensor
 from ..language.semantic import Semantic
 from ..specialization import ArgSpec  # re-exported: tilec.frontend.ArgSpec keeps working
+from ..target import Target
 from .code_generator import CodeGenerator
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
@@ -20,7 +21,7 @@ __all__ = ["ArgSpec", "KernelFunction", "generate_ttir"]
 
 
 def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
-                  debug: bool = False, target: str | None = None) -> ir.Module:
+                  debug: bool = False, target: Target | None = None) -> ir.Module:
     """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
     and `target` as in `Semantic`)."""
     context = context or make_context()

@@ -12,6 +12,7 @@ import math
 import numbers
 from typing import Any, Callable, Sequence
 
+from ..target import Target
 from . import core as tl
 from .builder import Builder
 from .core import TilecSemanticError, _unwrap, block_type, dtype, tensor
@@ -144,12 +145,12 @@ _RTZ_CASTS = {(tl.float32, tl.float16), (tl.float32, tl.bfloat16), (tl.float64, 
 class Semantic:
     """Language rules over a builder; see the module docstring."""
 
-    def __init__(self, builder: Builder, *, debug: bool = False, target: str | None = None):
-        """`debug` turns on device_assert and the overflow checks; `target` ("sm_90"), when
+    def __init__(self, builder: Builder, *, debug: bool = False, target: Target | None = None):
+        """`debug` turns on device_assert and the overflow checks; `target`, when
         known, lets rules that depend on the GPU fail early and clearly."""
         self.builder = builder
         self.debug = debug
-        self.capability = int(target[3:].rstrip("a")) if target else None
+        self.capability = target.capability if target else None
         self._combining = 0  # > 0 while a reduce/scan combine function is being built
 
     @contextlib.contextmanager

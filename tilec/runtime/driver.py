@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from ..errors import LaunchError, OutOfResources
+from ..target import Target
 
 # Dynamic shared memory a kernel may use without opting in (per block).
 _DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -351,7 +352,7 @@ class _ActiveDriver:
 
     @staticmethod
     def get_current_target() -> GPUTarget:
-        return GPUTarget("cuda", int(default_target()[3:].rstrip("a")), 32)
+        return GPUTarget("cuda", Target.parse(default_target()).capability, 32)
 
     @staticmethod
     def get_current_stream(device: int | None = None) -> int:

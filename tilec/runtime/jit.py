@@ -17,6 +17,7 @@ from ..errors import LaunchError
 from ..frontend import KernelFunction
 from ..language import core as tl
 from ..specialization import ArgSpec
+from ..target import Target
 from . import specialize
 
 _config = _config_module.config
@@ -283,10 +284,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
+        target = driver.target_of(device) if load else options.get("target") or driver.default_target()
         compile_options = CompileOptions(
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)),
-            target=driver.target_of(device) if load else options.get("target") or driver.default_target(),
+            target=target if isinstance(target, Target) else Target.parse(target),
             debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
             enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
         )
@@ -295,7 +297,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel
-        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options)
+        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options.cache_key())
         compiled = None if _config.always_compile else cache.load(disk_key)
         if compiled is None:
             compiled = compile_specialized(self, specs, compile_options)
