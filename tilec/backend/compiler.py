@@ -69,7 +69,10 @@ class KernelMetadata:
 
 
 class CompiledKernel:
-    """The result of compiling one specialisation: every stage's text, the cubin, metadata."""
+    """The result of compiling one specialisation: every stage's text, the cubin, metadata.
+
+    Plain data, stored in the disk cache; launching it is the runtime's business
+    (`tilec.runtime.kernel.LaunchableKernel` adds `compiled[grid](*args)`)."""
 
     def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
         self.metadata = metadata
@@ -80,18 +83,6 @@ class CompiledKernel:
     n_spills = property(lambda self: self.metadata.n_spills)
     shared = property(lambda self: self.metadata.shared)
     num_warps = property(lambda self: self.metadata.num_warps)
-
-    def __getitem__(self, grid):
-        """`compiled[grid](*args)`: launches this very kernel, as Triton's CompiledKernel
-        does (`kernel = fn.warmup(...); kernel[grid](*args)`). `args` are all of the
-        kernel's parameters, constexprs included; they must match the specialisation
-        this kernel was compiled for."""
-        from ..runtime.kernel import run_compiled
-        return lambda *args, stream=None: run_compiled(self, grid, args, stream)
-
-    def _init_handles(self) -> None:
-        """Nothing to do (kept for programs written for Triton): `n_regs`, `n_spills` and
-        `shared` come from ptxas at compile time, and loading happens at the first launch."""
 
     def serialize(self) -> bytes:
         texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}

@@ -148,11 +148,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compiles (and loads, when a GPU answers) without launching; returns the CompiledKernel."""
+        """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
+        `compiled[grid](*args)` launches it, and runs this function's source in the interpreter)."""
+        from .kernel import LaunchableKernel
         options, values = self._split_call(args, kwargs)
-        compiled = self._get_kernel(values, options, load=False)
-        compiled._fn = self  # so that compiled[grid](...) can also run in the interpreter
-        return compiled
+        return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
 
     # ------------------------------------------------------------------ binding
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
@@ -304,8 +304,8 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             cache.store(disk_key, compiled)
         if not load:
             return compiled
-        from .kernel import LoadedKernel
-        kernel = LoadedKernel(compiled, device)
+        from .kernel import LaunchableKernel, LoadedKernel
+        kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
         self._by_spec[by_spec] = kernel
         return kernel
 
