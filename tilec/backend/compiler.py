@@ -12,7 +12,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from mlir import ir, passmanager
+from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
@@ -119,9 +119,10 @@ class _Compilation:
     metadata: KernelMetadata | None = None
 
 
-def _passes(state: _Compilation, stage: str, pipeline: str) -> None:
+def _passes(state: _Compilation, stage: str, pipeline: str, print_ir: bool | None = None) -> None:
+    """Runs `pipeline` on the module; a failing pass becomes an InternalError naming a reproducer."""
     try:
-        run_pipeline(state.module, pipeline, print_ir=config.dump_ir)
+        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir)
     except PassFailure as failure:
         path = _write_reproducer(state, failure)
         raise InternalCompilerError(
@@ -136,7 +137,8 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
     path = os.path.join(directory, f"{state.fn.__name__}-{failure.pass_name}.mlir")
     with open(path, "w") as f:
         f.write(f"// reproducer: python -m tilec.opt {path} -p '{failure.pipeline_item}'\n")
-        f.write(f"// error: {type(failure.error).__name__}: {failure.error}\n")
+        for line in f"error: {type(failure.error).__name__}: {failure.error}".splitlines():
+            f.write(f"// {line}\n")  # MLIR's errors span lines; the file must still parse
         f.write(failure.ir_before)
     return path
 
@@ -157,17 +159,15 @@ def make_ttgir(state: _Compilation) -> None:
     state.asm["ttgir"] = print_module(state.module)
 
 
-_LLVM_CLEANUP = ("builtin.module(gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
-                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse)")
+# Upstream passes that finish the lowering: what convert-tilegpu-to-llvm leaves in scf,
+# arith, math and cf becomes LLVM dialect.
+_LLVM_CLEANUP = ("gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
+                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse")
 
 
 def make_llir(state: _Compilation) -> None:
-    _passes(state, "llir", f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}}")
+    _passes(state, "llir", f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}},{_LLVM_CLEANUP}")
     with state.context:
-        pm = passmanager.PassManager.parse(_LLVM_CLEANUP)
-        if config.dump_ir:
-            pm.enable_ir_printing()
-        pm.run(state.module.operation)
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
@@ -202,11 +202,6 @@ def _gpu_module(module: ir.Module) -> ir.Operation:
     raise InternalCompilerError("no gpu.module after lowering")
 
 
-def _to_binary(module_op: ir.Operation, fmt: str) -> None:
-    pm = passmanager.PassManager.parse(f"builtin.module(gpu-module-to-binary{{format={fmt}}})")
-    pm.run(module_op)
-
-
 def _binary_object(module_op: ir.Operation) -> bytes:
     from mlir.dialects.gpu import ObjectAttr
     for op in module_op.regions[0].blocks[0].operations:
@@ -216,8 +211,10 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
+    # is the PTX, kept in asm["ptx"].
+    _passes(state, "ptx", "gpu-module-to-binary{format=isa}", print_ir=False)
     with state.context:
-        _to_binary(state.module.operation, "isa")
         state.asm["ptx"] = _binary_object(state.module.operation).decode()
 
 
