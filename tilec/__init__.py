@@ -22,8 +22,11 @@ __version__ = "0.1.0"
 
 def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_stages=3, debug=None,
             enable_fp_fusion=True):
-    """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.compiler).
+    """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.compiler)
+    that `compiled[grid](*args)` launches (tilec.runtime.kernel.LaunchableKernel).
     `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do."""
     from .backend.compiler import compile_kernel
-    return compile_kernel(fn, signature=signature or {}, constexprs=constexprs or {}, target=target,
-                          num_warps=num_warps, num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion)
+    from .runtime.kernel import LaunchableKernel
+    return LaunchableKernel.of(compile_kernel(
+        fn, signature=signature or {}, constexprs=constexprs or {}, target=target, num_warps=num_warps,
+        num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion))

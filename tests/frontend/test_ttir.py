@@ -25,7 +25,8 @@ import tilec
 import tilec.language as tl
 from tilec import CompilationError
 from tilec.backend import toolkit
-from tilec.frontend import ArgSpec, generate_ttir
+from tilec.frontend import generate_ttir
+from tilec.specialization import ArgSpec
 from tilec.language.core import dtype_from_signature
 
 try:

@@ -16,7 +16,7 @@ import pytest
 
 from tilec import LaunchError, OutOfResources
 from tilec import _launcher
-from tilec.frontend import ArgSpec
+from tilec.specialization import ArgSpec
 from tilec.language import core as tl
 from tilec.runtime import driver
 from tilec.runtime.kernel import LoadedKernel

@@ -9,17 +9,19 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable
 
-from mlir import ir, passmanager
+from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
 from ..errors import InternalError
-from ..frontend import ArgSpec, KernelFunction, generate_ttir
+from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
+from ..specialization import ArgSpec
+from ..target import Target
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
 from . import toolkit
 
@@ -33,20 +35,23 @@ InternalCompilerError = InternalError  # a pass failed on IR the frontend accept
 class CompileOptions:
     num_warps: int = 4
     num_stages: int = 3
-    target: str = "sm_90"
+    target: Target = field(default_factory=lambda: Target.parse("sm_90"))
     debug: bool = False
     enable_fp_fusion: bool = True  # a*b + c may become one fma (as in Triton)
 
     def __post_init__(self):
         if isinstance(self.num_warps, bool) or self.num_warps not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps!r}")
-        if not re.fullmatch(r"sm_\d+a?", self.target):
-            raise ValueError(f"target must look like 'sm_90', got {self.target!r}")
+        if not isinstance(self.target, Target):  # strings are parsed where they enter (Target.parse)
+            raise TypeError(f"CompileOptions.target must be a Target, got {self.target!r}")
 
-    @property
-    def chip(self) -> str:
-        """The architecture ptxas and LLVM compile for (sm_90 -> sm_90a: Hopper-only instructions allowed)."""
-        return self.target + "a" if self.target == "sm_90" else self.target
+    def cache_key(self) -> str:
+        """The options as the disk cache keys them, the target by its name ("sm_90"): the
+        rest of a Target follows from the name and the ptxas release, which the compiler
+        fingerprint covers."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["target"] = self.target.name
+        return repr(values)
 
 
 @dataclass
@@ -64,7 +69,10 @@ class KernelMetadata:
 
 
 class CompiledKernel:
-    """The result of compiling one specialisation: every stage's text, the cubin, metadata."""
+    """The result of compiling one specialisation: every stage's text, the cubin, metadata.
+
+    Plain data, stored in the disk cache; launching it is the runtime's business
+    (`tilec.runtime.kernel.LaunchableKernel` adds `compiled[grid](*args)`)."""
 
     def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
         self.metadata = metadata
@@ -75,18 +83,6 @@ class CompiledKernel:
     n_spills = property(lambda self: self.metadata.n_spills)
     shared = property(lambda self: self.metadata.shared)
     num_warps = property(lambda self: self.metadata.num_warps)
-
-    def __getitem__(self, grid):
-        """`compiled[grid](*args)`: launches this very kernel, as Triton's CompiledKernel
-        does (`kernel = fn.warmup(...); kernel[grid](*args)`). `args` are all of the
-        kernel's parameters, constexprs included; they must match the specialisation
-        this kernel was compiled for."""
-        from ..runtime.kernel import run_compiled
-        return lambda *args, stream=None: run_compiled(self, grid, args, stream)
-
-    def _init_handles(self) -> None:
-        """Nothing to do (kept for programs written for Triton): `n_regs`, `n_spills` and
-        `shared` come from ptxas at compile time, and loading happens at the first launch."""
 
     def serialize(self) -> bytes:
         texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
@@ -123,9 +119,10 @@ class _Compilation:
     metadata: KernelMetadata | None = None
 
 
-def _passes(state: _Compilation, stage: str, pipeline: str) -> None:
+def _passes(state: _Compilation, stage: str, pipeline: str, print_ir: bool | None = None) -> None:
+    """Runs `pipeline` on the module; a failing pass becomes an InternalError naming a reproducer."""
     try:
-        run_pipeline(state.module, pipeline, print_ir=config.dump_ir)
+        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir)
     except PassFailure as failure:
         path = _write_reproducer(state, failure)
         raise InternalCompilerError(
@@ -140,7 +137,8 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
     path = os.path.join(directory, f"{state.fn.__name__}-{failure.pass_name}.mlir")
     with open(path, "w") as f:
         f.write(f"// reproducer: python -m tilec.opt {path} -p '{failure.pipeline_item}'\n")
-        f.write(f"// error: {type(failure.error).__name__}: {failure.error}\n")
+        for line in f"error: {type(failure.error).__name__}: {failure.error}".splitlines():
+            f.write(f"// {line}\n")  # MLIR's errors span lines; the file must still parse
         f.write(failure.ir_before)
     return path
 
@@ -155,24 +153,22 @@ def make_ttir(state: _Compilation) -> None:
 def make_ttgir(state: _Compilation) -> None:
     o = state.options
     _passes(state, "ttgir",
-            f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target}}},tilegpu-coalesce,"
+            f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
             "tilegpu-remove-layout-conversions,tile-dce,canonicalize,cse")
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 
 
-_LLVM_CLEANUP = ("builtin.module(gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
-                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse)")
+# Upstream passes that finish the lowering: what convert-tilegpu-to-llvm leaves in scf,
+# arith, math and cf becomes LLVM dialect.
+_LLVM_CLEANUP = ("gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
+                 "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse")
 
 
 def make_llir(state: _Compilation) -> None:
     _passes(state, "llir", "tilegpu-allocate-shared-memory,tilegpu-insert-barriers,"
-                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}}")
+                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}},{_LLVM_CLEANUP}")
     with state.context:
-        pm = passmanager.PassManager.parse(_LLVM_CLEANUP)
-        if config.dump_ir:
-            pm.enable_ir_printing()
-        pm.run(state.module.operation)
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
@@ -195,8 +191,9 @@ def _set_target(state: _Compilation) -> None:
                          and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
                          for op in gpu_module.regions[0].blocks[0].operations)
     link = f', link = ["{toolkit.libdevice_path()}"]' if uses_libdevice else ""
-    target = ir.Attribute.parse(f'#nvvm.target<O = 3, chip = "{state.options.chip}", features = "+ptx80"{link}>')
-    gpu_module.attributes["targets"] = ir.ArrayAttr.get([target])
+    target = state.options.target
+    attribute = ir.Attribute.parse(f'#nvvm.target<O = 3, chip = "{target.chip}", features = "{target.features}"{link}>')
+    gpu_module.attributes["targets"] = ir.ArrayAttr.get([attribute])
 
 
 def _gpu_module(module: ir.Module) -> ir.Operation:
@@ -204,11 +201,6 @@ def _gpu_module(module: ir.Module) -> ir.Operation:
         if op.operation.name == "gpu.module":
             return op.operation
     raise InternalCompilerError("no gpu.module after lowering")
-
-
-def _to_binary(module_op: ir.Operation, fmt: str) -> None:
-    pm = passmanager.PassManager.parse(f"builtin.module(gpu-module-to-binary{{format={fmt}}})")
-    pm.run(module_op)
 
 
 def _binary_object(module_op: ir.Operation) -> bytes:
@@ -220,13 +212,15 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
+    # is the PTX, kept in asm["ptx"].
+    _passes(state, "ptx", "gpu-module-to-binary{format=isa}", print_ir=False)
     with state.context:
-        _to_binary(state.module.operation, "isa")
         state.asm["ptx"] = _binary_object(state.module.operation).decode()
 
 
 def make_cubin(state: _Compilation) -> None:
-    result = toolkit.assemble(state.asm["ptx"], state.options.chip, state.fn.__name__)
+    result = toolkit.assemble(state.asm["ptx"], state.options.target.chip, state.fn.__name__)
     state.asm["cubin"] = result.cubin
     state.metadata.n_regs = result.n_regs
     state.metadata.n_spills = result.n_spills
@@ -272,7 +266,7 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
     """Runs every stage for one specialisation of `fn`."""
     runtime = [(i, s) for i, s in enumerate(specs) if not s.is_constant]
     metadata = KernelMetadata(
-        name=fn.__name__, target=options.target, num_warps=options.num_warps, num_stages=options.num_stages,
+        name=fn.__name__, target=options.target.name, num_warps=options.num_warps, num_stages=options.num_stages,
         params=[(s.name, tl.signature_name(s.ty)) for _, s in runtime], param_indices=[i for i, _ in runtime])
     state = _Compilation(fn, specs, options, make_context(), metadata=metadata)
     for name, stage in STAGES:
@@ -310,7 +304,7 @@ def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
     return ArgSpec(name, ty, divisibility=int(div_text) if div_text else 1)
 
 
-def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | None,
+def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | Target | None,
                    num_warps: int = 4, num_stages: int = 3, debug: bool | None = None,
                    enable_fp_fusion: bool = True) -> CompiledKernel:
     """`tilec.compile`: compile without a GPU from a signature and constexpr values.
@@ -335,6 +329,8 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
         raise ValueError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else config.debug
-    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target or "sm_90", debug=bool(debug),
+    if not isinstance(target, Target):
+        target = Target.parse(target or "sm_90")
+    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
                              enable_fp_fusion=bool(enable_fp_fusion))
     return compile_specialized(fn, specs, options)

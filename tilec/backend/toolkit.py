@@ -79,6 +79,29 @@ def ptxas_version() -> str:
     return match.group(1) if match else "unknown"
 
 
+# The newest PTX ISA version (80 for 8.0) each CUDA release's ptxas accepts, from NVIDIA's
+# PTX ISA release history: 8.x followed 12.x until 12.6, which stayed at 8.5.
+_PTX_VERSION_OF_RELEASE: dict[tuple[int, int], int] = {
+    (12, 0): 80, (12, 1): 81, (12, 2): 82, (12, 3): 83, (12, 4): 84, (12, 5): 85, (12, 6): 85,
+    (12, 7): 86, (12, 8): 87, (12, 9): 88, (13, 0): 90, (13, 1): 91,
+}
+
+
+@functools.lru_cache(maxsize=None)
+def max_ptx_version() -> int | None:
+    """The newest PTX ISA version the toolkit's ptxas accepts, or None when there is no
+    ptxas or its release is not in the table (then each target uses its chip's minimum).
+    Never raises: ttir and ttgir are produced without a toolkit."""
+    try:
+        release = ptxas_version()
+    except (ToolkitError, OSError):
+        return None
+    match = re.fullmatch(r"(\d+)\.(\d+)", release)
+    if match is None:
+        return None
+    return _PTX_VERSION_OF_RELEASE.get((int(match.group(1)), int(match.group(2))))
+
+
 @dataclass(frozen=True)
 class PtxasResult:
     cubin: bytes
@@ -91,18 +114,18 @@ _REGS = re.compile(r"Used (\d+) registers")
 _SPILLS = re.compile(r"(\d+) bytes spill stores")
 
 
-def assemble(ptx: str, arch: str, kernel_name: str) -> PtxasResult:
-    """Runs ptxas on `ptx` for `arch` (e.g. "sm_90a"); raises ToolkitError with its log on failure."""
+def assemble(ptx: str, chip: str, kernel_name: str) -> PtxasResult:
+    """Runs ptxas on `ptx` for `chip` (`Target.chip`, e.g. "sm_90a"); raises ToolkitError with its log on failure."""
     with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as tmp:
         src = os.path.join(tmp, f"{kernel_name}.ptx")
         dst = os.path.join(tmp, f"{kernel_name}.cubin")
         with open(src, "w") as f:
             f.write(ptx)
-        proc = subprocess.run([ptxas_path(), f"-arch={arch}", "-O3", "-v", src, "-o", dst],
+        proc = subprocess.run([ptxas_path(), f"-arch={chip}", "-O3", "-v", src, "-o", dst],
                               capture_output=True, text=True)
         log = proc.stdout + proc.stderr
         if proc.returncode != 0:
-            raise ToolkitError(f"ptxas failed for {kernel_name} ({arch}):\n{log}")
+            raise ToolkitError(f"ptxas failed for {kernel_name} ({chip}):\n{log}")
         with open(dst, "rb") as f:
             cubin = f.read()
     regs = _REGS.search(log)

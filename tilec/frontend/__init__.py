@@ -1,7 +1,6 @@
 """Frontend: Python AST -> ttir. `generate_ttir` is its one entry point."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from mlir import ir
@@ -12,6 +11,8 @@ from ..dialects._mlir import i32_attr
 from ..language import core as tl
 from ..language.core import activate_semantic, constexpr, tensor
 from ..language.semantic import Semantic
+from ..specialization import ArgSpec  # re-exported: tilec.frontend.ArgSpec keeps working
+from ..target import Target
 from .code_generator import CodeGenerator
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
@@ -19,28 +20,8 @@ from .kernel_function import KernelFunction
 __all__ = ["ArgSpec", "KernelFunction", "generate_ttir"]
 
 
-@dataclass(frozen=True)
-class ArgSpec:
-    """How one kernel parameter is compiled.
-
-    `constant` arguments (tl.constexpr parameters, and integers specialised to 1) are
-    folded into the code; the others become function arguments of type `ty`, with
-    `divisibility` (16 or 1: bytes for pointers, units for integers) for axis info.
-    """
-    name: str
-    ty: tl.dtype | None = None
-    constant: Any = None
-    is_constant: bool = False
-    divisibility: int = 1
-
-    def key(self) -> tuple:
-        if self.is_constant:
-            return (self.name, "c", repr(self.constant))
-        return (self.name, str(self.ty), self.divisibility)
-
-
 def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
-                  debug: bool = False, target: str | None = None) -> ir.Module:
+                  debug: bool = False, target: Target | None = None) -> ir.Module:
     """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
     and `target` as in `Semantic`)."""
     context = context or make_context()

@@ -88,8 +88,9 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> N
         return
     from ..frontend import generate_ttir
     from ..runtime.driver import default_target
+    from ..target import Target
     try:
-        generate_ttir(fn, specs, debug=debug, target=default_target())
+        generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()))
     except CompilationError:
         raise
     except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 from ..errors import LaunchError, OutOfResources
+from ..target import Target
 
 # Dynamic shared memory a kernel may use without opting in (per block).
 _DEFAULT_SHARED_LIMIT = 48 * 1024
@@ -133,7 +134,7 @@ def current_device() -> int:
 def device_of(values: Sequence[Any], specs: Sequence[Any], kernel_name: str) -> int:
     """The GPU a launch with these arguments runs on: that of its array arguments.
 
-    `specs` are the `tilec.frontend.ArgSpec`s of `values`; arrays are the arguments whose
+    `specs` are the `tilec.specialization.ArgSpec`s of `values`; arrays are the arguments whose
     type is a pointer. They must all live on one GPU; without any, the current device.
     """
     torch = sys.modules.get("torch")
@@ -351,7 +352,7 @@ class _ActiveDriver:
 
     @staticmethod
     def get_current_target() -> GPUTarget:
-        return GPUTarget("cuda", int(default_target()[3:].rstrip("a")), 32)
+        return GPUTarget("cuda", Target.parse(default_target()).capability, 32)
 
     @staticmethod
     def get_current_stream(device: int | None = None) -> int:

@@ -14,9 +14,11 @@ from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
 from ..errors import LaunchError
-from ..frontend import ArgSpec, KernelFunction
+from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
+from ..specialization import ArgSpec
+from ..target import Target
 from . import specialize
 
 _config = _config_module.config
@@ -147,11 +149,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):
-        """Compiles (and loads, when a GPU answers) without launching; returns the CompiledKernel."""
+        """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
+        `compiled[grid](*args)` launches it, and runs this function's source in the interpreter)."""
+        from .kernel import LaunchableKernel
         options, values = self._split_call(args, kwargs)
-        compiled = self._get_kernel(values, options, load=False)
-        compiled._fn = self  # so that compiled[grid](...) can also run in the interpreter
-        return compiled
+        return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
 
     # ------------------------------------------------------------------ binding
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
@@ -283,10 +285,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
+        target = driver.target_of(device) if load else options.get("target") or driver.default_target()
         compile_options = CompileOptions(
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)),
-            target=driver.target_of(device) if load else options.get("target") or driver.default_target(),
+            target=target if isinstance(target, Target) else Target.parse(target),
             debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
             enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
         )
@@ -295,15 +298,15 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel
-        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options)
+        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options.cache_key())
         compiled = None if _config.always_compile else cache.load(disk_key)
         if compiled is None:
             compiled = compile_specialized(self, specs, compile_options)
             cache.store(disk_key, compiled)
         if not load:
             return compiled
-        from .kernel import LoadedKernel
-        kernel = LoadedKernel(compiled, device)
+        from .kernel import LaunchableKernel, LoadedKernel
+        kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
         self._by_spec[by_spec] = kernel
         return kernel
 

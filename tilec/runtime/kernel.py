@@ -1,10 +1,14 @@
-"""A compiled kernel loaded on one GPU, ready to launch.
+"""A compiled kernel loaded on one GPU, ready to launch, and the compiled kernel user code holds.
 
 `LoadedKernel` turns a `CompiledKernel` (cubin plus metadata, from the backend) into
 what a launch needs, once: the CUfunction, the launcher's type codes, the block size,
 the dynamic shared memory, which of the jit function's arguments are kernel parameters.
 `launch()` is then a few attribute reads and one call into `tilec._launcher`; keep it
 that way, since it runs on every `kernel[grid](...)`.
+
+`LaunchableKernel` is the `CompiledKernel` that `kernel.warmup(...)`, `tilec.compile(...)`
+and launches return: the backend's data plus `compiled[grid](*args)`, which loads it on
+the current device at first use (Triton's `kernel = fn.warmup(...); kernel[grid](...)`).
 """
 from __future__ import annotations
 
@@ -12,6 +16,8 @@ import operator
 from typing import Any, Callable, Sequence
 
 from .. import _launcher
+from ..backend.compiler import CompiledKernel, KernelMetadata
+from ..config import config
 from ..errors import LaunchError, OutOfResources
 from . import driver
 
@@ -98,29 +104,51 @@ class LoadedKernel:
                 f"{self.n_regs} registers, {self.n_spills} spill bytes, {self.shared} bytes shared>")
 
 
-def run_compiled(compiled: Any, grid: Any, args: Sequence[Any], stream: int | None = None) -> None:
-    """Launches a CompiledKernel directly (`compiled[grid](*args)`), loading it on the
-    current device at first use. Under the interpreter, runs the @jit function it came
-    from (recorded by `warmup`)."""
-    from ..config import config
-    fn = getattr(compiled, "_fn", None)
-    if fn is not None and len(args) != fn._n_params:
-        raise LaunchError(f"{compiled.name}() takes {fn._n_params} arguments but {len(args)} were given")
-    if config.interpret:
-        if fn is None:
-            raise LaunchError(f"{compiled.name}: the interpreter runs a kernel from its source; launch it as "
-                              "kernel[grid](...) instead of through a CompiledKernel")
-        from ..interpreter import interpret_kernel
-        interpret_kernel(fn, grid, tuple(args), {})
-        return
-    if fn is not None:
-        grid3 = fn._resolve_grid(grid, list(args))
-    else:
-        dims = (grid,) if isinstance(grid, int) else tuple(int(g) for g in grid)
-        grid3 = dims + (1,) * (3 - len(dims))
-    device = driver.current_device()
-    loaded = compiled.__dict__.setdefault("_loaded", {})
-    kernel = loaded.get(device)
-    if kernel is None:
-        kernel = loaded[device] = LoadedKernel(compiled, device)
-    kernel.launch(grid3, args, stream)
+class LaunchableKernel(CompiledKernel):
+    """A `CompiledKernel` as user code receives it (`kernel.warmup(...)`, `tilec.compile(...)`,
+    the value a launch returns): the backend's data, plus `compiled[grid](*args)`, which
+    launches this very kernel as Triton's CompiledKernel does."""
+
+    def __init__(self, metadata: KernelMetadata, asm: dict[str, Any], fn: Any = None):
+        super().__init__(metadata, asm)
+        # The @jit function it was compiled from (set by warmup): its arity is checked at a
+        # launch, its grid callables are resolved, and the interpreter runs its source.
+        self.fn = fn
+        self._loaded: dict[int, LoadedKernel] = {}  # device -> this kernel loaded there, at first launch
+
+    @classmethod
+    def of(cls, compiled: CompiledKernel, fn: Any = None) -> LaunchableKernel:
+        return cls(compiled.metadata, compiled.asm, fn)
+
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        """`compiled[grid](*args)`: `args` are all of the kernel's parameters, constexprs
+        included; they must match the specialisation this kernel was compiled for."""
+        return lambda *args, stream=None: self._launch(grid, args, stream)
+
+    def _init_handles(self) -> None:
+        """Nothing to do (kept for programs written for Triton): `n_regs`, `n_spills` and
+        `shared` come from ptxas at compile time, and loading happens at the first launch."""
+
+    def _launch(self, grid: Any, args: Sequence[Any], stream: int | None) -> None:
+        """Loads the kernel on the current device at first use, then launches it. Under the
+        interpreter, runs the @jit function it came from."""
+        fn = self.fn
+        if fn is not None and len(args) != fn._n_params:
+            raise LaunchError(f"{self.name}() takes {fn._n_params} arguments but {len(args)} were given")
+        if config.interpret:
+            if fn is None:
+                raise LaunchError(f"{self.name}: the interpreter runs a kernel from its source; launch it as "
+                                  "kernel[grid](...) instead of through a CompiledKernel")
+            from ..interpreter import interpret_kernel
+            interpret_kernel(fn, grid, tuple(args), {})
+            return
+        if fn is not None:
+            grid3 = fn._resolve_grid(grid, list(args))
+        else:
+            dims = (grid,) if isinstance(grid, int) else tuple(int(g) for g in grid)
+            grid3 = dims + (1,) * (3 - len(dims))
+        device = driver.current_device()
+        kernel = self._loaded.get(device)
+        if kernel is None:
+            kernel = self._loaded[device] = LoadedKernel(self, device)
+        kernel.launch(grid3, args, stream)

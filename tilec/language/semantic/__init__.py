@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 
+from ...target import Target
 from ..builder import Builder
 from .common import MAX_TENSOR_NUMEL, computation_type, integer_promote, python_scalar_type
 from .conversions import ConversionRules
@@ -35,12 +36,12 @@ class Semantic(ConversionRules, ShapeRules, ArithmeticRules, GatherHistogramRule
                ReductionRules):
     """Language rules over a builder; see the module docstring."""
 
-    def __init__(self, builder: Builder, *, debug: bool = False, target: str | None = None):
-        """`debug` turns on device_assert and the overflow checks; `target` ("sm_90"), when
+    def __init__(self, builder: Builder, *, debug: bool = False, target: Target | None = None):
+        """`debug` turns on device_assert and the overflow checks; `target`, when
         known, lets rules that depend on the GPU fail early and clearly."""
         self.builder = builder
         self.debug = debug
-        self.capability = int(target[3:].rstrip("a")) if target else None
+        self.capability = target.capability if target else None
         self._combining = 0  # > 0 while a reduce/scan combine function is being built
 
     @contextlib.contextmanager

@@ -22,6 +22,7 @@ from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import i32_attr, int_attr_value
+from ...target import Target
 from .. import register_pass
 from ..allocate_shared_memory import SCRATCH_BASE_ATTR
 from ..utils import functions
@@ -39,7 +40,7 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> 
     """fp_fusion: float adds, subtracts and multiplies carry LLVM's `contract` flag, so a
     multiply feeding an add may become one fma (Triton's enable_fp_fusion)."""
     num_warps = tilegpu.num_warps_of(module_op)
-    target = tilegpu.target_of(module_op)
+    target = Target.parse(tilegpu.target_of(module_op))  # once per module, for every function
     body = module_op.regions[0].blocks[0]
     with ir.InsertionPoint(body):
         gpu_module = ir.Operation.create("gpu.module", regions=1,

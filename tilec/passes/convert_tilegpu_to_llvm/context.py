@@ -20,6 +20,7 @@ from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import element_type, is_ptr_type, pointee_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
+from ...target import Target
 from ..axis_info import AxisInfoAnalysis
 
 Lowered = "list[ir.Value] | ir.Value"
@@ -62,7 +63,7 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
 
 
 class LoweringContext:
-    def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: str,
+    def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: Target,
                  fp_fusion: bool = True, scratch_base: int = 0):
         self.func_op = func_op
         self.fp_fusion = fp_fusion
@@ -123,9 +124,6 @@ class LoweringContext:
 
     def finish(self) -> None:
         self.prologue_anchor.erase()
-
-    def target_at_least(self, capability: int) -> bool:
-        return int("".join(ch for ch in self.target if ch.isdigit())) >= capability
 
     # ------------------------------------------------------------------ types
     def element_type(self, ty: ir.Type) -> ir.Type:

@@ -161,7 +161,7 @@ def _lower_fp8(ctx: LoweringContext, op: ir.Operation) -> None:
     if op.name == "arith.bitcast":  # fp8 <-> i8: the same bits
         _per_element(ctx, op, lambda operands: [operands[0]])
         return
-    if not ctx.target_at_least(89):
+    if not ctx.target.at_least(89):
         raise LoweringError(f"fp8 conversions need sm_89 or newer; the target is {ctx.target}")
     if op.name == "arith.truncf":  # wider float -> fp8, round to nearest even, saturating
         kind = _FP8_NAME[str(dst_ty)]
