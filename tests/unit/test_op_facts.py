@@ -60,9 +60,23 @@ def test_facts_follow_attributes():
         assert op_facts.verifier_of(store) is not None
 
 
-def test_dot_operands_read_in_any_layout():
+def test_dot_operands_read_in_any_layout_on_the_fma_path_only():
     facts = op_facts.OPS["tile.dot"]
-    assert facts.any_layout_operands == frozenset({0, 1}) and facts.pure
+    assert facts.pure
+    with make_context():
+        _, (fma, mma, _ret) = _op("""
+        #b = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 1>, threadsPerWarp = array<i32: 4, 8>, warpsPerCTA = array<i32: 4, 1>}>
+        #mma = #tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2 : i32, warpsPerCTA = array<i32: 2, 2>}>
+        #a = #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 0 : i32, parent = #mma}>
+        #bb = #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 1 : i32, parent = #mma}>
+        func.func @f(%x: tensor<32x32xf16, #b>, %c: tensor<32x32xf32, #b>, %xa: tensor<32x32xf16, #a>,
+                     %xb: tensor<32x32xf16, #bb>, %cm: tensor<32x32xf32, #mma>) {
+          %0 = "tile.dot"(%x, %x, %c) {input_precision = "ieee"} : (tensor<32x32xf16, #b>, tensor<32x32xf16, #b>, tensor<32x32xf32, #b>) -> tensor<32x32xf32, #b>
+          %1 = "tile.dot"(%xa, %xb, %cm) {input_precision = "ieee"} : (tensor<32x32xf16, #a>, tensor<32x32xf16, #bb>, tensor<32x32xf32, #mma>) -> tensor<32x32xf32, #mma>
+          return
+        }""")
+        assert op_facts.reads_any_layout(fma, 0) and op_facts.reads_any_layout(fma, 1)
+        assert not op_facts.reads_any_layout(mma, 0) and not op_facts.reads_any_layout(mma, 1)
 
 
 def test_a_second_definition_is_refused():

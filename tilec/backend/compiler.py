@@ -154,7 +154,8 @@ def make_ttgir(state: _Compilation) -> None:
     o = state.options
     _passes(state, "ttgir",
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
-            "tilegpu-remove-layout-conversions,tile-dce,canonicalize,cse")
+            "tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul,tilegpu-remove-layout-conversions,"
+            "tile-dce,canonicalize,cse")
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 

@@ -33,7 +33,7 @@ class OpFacts:
     name: str
     pure: Fact = False
     elementwise: Fact = False
-    any_layout_operands: frozenset[int] = field(default_factory=frozenset)
+    any_layout_operands: frozenset[int] | Callable[[ir.Operation], frozenset[int]] = field(default_factory=frozenset)
     verifier: Verifier | None = None
 
 
@@ -47,11 +47,12 @@ _MATH = OpFacts("math.*", pure=True, elementwise=True)
 
 
 def define_op(name: str, *, pure: Fact = False, elementwise: Fact = False,
-              any_layout_operands: tuple[int, ...] = ()) -> OpFacts:
+              any_layout_operands: tuple[int, ...] | Callable[[ir.Operation], frozenset[int]] = ()) -> OpFacts:
     """Records the facts of op `name` (once: a second definition is a bug)."""
     if name in OPS:
         raise ValueError(f"op {name} defined twice")
-    facts = OpFacts(name, pure, elementwise, frozenset(any_layout_operands))
+    operands = any_layout_operands if callable(any_layout_operands) else frozenset(any_layout_operands)
+    facts = OpFacts(name, pure, elementwise, operands)
     OPS[name] = facts
     return facts
 
@@ -98,7 +99,10 @@ def is_elementwise(op: ir.Operation) -> bool:
 
 def reads_any_layout(op: ir.Operation, operand: int) -> bool:
     facts = facts_of(op)
-    return facts is not None and operand in facts.any_layout_operands
+    if facts is None:
+        return False
+    operands = facts.any_layout_operands
+    return operand in (operands(op) if callable(operands) else operands)
 
 
 def verifier_of(op: ir.Operation) -> Verifier | None:

@@ -320,8 +320,18 @@ for _name in ("get_program_id", "get_num_programs", "make_range", "splat", "broa
     define_op("tile." + _name, pure=True)
 for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast"):
     define_op("tile." + _name, pure=True, elementwise=True)
+def _dot_any_layout_operands(op: ir.Operation) -> frozenset[int]:
+    # The FMA lowering reads A and B through shared memory in any layout; on tensor
+    # cores (a result whose layout is not blocked, set by accelerate-matmul) they must be
+    # in their dot_op layouts.
+    from .tilegpu import layout_of
+    from ..layout.encodings import BlockedEncoding
+    result = layout_of(op.results[0].type)
+    return frozenset((0, 1)) if result is None or isinstance(result, BlockedEncoding) else frozenset()
+
+
 # tl.dot's FMA lowering and gather read these operands through shared memory.
-define_op("tile.dot", pure=True, any_layout_operands=(0, 1))
+define_op("tile.dot", pure=True, any_layout_operands=_dot_any_layout_operands)
 define_op("tile.gather", pure=True, any_layout_operands=(0,))
 define_op("tile.load", pure=_load_is_pure)
 define_op("tile.extern_elementwise", pure=_declared_pure, elementwise=_declared_pure)

@@ -21,9 +21,11 @@ Before these, operands that their op reads in any layout (tl.dot's, through shar
 memory; gather's source) simply skip the conversion.
 
 4. retype loop-carried values: an accumulator updated elementwise from a loaded value
-   (`acc = acc + tl.load(...)`) takes the load's layout, so that no iteration pays a
-   conversion; it is converted once before and after the loop instead (usually free:
-   the initial value is a splat, and the result feeds a store in the same layout).
+   (`acc = acc + tl.load(...)`) takes the load's layout, and one that the loop converts
+   to a layout L on every use and yields converted out of L (a tensor-core dot's
+   accumulator) takes L, so that no iteration pays a conversion; it is converted once
+   before and after the loop instead (usually free: the initial value is a splat, and
+   the result feeds a store).
 
 After coalescing, this makes whole chains of elementwise work run in the layout of the
 loads that feed them, which is what a hand-written kernel would do.
@@ -227,9 +229,12 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     if not is_tensor(arg.type) or not isinstance(yielded, ir.OpResult):
         return None
     update = yielded.owner.operation
+    current = tilegpu.layout_of(arg.type)
+    carried = _carried_in_another_layout(arg, update)
+    if carried is not None and carried != current:
+        return carried
     if not is_elementwise(update) or arg not in list(update.operands):
         return None
-    current = tilegpu.layout_of(arg.type)
     candidate = None
     for operand in update.operands:
         if isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout":
@@ -246,6 +251,20 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
         if not converted and rewriter.rematerialize(operand, candidate) is None:
             return None
     return candidate
+
+
+def _carried_in_another_layout(arg: ir.Value, update: ir.Operation) -> Encoding | None:
+    """L when the loop yields a conversion out of layout L and every use of `arg` converts
+    it to L (a tensor-core accumulator: acc = dot(a, b, convert(acc)) yielded converted
+    back): carried in L, the value needs no conversion in the loop."""
+    if update.name != "tilegpu.convert_layout":
+        return None
+    layout = tilegpu.layout_of(update.operands[0].type)
+    for use in arg.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user.name != "tilegpu.convert_layout" or tilegpu.layout_of(user.results[0].type) != layout:
+            return None
+    return layout
 
 
 def _bypass_for_any_layout_users(op: ir.Operation) -> bool:

@@ -16,8 +16,10 @@ import math
 
 from mlir import ir
 
+from ...dialects import tilegpu
 from ...dialects._mlir import create_op, str_attr_value
 from ...dialects.tile import shape_of
+from ...layout.mma import MmaEncoding
 from .context import LoweringContext, lowers
 from .shared_memory import byte_size, from_shared, store_type, to_shared
 from .shape import row_major
@@ -30,6 +32,10 @@ CHUNK_BYTES = 48 * 1024
 
 @lowers("tile.dot")
 def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
+    if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
+        from .dot_mma import lower_dot_mma  # (it uses this module's round_to_tf32)
+        lower_dot_mma(ctx, op)
+        return
     a, b, acc = op.operands
     a_shape, b_shape = shape_of(a.type), shape_of(b.type)
     k_size = a_shape[-1]
@@ -62,8 +68,8 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     # fp32 is rounded to tf32 first when the dot's precision is tf32 (what the tensor
     # cores would read).
     tf32 = a_ty == ctx.f32 and str_attr_value(op, "input_precision") == "tf32"
-    a_values = [_round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(a)]
-    b_values = [_round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(b)]
+    a_values = [round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(a)]
+    b_values = [round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(b)]
     a_coords = ctx.element_coordinates(ctx.layout(a))
     b_coords = ctx.element_coordinates(ctx.layout(b))
     totals = list(ctx.elements(acc))
@@ -159,7 +165,7 @@ def _fma_loop(ctx: LoweringContext, a_ty: ir.Type, size: int, first: ir.Value, c
     return list(loop.results)
 
 
-def _round_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+def round_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
     """fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero."""
     (bits,) = ctx.inline_asm("cvt.rna.tf32.f32 $0, $1;", "=r,f", [value], [ctx.i32], side_effects=False)
     return create_op("llvm.bitcast", [ctx.f32], [bits]).result

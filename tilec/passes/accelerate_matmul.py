@@ -1,0 +1,98 @@
+"""tilegpu-accelerate-matmul: puts `tl.dot` on tensor cores where the target and types allow.
+
+The one place that chooses how a dot runs. For each `tile.dot` it picks an MMA kind from
+the target and the operand and accumulator types:
+
+    operands  accumulator  input_precision  instruction (sm_80+: mma.sync)
+    f16       f32 or f16   -                m16n8k16 .f16
+    bf16      f32          -                m16n8k16 .bf16
+    f32       f32          tf32             m16n8k8  .tf32 (operands rounded to tf32 first)
+    i8        i32          -                m16n8k32 .s8 (wrapping)
+
+(fp8 operands reach here widened to f16 by the semantic layer.) Everything else stays
+on the FMA path: f64, fp32 with input_precision "ieee" or "tf32x3", targets before sm_80,
+and shapes whose K is smaller than the instruction's.
+
+The dot then gets an `#tilegpu.mma` result (warps from `mma_warps_per_cta`), its operands
+are converted to `#tilegpu.dot_op<{opIdx, parent = mma, kWidth}>` (the instruction's
+fragment layouts) and its accumulator to the mma layout; the result is converted back
+for its users. tilegpu-remove-layout-conversions then moves those conversions out of
+loops (a loop-carried accumulator becomes mma-typed) and past the epilogue.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ..dialects import tilegpu
+from ..dialects._mlir import is_tensor, str_attr_value, tensor_type, walk_ops
+from ..dialects.tile import shape_of
+from ..layout.encodings import DotOperandEncoding
+from ..layout.mma import MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_warps_per_cta
+from ..target import Target
+from . import register_pass
+from .utils import functions
+
+
+@dataclass(frozen=True)
+class MmaKind:
+    """How one dot runs on tensor cores: the PTX multiplicand type and k_width."""
+    ptx_type: str   # f16, bf16, tf32, s8
+    k_width: int    # operand elements per 32-bit register
+
+
+def choose_mma(op: ir.Operation, target: Target) -> MmaKind | None:
+    """The tensor-core instruction for `op`, or None to keep it on the FMA path."""
+    if not target.at_least(80):
+        return None
+    a, acc = op.operands[0], op.operands[2]
+    a_ty, out_ty = str(tensor_type(a.type).element_type), str(tensor_type(acc.type).element_type)
+    precision = str_attr_value(op, "input_precision", "ieee")
+    if a_ty == "f16" and out_ty in ("f32", "f16"):
+        kind = MmaKind("f16", mma_v2_k_width(16))
+    elif a_ty == "bf16" and out_ty == "f32":
+        kind = MmaKind("bf16", mma_v2_k_width(16))
+    elif a_ty == "f32" and out_ty == "f32" and precision == "tf32":
+        kind = MmaKind("tf32", mma_v2_k_width(32))
+    elif a_ty == "i8" and out_ty == "i32":
+        kind = MmaKind("s8", mma_v2_k_width(8))
+    else:
+        return None
+    *_, m, k = shape_of(a.type)
+    n = shape_of(op.operands[1].type)[-1]
+    if k < mma_v2_instr_k(kind.k_width) or m < 16 or n < 8:
+        return None
+    return kind
+
+
+def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int) -> None:
+    """Rewrites one dot onto the mma layouts, converting its operands and result."""
+    a, b, acc = op.operands
+    result = op.results[0]
+    old = tilegpu.layout_of(result.type)
+    mma = MmaEncoding(2, mma_warps_per_cta(list(shape_of(result.type)), num_warps))
+    with ir.InsertionPoint(op), op.location:
+        op.operands[0] = tilegpu.convert_layout(a, DotOperandEncoding(0, mma, kind.k_width))
+        op.operands[1] = tilegpu.convert_layout(b, DotOperandEncoding(1, mma, kind.k_width))
+        op.operands[2] = tilegpu.convert_layout(acc, mma)
+    result.set_type(tilegpu.with_layout(result.type, mma))
+    with ir.InsertionPoint.after(op), op.location:
+        back = tilegpu.convert_layout(result, old)
+    for use in list(result.uses):
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user != back.owner.operation:
+            user.operands[use.operand_number] = back
+
+
+@register_pass("tilegpu-accelerate-matmul", "Put tl.dot on tensor cores (mma.sync) where target and types allow")
+def accelerate_matmul(module_op: ir.Operation) -> None:
+    target = Target.parse(tilegpu.target_of(module_op))
+    num_warps = tilegpu.num_warps_of(module_op)
+    for fn in functions(module_op):
+        for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
+            if not is_tensor(op.results[0].type) or isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
+                continue
+            kind = choose_mma(op, target)
+            if kind is not None:
+                accelerate(op, kind, num_warps)
