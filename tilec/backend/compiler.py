@@ -155,7 +155,7 @@ def make_ttgir(state: _Compilation) -> None:
     _passes(state, "ttgir",
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
             "tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul,tilegpu-remove-layout-conversions,"
-            "tile-dce,canonicalize,cse")
+            "tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 
@@ -237,30 +237,42 @@ STAGES: list[tuple[str, Callable[[_Compilation], None]]] = [
 
 
 def print_module(module: ir.Module) -> str:
-    """The module's text with layout encodings given short aliases (#blocked0 = ...).
+    """The module's text with layout encodings given short aliases (#blocked0 = ...,
+    #mma0, #dot_op0, #shared0, numbered per kind in order of first use).
 
     MLIR parses alias definitions back, so the text stays valid input for tilec.opt.
     """
     text = str(module)
     aliases: dict[str, str] = {}
-
-    def alias(match: re.Match) -> str:
-        enc = match.group(0)
+    pieces, at = [], 0
+    for start, end in _outermost_encodings(text):
+        enc = text[start:end]
         if enc not in aliases:
             kind = enc[len("#tilegpu."):enc.index("<")]
-            aliases[enc] = f"#{kind}{sum(1 for a in aliases.values() if a.startswith('#' + kind))}"
-        return aliases[enc]
-
-    text = _ENCODING.sub(alias, text)
+            aliases[enc] = f"#{kind}{sum(1 for a in aliases.values() if a.rstrip('0123456789') == '#' + kind)}"
+        pieces += [text[at:start], aliases[enc]]
+        at = end
     if not aliases:
         return text
     header = "".join(f"{name} = {enc}\n" for enc, name in aliases.items())
-    return header + text
+    return header + "".join(pieces) + text[at:]
 
 
-# slice encodings nest a blocked one; match the outermost attribute.
-_ENCODING = re.compile(r"#tilegpu\.(?:slice<\{dim|dot_op<\{opIdx) = \d+ : i32, parent = #tilegpu\.blocked<\{[^}]*\}>\}>"
-                       r"|#tilegpu\.blocked<\{[^}]*\}>")
+def _outermost_encodings(text: str):
+    """(start, end) of each `#tilegpu.kind<...>` attribute not nested in another one."""
+    at = text.find("#tilegpu.")
+    while at >= 0:
+        depth, i = 0, text.index("<", at)
+        while True:
+            if text[i] == "<":
+                depth += 1
+            elif text[i] == ">":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        yield at, i + 1
+        at = text.find("#tilegpu.", i + 1)
 
 
 def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: CompileOptions) -> CompiledKernel:

@@ -47,6 +47,16 @@ class AxisInfo:
     def rank(self) -> int:
         return len(self.contiguity)
 
+    def join(self, other: "AxisInfo") -> "AxisInfo":
+        """What holds of a value that is either `self` or `other` (a loop-carried value:
+        its initial value or any iteration's update)."""
+        if other.rank != self.rank:
+            return AxisInfo.unknown(self.rank)
+        return AxisInfo(tuple(map(gcd, self.contiguity, other.contiguity)),
+                        tuple(map(gcd, self.divisibility, other.divisibility)),
+                        tuple(map(gcd, self.constancy, other.constancy)),
+                        self.value if self.value == other.value else None)
+
     @staticmethod
     def unknown(rank: int) -> "AxisInfo":
         return AxisInfo((1,) * rank, (1,) * rank, (1,) * rank)
@@ -68,6 +78,9 @@ def _elem_bytes(ty: ir.Type) -> int:
 
 
 gcd = math.gcd
+
+# Visits of a loop body before its carried values' facts must have settled.
+MAX_LOOP_VISITS = 8
 
 
 class AxisInfoAnalysis:
@@ -100,10 +113,11 @@ class AxisInfoAnalysis:
             self._visit(op)
 
     def _visit(self, op: ir.Operation) -> None:
+        if op.name == "scf.for":
+            self._visit_for(op)
+            return
         for region in op.regions:
             for block in region.blocks:
-                if op.name == "scf.for" and block is op.regions[0].blocks[0]:
-                    self._seed_for(op, block)
                 self._visit_block(block)
         rule = _RULES.get(op.name)
         if rule is None:
@@ -118,6 +132,31 @@ class AxisInfoAnalysis:
         lower, _, step = (self.get(v) for v in list(op.operands)[:3])
         div = gcd(lower.divisibility[0], step.divisibility[0])
         self.info[body.arguments[0]] = AxisInfo((1,), (div,), (1,))
+
+    def _visit_for(self, op: ir.Operation) -> None:
+        """Loop-carried values hold what both their initial value and every update hold:
+        the body is visited with the join of the two until it no longer changes (facts
+        only weaken, so this ends), and the loop's results take the same facts."""
+        body = op.regions[0].blocks[0]
+        self._seed_for(op, body)
+        carried = list(body.arguments)[1:]
+        facts = [self.get(v) for v in list(op.operands)[3:]]
+        terminator = block_ops(body)[-1]
+        for _ in range(MAX_LOOP_VISITS):
+            for arg, info in zip(carried, facts):
+                self.info[arg] = info
+            self._visit_block(body)
+            joined = [info.join(self.get(v)) for info, v in zip(facts, terminator.operands)]
+            if joined == facts:
+                break
+            facts = joined
+        else:  # not settled: know nothing of them
+            facts = [AxisInfo.unknown(info.rank) for info in facts]
+            for arg, info in zip(carried, facts):
+                self.info[arg] = info
+            self._visit_block(body)
+        for result, info in zip(op.results, facts):
+            self.info[result] = info
 
 
 _RULES: dict[str, Callable[[AxisInfoAnalysis, ir.Operation], list[AxisInfo]]] = {}

@@ -235,6 +235,9 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
         return carried
     if not is_elementwise(update) or arg not in list(update.operands):
         return None
+    converted = _converted_uses_layout(rewriter, arg, update)
+    if converted is not None and converted != current:
+        return converted
     candidate = None
     for operand in update.operands:
         if isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout":
@@ -263,6 +266,30 @@ def _carried_in_another_layout(arg: ir.Value, update: ir.Operation) -> Encoding 
     for use in arg.uses:
         user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
         if user.name != "tilegpu.convert_layout" or tilegpu.layout_of(user.results[0].type) != layout:
+            return None
+    return layout
+
+
+def _converted_uses_layout(rewriter: _Rewriter, arg: ir.Value, update: ir.Operation) -> Encoding | None:
+    """L when every use of `arg` but its elementwise `update` converts it to L, and the
+    update's other operands can be computed in L (a loop-carried pointer advanced each
+    iteration, `ptrs += BK * stride`, that the loop's load reads in its coalesced layout
+    L): carried in L, neither the pointers nor their update need a conversion."""
+    layout = None
+    for use in arg.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user == update:
+            continue
+        if user.name != "tilegpu.convert_layout":
+            return None
+        target = tilegpu.layout_of(user.results[0].type)
+        if layout is not None and target != layout:
+            return None
+        layout = target
+    if layout is None:
+        return None
+    for operand in update.operands:
+        if operand != arg and is_tensor(operand.type) and rewriter.rematerialize(operand, layout) is None:
             return None
     return layout
 

@@ -3,7 +3,8 @@
 // A masked 32x32 fp16 tile copied into buffer 0 of a two-buffer ring with cp.async (each
 // thread holds runs of 8 contiguous halves: one 16-byte copy, zero-filled where the mask
 // is off), committed and waited for; the barrier before reading it back is placed by
-// tilegpu-insert-barriers; the read is from the row-major buffer at offset 0, and the
+// tilegpu-insert-barriers; the read is one 16-byte vector load per thread from the
+// row-major buffer at offset 0, and the
 // scratch space starts after the ring (4 KiB).
 
 // CHECK: tilegpu.shared = 4096 : i32
@@ -14,7 +15,7 @@
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.barrier0
-// CHECK-COUNT-8: llvm.load %{{.+}} : !llvm.ptr<3> -> f16
+// CHECK: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xf16>
 // CHECK: st.global.v4.b32
 
 #b = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 8>, threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>

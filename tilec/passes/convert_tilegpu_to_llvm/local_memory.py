@@ -19,9 +19,10 @@ from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
-from ...layout.encodings import REGISTER
+from ...layout.encodings import LANE, REGISTER, WARP
 from ..allocate_shared_memory import OFFSET_ATTR
 from ...layout.linear_layout import LinearLayout
+from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
@@ -65,10 +66,25 @@ def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
     # Replicas write the same values to the same places: harmless, and no predicate.
     _, registers = ctx.owners(value)
     values = ctx.elements(value)
-    offsets = element_offsets(ctx, ctx.layout(value), buffer)
-    for r in registers:
-        offset = ctx.arith("muli", offsets[r], ctx.const(size))
-        store(ctx, values[r], ctx.arith("addi", base, offset))
+    layout = ctx.layout(value)
+    offsets = element_offsets(ctx, layout, buffer)
+    elem_ty = values[0].type
+    encoding = tilegpu.parse_encoding(str(buffer.encoding)) if buffer.encoding is not None else None
+    run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
+    owned = set(registers)
+    for start in range(0, len(values), run):
+        if start not in owned:
+            continue
+        address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
+        if run == 1:
+            store(ctx, values[start], address, scratch=False)
+            continue
+        vector_type = ir.VectorType.get([run], elem_ty)
+        vector = create_op("llvm.mlir.undef", [vector_type]).result
+        for i in range(run):
+            vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
+        create_op("llvm.store", [], [vector, ctx.shared_pointer(address)],
+                  attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)})
 
 
 @lowers("tilegpu.local_alloc")
@@ -105,10 +121,49 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     size = _element_bytes(ctx, buffer)
     elem_ty = ctx.element_type(result.type)
     base = ctx.lowered(memdesc)
-    values = []
-    for offset in element_offsets(ctx, ctx.layout(result), buffer):
-        values.append(load(ctx, elem_ty, ctx.arith("addi", base, ctx.arith("muli", offset, ctx.const(size)))))
+    layout = ctx.layout(result)
+    encoding = tilegpu.parse_encoding(str(buffer.encoding)) if buffer.encoding is not None else None
+    if ldmatrix.is_mma_operand(tilegpu.layout_of(result.type)):
+        plan = ldmatrix.plan_ldmatrix(layout, encoding, buffer, 8 * size, ctx.num_warps)
+        if plan is not None:
+            ctx.set(result, ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, base, elem_ty, 8 * size, *plan))
+            return
+    offsets = element_offsets(ctx, layout, buffer)
+    run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
+    values: list[ir.Value] = []
+    for start in range(0, len(offsets), run):
+        address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
+        if run == 1:
+            values.append(load(ctx, elem_ty, address, scratch=False))
+            continue
+        vector_type = ir.VectorType.get([run], elem_ty)
+        vector = create_op("llvm.load", [vector_type], [ctx.shared_pointer(address)],
+                           attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)}).result
+        values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(i)]).result for i in range(run))
     ctx.set(result, values)
+
+
+def _vector_run(layout: LinearLayout, encoding, shape: list[int], size: int, elem_ty: ir.Type) -> int:
+    """How many consecutive registers sit at consecutive, aligned offsets of the buffer
+    (up to 16 bytes), so that one vector access moves them; 1 for booleans and pointers
+    (kept in another form in shared memory)."""
+    if isinstance(elem_ty, ir.IntegerType) and elem_ty.width == 1 or not hasattr(elem_ty, "width"):
+        return 1
+
+    def offset(coords: tuple[int, ...]) -> int:
+        if encoding is None:
+            return sum(c * math.prod(shape[d + 1:]) for d, c in enumerate(coords))
+        return encoding.offset_layout(shape).apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+
+    registers = layout.bases(REGISTER)
+    run = 1
+    while run * size < 16 and run.bit_length() - 1 < len(registers) and offset(registers[run.bit_length() - 1]) == run:
+        run *= 2
+    # Every other basis must keep runs aligned: its offset a multiple of the run.
+    others = list(registers[run.bit_length() - 1:]) + list(layout.bases(LANE)) + list(layout.bases(WARP))
+    while run > 1 and any(offset(b) % run for b in others):
+        run //= 2
+    return run
 
 
 @lowers("tilegpu.async_copy_global_to_local")

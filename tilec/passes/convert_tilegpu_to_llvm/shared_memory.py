@@ -43,12 +43,15 @@ def from_shared(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
     return value
 
 
-def store(ctx: LoweringContext, value: ir.Value, byte_offset: ir.Value) -> None:
-    """Writes `value` at `byte_offset` of the kernel's shared memory."""
-    create_op("llvm.store", [], [to_shared(ctx, value), ctx.shared_address(byte_offset)])
+def store(ctx: LoweringContext, value: ir.Value, byte_offset: ir.Value, *, scratch: bool = True) -> None:
+    """Writes `value` at `byte_offset` of the scratch space (scratch=False: of the
+    kernel's shared memory, for a buffer whose allocated offset is already added)."""
+    address = ctx.shared_address(byte_offset) if scratch else ctx.shared_pointer(byte_offset)
+    create_op("llvm.store", [], [to_shared(ctx, value), address])
 
 
-def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value) -> ir.Value:
-    """Reads a value of per-thread type `ty` at `byte_offset` of shared memory."""
-    address = ctx.shared_address(byte_offset)
+def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value, *, scratch: bool = True) -> ir.Value:
+    """Reads a value of per-thread type `ty` at `byte_offset` of the scratch space
+    (scratch=False: of the kernel's shared memory)."""
+    address = ctx.shared_address(byte_offset) if scratch else ctx.shared_pointer(byte_offset)
     return from_shared(ctx, create_op("llvm.load", [store_type(ctx, ty)], [address]).result, ty)

@@ -1,0 +1,102 @@
+"""Codegen of tl.dot on tensor cores, without a GPU: the PTX of the tutorial matmul
+(Triton tutorial 03's kernel: loop-carried pointers, a masked K tail, an fp16 epilogue)
+and of each dot type has the instructions the sm_80 path promises, and ptxas takes it."""
+from __future__ import annotations
+
+import collections
+import re
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.backend import toolkit
+
+try:
+    toolkit.ptxas_path()
+except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
+    pytest.skip("ptxas is not available", allow_module_level=True)
+
+
+@tilec.jit
+def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    c = acc.to(tl.float16)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c,
+             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+
+
+# As a launch specialises them: sizes and leading strides divisible by 16, unit strides 1.
+SIGNATURE = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16", "M": "i32:16", "N": "i32:16",
+             "K": "i32:16", "stride_am": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"}
+UNIT_STRIDES = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+
+
+def _counts(ptx: str) -> collections.Counter:
+    return collections.Counter(re.findall(r"^\s*(?:@%p\d+\s+)?([a-z][\w.]*)", ptx, re.M))
+
+
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_tutorial_matmul_runs_on_tensor_cores(target):
+    kernel = tilec.compile(matmul_kernel, signature=SIGNATURE, target=target, num_warps=4,
+                           constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, **UNIT_STRIDES})
+    counts = _counts(kernel.asm["ptx"])
+    # 128x128x32 per iteration over 4 warps: 64 instructions m16n8k16 per thread's warp.
+    assert counts["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"] == 64
+    # A (K-major in shared memory) by ldmatrix, B (N-major) by ldmatrix.trans: 8 each.
+    assert counts["ldmatrix.sync.aligned.m8n8.x4.shared.b16"] == 8
+    assert counts["ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"] == 8
+    # 16-byte global loads and shared stores of the operands; nothing spills.
+    assert counts["ld.global.v4.b32"] == 8 and counts["st.shared.v4.b32"] == 8
+    assert kernel.n_spills == 0 and kernel.asm["cubin"][:4] == b"\x7fELF"
+
+
+@tilec.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, PRECISION: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, input_precision=PRECISION))
+
+
+@pytest.mark.parametrize("dtype,out,precision,instruction", [
+    ("fp16", "fp32", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+    ("bf16", "fp32", "ieee", "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+    ("fp32", "fp32", "tf32", "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+    ("i8", "i32", "ieee", "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32"),
+    ("fp32", "fp32", "ieee", None),     # full fp32: the FMA path
+    ("fp64", "fp64", "ieee", None),
+])
+def test_dot_types_choose_their_instruction(dtype, out, precision, instruction):
+    signature = {"a_ptr": f"*{dtype}:16", "b_ptr": f"*{dtype}:16", "c_ptr": f"*{out}:16"}
+    kernel = tilec.compile(dot_kernel, signature=signature, target="sm_80",
+                           constexprs={"M": 64, "N": 64, "K": 64, "PRECISION": precision})
+    ptx = kernel.asm["ptx"]
+    if instruction is None:
+        assert "mma.sync" not in ptx and ("fma.rn" in ptx)
+    else:
+        assert instruction in ptx and "#tilegpu.mma" in kernel.asm["ttgir"]
+
+
+def test_sm_75_keeps_the_fma_path():
+    kernel = tilec.compile(dot_kernel, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16"},
+                           target="sm_75", constexprs={"M": 32, "N": 32, "K": 32, "PRECISION": "ieee"})
+    assert "mma.sync" not in kernel.asm["ptx"] and "#tilegpu.mma" not in kernel.asm["ttgir"]

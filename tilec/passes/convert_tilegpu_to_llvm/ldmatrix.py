@@ -1,0 +1,114 @@
+"""local_load into an mma operand layout with `ldmatrix` (sm_75+: nvvm.ldmatrix).
+
+`ldmatrix.x4` loads four 8x8 matrices of 16-bit elements for a warp: lane 8*i + j
+gives the address of row j of matrix i (16 contiguous bytes), and each lane receives,
+in its 32-bit register i, the two elements of matrix i that the mma fragment layout
+assigns it (`.trans`: the matrix transposed, for operands whose K runs down the
+buffer's rows). 8-bit and tf32 operands are loaded the same way as pairs of bytes or
+halves of words (no `.trans`). tilec.layout.shared.ldmatrix_row_* say which tensor
+element starts each row; a register layout is loaded this way only when every row of
+every warp is 16 contiguous, aligned bytes of the buffer (otherwise: element loads).
+
+Addresses are linear: a row's start is the layout's image of (register, lane, warp)
+bits, and the shared layout maps coordinates to offsets linearly, so each lane's offset
+is its lane and warp bits' contributions XORed (computed once) XOR a constant for each
+group of four registers.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dialects._mlir import create_op
+from ...layout.encodings import LANE, REGISTER, WARP, DotOperandEncoding
+from ...layout.linear_layout import LinearLayout
+from ...layout.mma import MmaEncoding
+from ...layout.shared import SwizzledSharedEncoding, ldmatrix_row_offsets
+from .context import LoweringContext
+
+
+def _shared_layout(buffer: ir.RankedTensorType, encoding) -> object:
+    """The buffer's shared encoding; a row-major buffer as an unswizzled one."""
+    if encoding is not None:
+        return encoding
+    rank = len(buffer.shape)
+    return SwizzledSharedEncoding(1, 1, 1, tuple(reversed(range(rank))))
+
+
+def plan_ldmatrix(layout: LinearLayout, encoding, buffer: ir.RankedTensorType, element_bits: int,
+                  num_warps: int) -> tuple[bool, int] | None:
+    """(trans, matrices per instruction) when `layout` can be loaded with ldmatrix from
+    the buffer, else None."""
+    if element_bits not in (8, 16, 32):
+        return None
+    per_word = 32 // element_bits
+    words = layout.in_dim_size(REGISTER) // per_word
+    if words == 0:
+        return None
+    num = 4 if words % 4 == 0 else 2 if words % 2 == 0 else 1
+    shared = _shared_layout(buffer, encoding)
+    shape = list(buffer.shape)
+    for trans in ((False, True) if element_bits == 16 else (False,)):
+        try:
+            for warp in range(num_warps):
+                for first in range(0, words, num):
+                    ldmatrix_row_offsets(layout, shared, shape, element_bits, list(range(first, first + num)), trans,
+                                         warp)
+        except ValueError:
+            continue
+        return trans, num
+    return None
+
+
+def is_mma_operand(encoding) -> bool:
+    return isinstance(encoding, DotOperandEncoding) and isinstance(encoding.parent, MmaEncoding)
+
+
+def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
+                  base: ir.Value, elem_ty: ir.Type, element_bits: int, trans: bool, num: int) -> list[ir.Value]:
+    """The thread's registers of `layout`, loaded with ldmatrix.x{num} from the buffer at
+    byte offset `base` (plan_ldmatrix said it works)."""
+    shape = list(buffer.shape)
+    offsets = _shared_layout(buffer, encoding).offset_layout(shape)
+    per_word = 32 // element_bits
+
+    def offset_of(inputs: dict) -> int:
+        coords = layout.apply(inputs)
+        return offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+
+    # Which input moves lane bit b of the ldmatrix lane index (8 * matrix + row).
+    if trans:  # row j: register j % 2 of lanes j // 2 + 4c
+        row_bits = [{REGISTER: 1}, {LANE: 1}, {LANE: 2}]
+    else:      # row j: the elements lanes 4j..4j+3 hold
+        row_bits = [{LANE: 4}, {LANE: 8}, {LANE: 16}]
+    matrix_bits = [{REGISTER: per_word}, {REGISTER: 2 * per_word}][:num.bit_length() - 1]
+    lane_components = [offset_of(bit) for bit in row_bits + matrix_bits]
+    warp_components = [offset_of({WARP: 1 << b}) for b in range(len(layout.bases(WARP)))]
+    terms = ctx.bit_terms(ctx.lane, lane_components) + ctx.bit_terms(ctx.warp, warp_components)
+    thread = ctx.combine_terms(terms, disjoint=False)
+    size = element_bits // 8
+    result_type = ctx.i32 if num == 1 else ir.Type.parse("!llvm.struct<(" + ", ".join(["i32"] * num) + ")>")
+    attributes = {
+        "num": ir.IntegerAttr.get(ctx.i32, num),
+        "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>"),
+        "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+        "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>"),
+    }
+    words = layout.in_dim_size(REGISTER) // per_word
+    vector_type = ir.VectorType.get([per_word], elem_ty)
+    values: list[ir.Value] = []
+    for first in range(0, words, num):
+        constant = offset_of({REGISTER: first * per_word})
+        offset = ctx.const(constant) if thread is None else (
+            ctx.arith("xori", thread, ctx.const(constant)) if constant else thread)
+        address = ctx.shared_pointer(ctx.arith("addi", base, ctx.arith("muli", offset, ctx.const(size))))
+        loaded = create_op("nvvm.ldmatrix", [result_type], [address], attributes=attributes).result
+        for i in range(num):
+            word = loaded if num == 1 else create_op("llvm.extractvalue", [ctx.i32], [loaded], attributes={
+                "position": ir.DenseI64ArrayAttr.get([i])}).result
+            if per_word == 1:
+                values.append(create_op("llvm.bitcast", [elem_ty], [word]).result)
+                continue
+            vector = create_op("llvm.bitcast", [vector_type], [word]).result
+            values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(e)]).result
+                          for e in range(per_word))
+    return values
