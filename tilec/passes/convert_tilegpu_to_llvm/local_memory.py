@@ -20,12 +20,11 @@ from mlir import ir
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
 from ...layout.encodings import REGISTER
-from ..allocate_shared_memory import OFFSET_ATTR
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
-from .shared_memory import byte_size, load, store
+from .shared_memory import OFFSET_ATTR, byte_size, load, store
 
 
 def element_offsets(ctx: LoweringContext, layout: LinearLayout, buffer: ir.RankedTensorType) -> list[ir.Value]:
