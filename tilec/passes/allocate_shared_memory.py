@@ -1,16 +1,27 @@
 """tilegpu-allocate-shared-memory: gives every shared-memory buffer an offset.
 
-Each `tilegpu.local_alloc` is a buffer of `memdesc_bytes` bytes, live from its
-definition to its last use (uses through `memdesc_index` views count; a use inside a
-loop the buffer was defined outside of keeps it live to the end of that loop, since the
-next iteration uses it again). Two buffers live at the same time never overlap; others
-may share bytes. Offsets are chosen first-fit, largest buffers first, aligned to
-ALIGNMENT (enough for any swizzle pattern and for 16-byte vector accesses).
+Two kinds of buffers:
 
-The result is the `tilegpu.offset` attribute of each local_alloc and the module
-attribute `tilegpu.scratch-base`: where the scratch space of the lowering's other users
-(reductions, scans, layout conversions, the FMA dot) begins, after every buffer. The
-lowering adds the scratch it uses to give the kernel's total (`tilegpu.shared`).
+- each `tilegpu.local_alloc`, of `memdesc_bytes` bytes, live from its definition to its
+  last use (uses through `memdesc_index` views count; a use inside a loop the buffer was
+  defined outside of keeps it live to the end of that loop, since the next iteration
+  uses it again);
+- the scratch space of every op whose lowering exchanges values through shared memory
+  (cross-warp reductions, scans, layout conversions, shape ops, gather, histogram, the
+  FMA dot, atomics publishing old values), of the size its scratch size function gives
+  (`convert_tilegpu_to_llvm/shared_memory.py`, registered beside each rule), live only
+  at that op. An op holding regions (a reduction's combiner) keeps its scratch live over
+  the ops nested in it, since its rule lowers them between its own accesses.
+
+Two buffers live at the same time never overlap; others may share bytes (a scratch op
+inside a loop thus never overlaps a ring live across the loop, while consecutive
+reductions may share bytes: tilegpu-insert-barriers orders them). Offsets are chosen
+first-fit, largest buffers first, aligned to ALIGNMENT (enough for any swizzle pattern
+and for 16-byte vector accesses).
+
+The result is the `tilegpu.offset` attribute of each local_alloc and scratch op, and the
+module attribute `tilegpu.shared`: the kernel's shared-memory bytes (the high-water mark
+over its functions).
 """
 from __future__ import annotations
 
@@ -21,16 +32,16 @@ from mlir import ir
 from ..dialects import tilegpu
 from ..dialects._mlir import i32_attr, walk_ops
 from . import register_pass
+# The scratch sizes are registered beside the lowering rules; importing the registry loads them.
+from .convert_tilegpu_to_llvm.shared_memory import OFFSET_ATTR, SHARED_ATTR, scratch_size
 from .utils import functions
 
-OFFSET_ATTR = "tilegpu.offset"
-SCRATCH_BASE_ATTR = "tilegpu.scratch-base"
 ALIGNMENT = 128
 
 
 @dataclass
 class Buffer:
-    op: ir.Operation  # its local_alloc
+    op: ir.Operation  # its local_alloc, or the op whose scratch space it is
     size: int
     start: int        # program points (pre-order numbers) where it is live
     end: int
@@ -77,11 +88,14 @@ def _users(value: ir.Value) -> list[ir.Operation]:
     return found
 
 
-def collect_buffers(fn: ir.Operation) -> list[Buffer]:
+def collect_buffers(fn: ir.Operation, num_warps: int) -> list[Buffer]:
     points = _ProgramPoints(fn)
     buffers = []
     for op in points.number:
         if op.name != "tilegpu.local_alloc":
+            size = scratch_size(op, num_warps)
+            if size:
+                buffers.append(Buffer(op, size, points.number[op], points.last[op]))
             continue
         start = end = points.number[op]
         for user in _users(op.results[0]):
@@ -94,7 +108,8 @@ def collect_buffers(fn: ir.Operation) -> list[Buffer]:
 
 
 def assign_offsets(buffers: list[Buffer]) -> int:
-    """First-fit offsets, largest buffers first; returns the bytes used."""
+    """First-fit offsets, largest buffers first; returns the bytes used (the end of the
+    last byte placed: alignment applies to where buffers start, not to the total)."""
     placed: list[Buffer] = []
     for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
         offset = 0
@@ -104,19 +119,29 @@ def assign_offsets(buffers: list[Buffer]) -> int:
             offset = max(offset, _align(other.offset + other.size))
         buffer.offset = offset
         placed.append(buffer)
-    return max((_align(b.offset + b.size) for b in placed), default=0)
+    return max((b.offset + b.size for b in placed), default=0)
 
 
 def _align(n: int) -> int:
     return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
 
 
-@register_pass("tilegpu-allocate-shared-memory", "Give every shared-memory buffer an offset")
+def num_warps_or_default(module_op: ir.Operation) -> int:
+    """The module's warps per program; 4 (the launch default) in a module without the
+    attribute, as hand-written tests of these passes may be."""
+    if tilegpu.NUM_WARPS_ATTR in module_op.attributes:
+        return tilegpu.num_warps_of(module_op)
+    return 4
+
+
+@register_pass("tilegpu-allocate-shared-memory",
+               "Give every shared-memory buffer and every op's scratch space an offset")
 def allocate_shared_memory(module_op: ir.Operation) -> None:
+    num_warps = num_warps_or_default(module_op)
     used = 0
     for fn in functions(module_op):
-        buffers = collect_buffers(fn)
+        buffers = collect_buffers(fn, num_warps)
         used = max(used, assign_offsets(buffers))
         for buffer in buffers:
             buffer.op.attributes[OFFSET_ATTR] = i32_attr(buffer.offset)
-    module_op.attributes[SCRATCH_BASE_ATTR] = i32_attr(used)
+    module_op.attributes[SHARED_ATTR] = i32_attr(used)

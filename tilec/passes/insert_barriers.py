@@ -7,6 +7,11 @@ puts a `tilegpu.barrier` before any op whose access overlaps a pending one where
 writes: read-after-write, write-after-read and write-after-write.
 
 - local_store and an initialised local_alloc write their buffer; local_load reads it;
+- an op with scratch space (`tilegpu.offset` from tilegpu-allocate-shared-memory on a
+  reduction, conversion, ...) writes and then reads its bytes: it waits for every
+  earlier access of those bytes, and leaves both its writes and its reads pending, so
+  the next writer of those bytes waits for its reads. The barriers inside such an op
+  (between its own writes and reads, between its rounds) are its rule's;
   async_copy_global_to_local writes at issue (so it waits for earlier readers of those
   bytes); its data is visible to other threads only after async_wait and a barrier, and
   the read that follows the wait conflicts with the copy's pending write, so it gets one.
@@ -15,10 +20,9 @@ writes: read-after-write, write-after-read and write-after-write.
 - Loops: the state at the head of the body is the state before the loop joined with the
   state at the end of the body (the next iteration), computed to a fixed point before
   any barrier is placed; `if`: both branches start from the same state and join after.
+- Other ops holding regions (a reduction's combiner, lowered inline once per combine
+  step): the op's own accesses come first, then its regions run like a loop body.
 - tl.debug_barrier and the barriers placed here end every pending access.
-
-The scratch space of the other lowering rules (reductions, conversions, ...) lies after
-every buffer and is synchronised by those rules themselves.
 """
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ from mlir import ir
 from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, int_attr_value, operand_groups
 from . import register_pass
-from .allocate_shared_memory import OFFSET_ATTR
+from .allocate_shared_memory import OFFSET_ATTR, num_warps_or_default
+from .convert_tilegpu_to_llvm.shared_memory import scratch_size
 from .utils import functions
 
 
@@ -71,9 +76,13 @@ def _constant(value: ir.Value) -> int | None:
     return None
 
 
-def accesses(op: ir.Operation) -> list[Access]:
+def accesses(op: ir.Operation, num_warps: int) -> list[Access]:
     """The shared-buffer accesses of one op (not of ops nested in it)."""
     name = op.name
+    if name != "tilegpu.local_alloc" and OFFSET_ATTR in op.attributes:  # scratch space
+        start = int_attr_value(op, OFFSET_ATTR)
+        end = start + scratch_size(op, num_warps)
+        return [Access(start, end, True), Access(start, end, False)]
     if name == "tilegpu.local_alloc":
         return [Access(*_byte_range(op.results[0]), True)] if len(op.operands) else []
     if name == "tilegpu.local_store":
@@ -86,7 +95,8 @@ def accesses(op: ir.Operation) -> list[Access]:
 
 
 class _Placer:
-    def __init__(self, insert: bool):
+    def __init__(self, num_warps: int, insert: bool):
+        self.num_warps = num_warps
         self.insert = insert  # False: only compute states (the loop fixed point)
 
     def block(self, block: ir.Block, state: State) -> State:
@@ -105,18 +115,22 @@ class _Placer:
             if len(after) == 1:  # no else: the branch may not run
                 after.append(state)
             return State().union(*after)
-        touched = accesses(op)
+        touched = accesses(op, self.num_warps)
         if any(a.conflicts(p) for a in touched for p in state):
             if self.insert:
                 with ir.InsertionPoint(op), op.location:
                     tilegpu.barrier()
             state = State()
-        return state.union(touched)
+        state = state.union(touched)
+        if any(len(region.blocks) for region in op.regions):  # a combiner: run any number of times
+            state = self.loop(op, state)
+        return state
 
     def loop(self, op: ir.Operation, state: State) -> State:
-        bodies = [region.blocks[0] for region in op.regions]  # while: before, after; for: body
+        # scf.while: before, after; scf.for and combiners: the body
+        bodies = [region.blocks[0] for region in op.regions if len(region.blocks)]
         head = state
-        probe = _Placer(insert=False)
+        probe = _Placer(self.num_warps, insert=False)
         for _ in range(16):  # states only grow, over a finite set of accesses
             end = head
             for body in bodies:
@@ -131,11 +145,12 @@ class _Placer:
         return state.union(end)
 
 
-def insert_barriers(fn: ir.Operation) -> None:
-    _Placer(insert=True).block(fn.regions[0].blocks[0], State())
+def insert_barriers(fn: ir.Operation, num_warps: int) -> None:
+    _Placer(num_warps, insert=True).block(fn.regions[0].blocks[0], State())
 
 
 @register_pass("tilegpu-insert-barriers", "Place barriers between conflicting shared-memory accesses")
 def insert_barriers_pass(module_op: ir.Operation) -> None:
+    num_warps = num_warps_or_default(module_op)
     for fn in functions(module_op):
-        insert_barriers(fn)
+        insert_barriers(fn, num_warps)

@@ -1,10 +1,11 @@
-// RUN: tilec-opt %s -p convert-tilegpu-to-llvm | FileCheck %s
+// RUN: tilec-opt %s -p tilegpu-allocate-shared-memory,tilegpu-insert-barriers,convert-tilegpu-to-llvm | FileCheck %s
 
 // Two conversions of a 2x64 f32 tensor. #row -> #col only reorders each thread's
-// registers (lanes and warps hold the same elements): no instruction at all.
-// #col -> #t moves elements between threads: each thread stores its 4 elements to
-// shared memory at their row-major offsets (2 * 64 * 4 bytes reserved), a barrier,
-// and each thread loads the 4 elements #t gives it.
+// registers (lanes and warps hold the same elements): no instruction and no shared
+// memory at all. #col -> #t moves elements between threads: each thread stores its 4
+// elements to its scratch space at their row-major offsets (2 * 64 * 4 bytes allocated,
+// at offset 0), a barrier, and each thread loads the 4 elements #t gives it. Nothing
+// used shared memory before, so no barrier precedes the stores.
 
 #row = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
 #col = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
@@ -13,7 +14,7 @@
 // CHECK: tilegpu.shared = 512 : i32
 // CHECK-LABEL: llvm.func @convert(%arg0: f32)
 // CHECK: [[SMEM:%[0-9]+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
-// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
 // CHECK-COUNT-4: llvm.store %arg0, %{{[0-9]+}} : f32, !llvm.ptr<3>
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NOT: llvm.store

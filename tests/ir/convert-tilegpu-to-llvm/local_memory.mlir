@@ -4,8 +4,7 @@
 // thread holds runs of 8 contiguous halves: one 16-byte copy, zero-filled where the mask
 // is off), committed and waited for; the barrier before reading it back is placed by
 // tilegpu-insert-barriers; the read is one 16-byte vector load per thread from the
-// row-major buffer at offset 0, and the
-// scratch space starts after the ring (4 KiB).
+// row-major buffer at offset 0, and the kernel's shared memory is the ring's 4 KiB.
 
 // CHECK: tilegpu.shared = 4096 : i32
 // CHECK-LABEL: llvm.func @copy

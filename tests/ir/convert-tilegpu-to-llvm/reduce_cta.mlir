@@ -1,8 +1,9 @@
-// RUN: tilec-opt %s -p convert-tilegpu-to-llvm | FileCheck %s
+// RUN: tilec-opt %s -p tilegpu-allocate-shared-memory,tilegpu-insert-barriers,convert-tilegpu-to-llvm | FileCheck %s
 
 // A sum over 128 elements held by 4 warps: shuffles within each warp, then every warp
-// writes its partial sum to shared memory (4 x f32 = 16 bytes), a barrier, and every
-// thread adds the 4 partials in warp order.
+// writes its partial sum to its scratch space (4 x f32 = 16 bytes), a barrier, and every
+// thread adds the 4 partials in warp order. The only barrier is the reduction's own: no
+// earlier access of shared memory needs one before the writes.
 
 // CHECK: tilegpu.shared = 16 : i32
 // CHECK-LABEL: llvm.func @cta_sum
@@ -10,7 +11,7 @@
 // CHECK-COUNT-5: nvvm.shfl.sync bfly
 // CHECK-NEXT: [[PARTIAL:%[0-9]+]] = arith.addf
 // CHECK-NOT: nvvm.shfl.sync
-// CHECK: nvvm.barrier0
+// CHECK-NOT: nvvm.barrier0
 // CHECK: [[SLOT:%[0-9]+]] = llvm.getelementptr [[SMEM]][%{{[0-9]+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: llvm.store [[PARTIAL]], [[SLOT]] : f32, !llvm.ptr<3>
 // CHECK-NEXT: nvvm.barrier0
@@ -22,6 +23,7 @@
 // CHECK: [[P3:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
 // CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf [[S012]], [[P3]] fastmath<contract> : f32
 // CHECK-NOT: llvm.load
+// CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.bitcast [[SUM]] : f32 to i32
 #b = #tilegpu.blocked<{order = array<i32: 0>, sizePerThread = array<i32: 1>, threadsPerWarp = array<i32: 32>, warpsPerCTA = array<i32: 4>}>
 module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90"} {

@@ -2,12 +2,12 @@
 
 // Buffers live at the same time get disjoint, 128-byte aligned offsets; a buffer whose
 // last use is before another's definition may share its bytes. A buffer used inside a
-// loop stays live to the loop's end. Scratch space begins after every buffer.
+// loop stays live to the loop's end. The kernel's shared memory is the high-water mark.
 
 // Largest first: %late (16 KiB, defined after the loop) at 0; the ring (12 KiB), not live
 // with it, also at 0; %acc, live with the ring, after it; %tiny, live with all three,
-// after the largest of them (128-byte aligned).
-// CHECK: module attributes {"tilegpu.scratch-base" = 16512 : i32}
+// after the largest of them (128-byte aligned), ending at 16384 + 16.
+// CHECK: module attributes {tilegpu.shared = 16400 : i32}
 // CHECK-LABEL: func.func @lifetimes
 // CHECK: "tilegpu.local_alloc"() {{.*}}tilegpu.offset = 0 : i32{{.*}} -> !tilegpu.memdesc<tensor<3x64x32xf16>>
 // CHECK: "tilegpu.local_alloc"() {{.*}}tilegpu.offset = 12288 : i32{{.*}} -> !tilegpu.memdesc<tensor<16x16xf32>>

@@ -7,6 +7,10 @@ an op without a rule is an error naming it. Rules emit upstream arith/math, llvm
 nvvm ops (and inline PTX for predicated vector memory access); upstream passes
 (scf-to-cf, arith-to-llvm, ...) finish the job.
 
+Shared memory is placed beforehand by tilegpu-allocate-shared-memory (explicit buffers
+and each op's scratch space, `tilegpu.offset`) and synchronised by
+tilegpu-insert-barriers; the rules only address it.
+
 The result replaces the module's body:
 
     module attributes {gpu.container_module, tilegpu.shared = N} {
@@ -24,13 +28,12 @@ from ...dialects import tilegpu
 from ...dialects._mlir import i32_attr, int_attr_value
 from ...target import Target
 from .. import register_pass
-from ..allocate_shared_memory import SCRATCH_BASE_ATTR
 from ..utils import functions
 from .context import LoweringContext, lower_block
+from .shared_memory import SHARED_ATTR
 from . import (atomic, control_flow, convert_layout, debug, dot, elementwise, indexing, local_memory,  # noqa: F401
                memory, reduce, scan, shape)
 
-SHARED_ATTR = "tilegpu.shared"
 GPU_MODULE_NAME = "tilec"
 
 
@@ -46,17 +49,14 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> 
         gpu_module = ir.Operation.create("gpu.module", regions=1,
                                          attributes={"sym_name": ir.StringAttr.get(GPU_MODULE_NAME)})
     gpu_block = gpu_module.regions[0].blocks.append()
-    # Explicit buffers come first (their offsets from tilegpu-allocate-shared-memory),
-    # then the scratch space the lowering rules use.
-    scratch_base = int_attr_value(module_op, SCRATCH_BASE_ATTR, 0)
-    shared = scratch_base
     for fn in list(functions(module_op)):
-        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion,
-                              scratch_base=scratch_base)
+        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion)
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()
-        shared = max(shared, scratch_base + ctx.shared_bytes)
         fn.erase()
     module_op.attributes["gpu.container_module"] = ir.UnitAttr.get()
-    module_op.attributes[SHARED_ATTR] = i32_attr(shared)
+    # Every byte of shared memory, explicit buffers and scratch space alike, was placed by
+    # tilegpu-allocate-shared-memory, which recorded the total (none without it: then
+    # any rule needing scratch space has failed above).
+    module_op.attributes[SHARED_ATTR] = i32_attr(int_attr_value(module_op, SHARED_ATTR, 0))

@@ -5,8 +5,9 @@ threads (replicas), and every replica performing the atomic would apply it sever
 times. The owner is the replica whose duplicate lane and warp bits are zero (the free
 variables of the layout); a scalar atomic is performed by thread 0, and a register
 repeating an element its thread already holds reuses that register's result. When the
-old values are used, the owners publish them through shared memory and every replica
-reads its copy back.
+old values are used and other threads hold replicas (`publishes_old_values`), the owners
+publish them through the op's scratch space in shared memory and every replica reads
+its copy back.
 
 Float max/min use integer atomics on the bit patterns, chosen by the value's sign bit (a
 float with the sign bit clear orders like its signed integer bits, one with it set --
@@ -20,9 +21,10 @@ from mlir import ir
 
 from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_value
 from ...dialects.tile import shape_of
-from ...layout.encodings import REGISTER
-from .context import LoweringContext, lowers
-from .shared_memory import byte_size, from_shared, store_type, to_shared
+from ...layout.encodings import LANE, REGISTER, WARP
+from ..utils import has_uses
+from .context import LoweringContext, layout_of_value, lowers
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
 from .shape import row_major
 
 _INT_SUFFIX = {"add": "u", "and": "b", "or": "b", "xor": "b", "xchg": "b", "max": "s", "min": "s",
@@ -84,6 +86,27 @@ def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
     return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.{_PTX_OP[kind]}.{_INT_SUFFIX[kind]}{bits} $0, [$1], $2;"
 
 
+def publishes_old_values(op: ir.Operation) -> bool:
+    """The old values go through shared memory: they are used, and threads other than
+    the owners need them (a scalar atomic is thread 0's; a tensor's elements are
+    replicated across lanes or warps)."""
+    ptr = op.operands[0]  # both atomics take the pointers first
+    if not has_uses(op.results[0]):
+        return False
+    if not is_tensor(ptr.type):
+        return True
+    free = layout_of_value(ptr).free_variable_masks()
+    return bool(free.get(LANE, 0) or free.get(WARP, 0))
+
+
+@scratch_bytes("tile.atomic_rmw", "tile.atomic_cas")
+def atomic_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    """One slot per element (row-major) when the old values are published."""
+    if not publishes_old_values(op):
+        return 0
+    return math.prod(shape_of(op.operands[0].type)) * element_bytes(op.results[0].type)
+
+
 @lowers("tile.atomic_rmw")
 def lower_atomic_rmw(ctx: LoweringContext, op: ir.Operation) -> None:
     ptr, value, mask = (g[0] if g else None for g in operand_groups(op))
@@ -142,12 +165,12 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
              old: list[ir.Value]) -> None:
     """Gives every replica the old value its owner read (only when the result is used)."""
     result = op.results[0]
-    used = any(True for _ in result.uses)
-    if owner is None or not used:
+    if not publishes_old_values(op):
         ctx.set(result, old if is_tensor(result.type) else old[0])
         return
+    assert owner is not None, "an atomic with replicas has an owner predicate"
     elem_ty = old[0].type
-    size = byte_size(ctx, elem_ty)
+    size = element_bytes(result.type)
     if is_tensor(ptr.type):
         shape = shape_of(ptr.type)
         coords = ctx.element_coordinates(ctx.layout(ptr))
@@ -156,7 +179,6 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
     else:
         slots = [ctx.const(0)]
         ctx.reserve_shared(size)
-    ctx.barrier()
     for value, slot in zip(old, slots):
         address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(size)))
         stored = to_shared(ctx, value)

@@ -1,8 +1,8 @@
 """The lowering context, the rule table, and per-thread index arithmetic.
 
 `LoweringContext` holds what every rule needs: the mapping from ttgir values to their
-per-thread values, the thread/lane/warp ids, the shared-memory base, axis info, and
-helpers to build constants and the coordinates a thread holds in a layout.
+per-thread values, the thread/lane/warp ids, the scratch space of the op being lowered,
+axis info, and helpers to build constants and the coordinates a thread holds in a layout.
 
 Thread-dependent index values are emitted once per layout in the function's prologue
 (before `prologue_anchor`), so every region can use them.
@@ -16,12 +16,13 @@ from mlir import ir
 from mlir.dialects import llvm as llvm_d
 
 from ...dialects import tilegpu
-from ...dialects._mlir import block_ops, create_op, is_tensor
+from ...dialects._mlir import block_ops, create_op, int_attr_value, is_tensor
 from ...dialects.tile import element_type, is_ptr_type, pointee_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from ...target import Target
 from ..axis_info import AxisInfoAnalysis
+from .shared_memory import OFFSET_ATTR, scratch_size
 
 Lowered = "list[ir.Value] | ir.Value"
 Rule = Callable[["LoweringContext", ir.Operation], None]
@@ -50,6 +51,15 @@ def is_fp8(ty: ir.Type) -> bool:
     return isinstance(ty, (ir.Float8E4M3FNType, ir.Float8E5M2Type))
 
 
+def layout_of_value(value: ir.Value) -> LinearLayout:
+    """The linear layout of a ttgir tensor value (its encoding over its shape); pure, so
+    scratch size functions and rules decide from the same layouts."""
+    enc = tilegpu.layout_of(value.type)
+    if enc is None:
+        raise LoweringError(f"tensor without a layout: {value.type}")
+    return enc.to_linear(shape_of(value.type))
+
+
 def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
     """The in-memory element type and what it stands for: 'bool', 'ptr' or 'value'."""
     pointee = pointee_type(element_type(ptr_type))
@@ -64,7 +74,7 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
 
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: Target,
-                 fp_fusion: bool = True, scratch_base: int = 0):
+                 fp_fusion: bool = True):
         self.func_op = func_op
         self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
@@ -72,10 +82,11 @@ class LoweringContext:
         self.target = target
         self.values: dict[ir.Value, object] = {}
         self.axis_info = AxisInfoAnalysis(func_op)
-        # Scratch space (reductions, scans, conversions, ...) starts after the buffers
-        # tilegpu-allocate-shared-memory placed; `shared_bytes` counts the scratch used.
-        self.scratch_base = scratch_base
-        self.shared_bytes = 0
+        # The op being lowered and where its scratch space begins (its `tilegpu.offset`
+        # from tilegpu-allocate-shared-memory); set by lower_op around each rule.
+        self.current_op: ir.Operation | None = None
+        self.scratch_offset = 0
+        self.scratch_reserved = 0  # bytes of it the op's rule said it uses (reserve_shared)
         self.stack_buffers: dict[str, ir.Value] = {}  # per struct type, in the entry block
         self._thread_coords: dict[LinearLayout, list[tuple[ir.Value | None, bool]]] = {}
         self.i1 = ir.IntegerType.get_signless(1)
@@ -169,10 +180,7 @@ class LoweringContext:
         return create_op("arith.constant", [ty], attributes={"value": attr}).result
 
     def layout(self, value: ir.Value) -> LinearLayout:
-        enc = tilegpu.layout_of(value.type)
-        if enc is None:
-            raise LoweringError(f"tensor without a layout: {value.type}")
-        return enc.to_linear(shape_of(value.type))
+        return layout_of_value(value)
 
     def num_registers(self, value: ir.Value) -> int:
         return self.layout(value).in_dim_size(REGISTER)
@@ -232,13 +240,27 @@ class LoweringContext:
         create_op("nvvm.barrier0", [])
 
     def reserve_shared(self, nbytes: int) -> None:
-        """The op being lowered uses `nbytes` of scratch space (from the scratch base)."""
-        self.shared_bytes = max(self.shared_bytes, nbytes)
+        """The op being lowered uses the first `nbytes` of its scratch space: checks that
+        tilegpu-allocate-shared-memory gave it that many (its size function and its rule
+        agree)."""
+        op = self.current_op
+        if op is None or OFFSET_ATTR not in op.attributes:
+            raise LoweringError(f"{op.name if op is not None else 'an op'} needs {nbytes} bytes of shared-memory "
+                                f"scratch space but was given none (run tilegpu-allocate-shared-memory first; "
+                                f"if it ran, the op's scratch size function said 0)")
+        allocated = scratch_size(op, self.num_warps)
+        if nbytes > allocated:
+            raise LoweringError(f"{op.name} uses {nbytes} bytes of shared-memory scratch space but its scratch "
+                                f"size function gave {allocated} (at {op.location})")
+        self.scratch_reserved = max(self.scratch_reserved, nbytes)
 
     def shared_address(self, byte_offset: ir.Value) -> ir.Value:
-        """The address of byte `byte_offset` of the scratch space."""
-        if self.scratch_base:
-            byte_offset = self.arith("addi", byte_offset, self.const(self.scratch_base))
+        """The address of byte `byte_offset` of the current op's scratch space."""
+        if not self.scratch_reserved:  # a rule touching bytes its size function did not count
+            name = self.current_op.name if self.current_op is not None else "an op"
+            raise LoweringError(f"{name} addresses shared-memory scratch space it did not reserve")
+        if self.scratch_offset:
+            byte_offset = self.arith("addi", byte_offset, self.const(self.scratch_offset))
         return self.shared_pointer(byte_offset)
 
     def shared_pointer(self, byte_offset: ir.Value) -> ir.Value:
@@ -360,7 +382,14 @@ def lower_op(ctx: LoweringContext, op: ir.Operation) -> None:
     rule = RULES.get(op.name)
     if rule is None:
         raise LoweringError(f"no lowering rule for '{op.name}' (at {op.location})")
-    rule(ctx, op)
+    # Ops nested in this one (a combiner region, a loop body) are lowered from inside its
+    # rule: restore the outer op's scratch space after each.
+    outer = ctx.current_op, ctx.scratch_offset, ctx.scratch_reserved
+    ctx.current_op, ctx.scratch_offset, ctx.scratch_reserved = op, int_attr_value(op, OFFSET_ATTR, 0), 0
+    try:
+        rule(ctx, op)
+    finally:
+        ctx.current_op, ctx.scratch_offset, ctx.scratch_reserved = outer
 
 
 def lower_block(ctx: LoweringContext, block: ir.Block, target: ir.Block) -> None:

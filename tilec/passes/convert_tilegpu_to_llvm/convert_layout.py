@@ -1,19 +1,46 @@
 """Lowering of tilegpu.convert_layout.
 
-Compares the two linear layouts:
+Compares the two linear layouts (`register_permutation`):
 - equal: nothing to do;
 - same lanes and warps, registers permuted: reorder the thread's values;
-- otherwise: every thread writes its elements to shared memory at their row-major
-  position, a barrier, every thread reads the elements its new layout assigns it.
+- otherwise: every thread writes its elements to its scratch space in shared memory at
+  their row-major position, a barrier, every thread reads the elements its new layout
+  assigns it. Only then does the op need scratch space (`convert_layout_scratch_bytes`).
 """
 from __future__ import annotations
 
 from mlir import ir
 
 from ...dialects.tile import shape_of
-from ...layout.encodings import LANE, WARP
-from .context import LoweringContext, lowers
-from .shape import exchange, row_major
+from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.linear_layout import LinearLayout
+from .context import LoweringContext, layout_of_value, lowers
+from .shape import exchange, row_major, staging_bytes
+from .shared_memory import scratch_bytes
+
+
+def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int] | None:
+    """For each register of `dst_ll`, the register of `src_ll` holding the same element
+    in the same thread, when the conversion moves no element between threads; None when
+    it does (then it goes through shared memory)."""
+    if src_ll == dst_ll:
+        return list(range(src_ll.in_dim_size(REGISTER)))
+    if src_ll.bases(LANE) != dst_ll.bases(LANE) or src_ll.bases(WARP) != dst_ll.bases(WARP):
+        return None
+    src_coords = [src_ll.apply({REGISTER: r}) for r in range(src_ll.in_dim_size(REGISTER))]
+    index = {c: i for i, c in reversed(list(enumerate(src_coords)))}  # the first register holding each
+    wanted = [dst_ll.apply({REGISTER: r}) for r in range(dst_ll.in_dim_size(REGISTER))]
+    if not all(c in index for c in wanted):
+        return None
+    return [index[c] for c in wanted]
+
+
+@scratch_bytes("tilegpu.convert_layout")
+def convert_layout_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    src, dst = op.operands[0], op.results[0]
+    if register_permutation(layout_of_value(src), layout_of_value(dst)) is not None:
+        return 0
+    return staging_bytes([src])
 
 
 @lowers("tilegpu.convert_layout")
@@ -21,18 +48,10 @@ def lower_convert_layout(ctx: LoweringContext, op: ir.Operation) -> None:
     src, dst = op.operands[0], op.results[0]
     src_ll, dst_ll = ctx.layout(src), ctx.layout(dst)
     values = ctx.elements(src)
-    if src_ll == dst_ll:
-        ctx.set(dst, list(values))
+    permutation = register_permutation(src_ll, dst_ll)
+    if permutation is not None:
+        ctx.set(dst, [values[r] for r in permutation])
         return
-    if src_ll.bases(LANE) == dst_ll.bases(LANE) and src_ll.bases(WARP) == dst_ll.bases(WARP):
-        index = {c: i for i, c in reversed(list(enumerate(ctx.register_coordinates(src_ll))))}
-        wanted = ctx.register_coordinates(dst_ll)
-        if all(c in index for c in wanted):
-            ctx.set(dst, [values[index[c]] for c in wanted])
-            return
-    ctx.set(dst, _through_shared_memory(ctx, src_ll, dst_ll, values, shape_of(src.type)))
-
-
-def _through_shared_memory(ctx: LoweringContext, src_ll, dst_ll, values, shape) -> list[ir.Value]:
-    (result,) = exchange(ctx, [(values, src_ll, shape)], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
-    return result
+    shape = shape_of(src.type)
+    (result,) = exchange(ctx, [src], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
+    ctx.set(dst, result)

@@ -1,9 +1,11 @@
 """Lowering of tile.dot with fused multiply-adds (the CUDA-core path).
 
-Both operands are written to shared memory, row-major, from whatever layout they have
-(a K-slice at a time when the whole operands would take more than CHUNK_BYTES: each
-element outside the slice is written to a dummy slot). Then a loop over the slice's k
-keeps only the accumulators live: at each step a thread loads A[m, k] for the rows m of
+Both operands are written to the op's scratch space in shared memory, row-major, from
+whatever layout they have (a K-slice at a time when the whole operands would take more
+than CHUNK_BYTES: each element outside the slice is written to a dummy slot; a barrier
+between slices, as each overwrites what the last was read from; the one before the
+first, where an earlier access needs it, is tilegpu-insert-barriers'). Then a loop over
+the slice's k keeps only the accumulators live: at each step a thread loads A[m, k] for the rows m of
 its result elements and B[k, n] for their columns n, and updates every accumulator with
 one fused multiply-add (fp16/bf16 widened to fp32, int8 to int32; fp32 operands rounded
 to tf32 first when input_precision is tf32, the default, as the tensor cores would read
@@ -13,6 +15,8 @@ instruction rounds it, not after each. The tensor-core paths (mma.sync, wgmma) c
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Sequence
 
 from mlir import ir
 
@@ -21,13 +25,49 @@ from ...dialects._mlir import create_op, str_attr_value
 from ...dialects.tile import shape_of
 from ...layout.mma import MmaEncoding
 from .context import LoweringContext, lowers
-from .shared_memory import byte_size, from_shared, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
 from .shape import row_major
 
 
 # Shared memory one K-chunk of both operands may take: beyond it, K is processed in chunks
 # (the default dynamic shared memory, so any legal shape fits and occupancy is kept).
 CHUNK_BYTES = 48 * 1024
+
+
+@dataclass(frozen=True)
+class FmaStaging:
+    """How the FMA path stages its operands in its scratch space."""
+    chunk: int            # the K elements staged at a time
+    a_chunk: list[int]    # the shapes of the staged slices
+    b_chunk: list[int]
+    b_base: int           # the element where B's slice starts (after A's)
+    dummy: int            # the byte where elements outside the slice are written
+    scratch_bytes: int
+
+
+def fma_staging(a_shape: Sequence[int], b_shape: Sequence[int], size: int) -> FmaStaging:
+    """The K-slice of the operands (of `size` bytes per element) staged at a time: the
+    largest power-of-two part of K whose slices fit CHUNK_BYTES."""
+    k_size = a_shape[-1]
+    batch = math.prod(a_shape[:-2])
+    m_size, n_size = a_shape[-2], b_shape[-1]
+    chunk = k_size
+    while chunk > 1 and batch * (m_size + n_size) * chunk * size > CHUNK_BYTES:
+        chunk //= 2
+    a_chunk = list(a_shape[:-1]) + [chunk]
+    b_chunk = list(b_shape[:-2]) + [chunk, n_size]
+    b_base = math.prod(a_chunk)
+    dummy = (b_base + math.prod(b_chunk)) * size
+    return FmaStaging(chunk, a_chunk, b_chunk, b_base, dummy, dummy + (size if chunk < k_size else 0))
+
+
+@scratch_bytes("tile.dot")
+def fma_dot_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    """The FMA path's staging; a tensor-core dot (mma result) works in registers."""
+    if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
+        return 0
+    a, b = op.operands[0], op.operands[1]
+    return fma_staging(shape_of(a.type), shape_of(b.type), element_bytes(a.type)).scratch_bytes
 
 
 @lowers("tile.dot")
@@ -40,17 +80,12 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     a_shape, b_shape = shape_of(a.type), shape_of(b.type)
     k_size = a_shape[-1]
     a_ty = ctx.element_type(a.type)
-    size = byte_size(ctx, a_ty)
-    batch = math.prod(a_shape[:-2])
-    m_size, n_size = a_shape[-2], b_shape[-1]
-    chunk = k_size  # the largest power-of-two part of K whose operand slices fit CHUNK_BYTES
-    while chunk > 1 and batch * (m_size + n_size) * chunk * size > CHUNK_BYTES:
-        chunk //= 2
-    a_chunk = list(a_shape[:-1]) + [chunk]
-    b_chunk = list(b_shape[:-2]) + [chunk, n_size]
-    b_base = math.prod(a_chunk)
-    dummy = (b_base + math.prod(b_chunk)) * size  # where elements outside the chunk are written
-    ctx.reserve_shared(dummy + (size if chunk < k_size else 0))
+    size = element_bytes(a.type)
+    n_size = b_shape[-1]
+    staging = fma_staging(a_shape, b_shape, size)
+    chunk, a_chunk, b_chunk = staging.chunk, staging.a_chunk, staging.b_chunk
+    b_base, dummy = staging.b_base, staging.dummy
+    ctx.reserve_shared(staging.scratch_bytes)
 
     # The rows and columns this thread's result elements need (element offsets at k = 0).
     acc_coords = ctx.element_coordinates(ctx.layout(acc))
@@ -74,8 +109,10 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     b_coords = ctx.element_coordinates(ctx.layout(b))
     totals = list(ctx.elements(acc))
     for start in range(0, k_size, chunk):
-        # 1. this K-slice of both operands to shared memory, row-major
-        ctx.barrier()
+        # 1. this K-slice of both operands to shared memory, row-major (after the last
+        #    slice's readers are done)
+        if start:
+            ctx.barrier()
         for values, coords_list, shape, k_dim, base in ((a_values, a_coords, a_chunk, -1, 0),
                                                         (b_values, b_coords, b_chunk, -2, b_base)):
             for v, coords in zip(values, coords_list):

@@ -1,13 +1,17 @@
 """Lowering of tile.gather and tile.histogram through shared memory.
 
-gather: the source is staged in shared memory (row-major); each thread then reads, for
+gather: the source is staged in the op's scratch space (row-major); each thread then reads, for
 every index element it holds, the source element whose coordinates are the index
 element's with the gathered axis replaced by the index value. The result has the
 index's layout.
 
-histogram: the bins are shared-memory counters, zeroed by the whole program; every
-element is counted once (by its owner, when the layout repeats elements) with a shared
-atomic add; then each thread reads the counts its result layout assigns it.
+histogram: the bins are shared-memory counters in the op's scratch space, zeroed by the
+whole program; every element is counted once (by its owner, when the layout repeats
+elements) with a shared atomic add; then each thread reads the counts its result layout
+assigns it.
+
+Both always use their scratch space; the barrier before its first write, where an
+earlier access needs one, is tilegpu-insert-barriers'.
 """
 from __future__ import annotations
 
@@ -17,7 +21,10 @@ from ...dialects._mlir import create_op, int_attr_value, operand_groups
 from ...dialects.tile import shape_of
 from .context import LoweringContext, lowers
 from .debug import scf_if
-from .shape import read_staged, row_major, stage
+from .shape import read_staged, row_major, stage, staging_bytes
+from .shared_memory import scratch_bytes
+
+BIN_BYTES = 4  # one i32 counter per bin
 
 
 def _as_i32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
@@ -31,18 +38,28 @@ def _as_i32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
     return value
 
 
+@scratch_bytes("tile.gather")
+def gather_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    return staging_bytes([op.operands[0]])
+
+
 @lowers("tile.gather")
 def lower_gather(ctx: LoweringContext, op: ir.Operation) -> None:
     src, index = op.operands[0], op.operands[1]
     axis = int_attr_value(op, "axis")
     shape = shape_of(src.type)
-    elem_ty = stage(ctx, [(ctx.elements(src), ctx.layout(src), shape)])
+    staged = stage(ctx, [src])
     values = []
     for coords, position in zip(ctx.element_coordinates(ctx.layout(index)), ctx.elements(index)):
         coords = list(coords)
         coords[axis] = _as_i32(ctx, position)
-        values.append(read_staged(ctx, elem_ty, row_major(ctx, coords, shape)))
+        values.append(read_staged(ctx, staged, row_major(ctx, coords, shape)))
     ctx.set(op.results[0], values)
+
+
+@scratch_bytes("tile.histogram")
+def histogram_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    return shape_of(op.results[0].type)[0] * BIN_BYTES
 
 
 @lowers("tile.histogram")
@@ -51,8 +68,7 @@ def lower_histogram(ctx: LoweringContext, op: ir.Operation) -> None:
     result = op.results[0]
     bins = shape_of(result.type)[0]
     threads = 32 * ctx.num_warps
-    ctx.reserve_shared(bins * 4)
-    ctx.barrier()  # earlier users of the scratch space are done
+    ctx.reserve_shared(bins * BIN_BYTES)
     for first in range(0, bins, threads):
         slot = ctx.arith("addi", ctx.tid, ctx.const(first))
         inside = ctx.arith("cmpi", slot, ctx.const(bins), result_type=ctx.i1,
@@ -74,18 +90,18 @@ def lower_histogram(ctx: LoweringContext, op: ir.Operation) -> None:
             if masks is not None:
                 counted = ctx.arith("andi", counted, masks[r])
             with scf_if(ctx, counted):
-                address = ctx.shared_address(ctx.arith("muli", _as_i32(ctx, value), ctx.const(4)))
+                address = ctx.shared_address(ctx.arith("muli", _as_i32(ctx, value), ctx.const(BIN_BYTES)))
                 create_op("llvm.atomicrmw", [ctx.i32], [address, one], attributes={
                     "bin_op": ir.IntegerAttr.get(ctx.i64, 1), "ordering": ir.IntegerAttr.get(ctx.i64, 2)})  # add, monotonic
     ctx.barrier()
     counts = []
     for coords in ctx.element_coordinates(ctx.layout(result)):
-        address = ctx.shared_address(ctx.arith("muli", coords[0], ctx.const(4)))
+        address = ctx.shared_address(ctx.arith("muli", coords[0], ctx.const(BIN_BYTES)))
         counts.append(create_op("llvm.load", [ctx.i32], [address]).result)
     ctx.set(result, counts)
 
 
 def _store_shared(ctx: LoweringContext, slot: ir.Value, value: ir.Value) -> None:
-    address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(4)))
+    address = ctx.shared_address(ctx.arith("muli", slot, ctx.const(BIN_BYTES)))
     create_op("llvm.store", [], [value, address])
 

@@ -20,13 +20,12 @@ from mlir import ir
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
 from ...layout.encodings import LANE, REGISTER, WARP
-from ..allocate_shared_memory import OFFSET_ATTR
 from ...layout.linear_layout import LinearLayout
 from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
-from .shared_memory import byte_size, load, store
+from .shared_memory import OFFSET_ATTR, byte_size, load, store
 
 
 def element_offsets(ctx: LoweringContext, layout: LinearLayout, buffer: ir.RankedTensorType) -> list[ir.Value]:
@@ -77,7 +76,7 @@ def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
             continue
         address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
         if run == 1:
-            store(ctx, values[start], address, scratch=False)
+            store(ctx, values[start], address)
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
         vector = create_op("llvm.mlir.undef", [vector_type]).result
@@ -134,7 +133,7 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     for start in range(0, len(offsets), run):
         address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
         if run == 1:
-            values.append(load(ctx, elem_ty, address, scratch=False))
+            values.append(load(ctx, elem_ty, address))
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
         vector = create_op("llvm.load", [vector_type], [ctx.shared_pointer(address)],

@@ -6,9 +6,11 @@ With the operand's linear layout L and the reduced axis a:
 2. every lane bit whose basis moves along a is a butterfly step: `shfl.sync.bfly`
    with that bit as the lane mask, then combine (after all steps every lane holds the
    result of its group);
-3. if warp bits move along a, each warp writes its partial result to shared memory,
-   and after a barrier every thread combines the partials of its elements in warp
-   order.
+3. if warp bits move along a (`cross_warp_bits`), each warp writes its partial result
+   to its scratch space in shared memory, and after a barrier every thread combines the
+   partials of its elements in warp order. The scratch size (`reduce_scratch_bytes`)
+   comes from the same layout facts; the barrier before the writes, if an earlier
+   access needs one, is tilegpu-insert-barriers'.
 
 The combiner region is lowered inline for each combine step, so user-defined
 combiners (and tuples of operands, such as argmax's value and index) work the same way.
@@ -25,8 +27,40 @@ from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP, SliceEncoding
-from .context import LoweringContext, LoweringError, lower_op, lowers
-from .shared_memory import byte_size, from_shared, store_type, to_shared
+from ...layout.linear_layout import LinearLayout
+from .context import LoweringContext, LoweringError, layout_of_value, lower_op, lowers
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+
+
+def cross_warp_bits(ll: LinearLayout, axis: int) -> list[int]:
+    """The warp bits of the operand layout `ll` that move along `axis`: the partial
+    results they separate are combined through shared memory (none: no shared memory)."""
+    return [bit for bit, basis in enumerate(ll.bases(WARP)) if basis[axis] != 0]
+
+
+def _partial_arrays(shape: Sequence[int], axis: int, n_partials: int,
+                    sizes: Sequence[int]) -> tuple[list[int], int]:
+    """Where the cross-warp step keeps its partials: one array per operand (bytes per
+    element `sizes[i]`), [result element][warp partial], each 16-byte aligned. Returns
+    the arrays' offsets and the total bytes."""
+    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+    out_numel = math.prod(out_shape) if out_shape else 1
+    offsets, at = [], 0
+    for size in sizes:
+        offsets.append(at)
+        at += (out_numel * n_partials * size + 15) // 16 * 16
+    return offsets, at
+
+
+@scratch_bytes("tile.reduce")
+def reduce_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    srcs = list(op.operands)
+    warp_bits = cross_warp_bits(layout_of_value(srcs[0]), axis)
+    if not warp_bits:
+        return 0
+    return _partial_arrays(shape_of(srcs[0].type), axis, 1 << len(warp_bits),
+                           [element_bytes(s.type) for s in srcs])[1]
 
 
 def _combine(ctx: LoweringContext, region: ir.Region, lhs: Sequence[ir.Value], rhs: Sequence[ir.Value]) -> list[ir.Value]:
@@ -113,12 +147,13 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
             groups[key] = _combine(ctx, region, values, others)
 
     # 3. across warps, through shared memory
-    warp_bits = [bit for bit, basis in enumerate(ll.bases(WARP)) if basis[axis] != 0]
+    warp_bits = cross_warp_bits(ll, axis)
     if warp_bits:
         for bit in warp_bits:
             if any(c for d, c in enumerate(ll.bases(WARP)[bit]) if d != axis):
                 raise LoweringError("reduction over a layout whose warps mix the reduced axis with others")
-        groups = _reduce_across_warps(ctx, ll, axis, warp_bits, groups, region)
+        sizes = [element_bytes(s.type) for s in srcs]
+        groups = _reduce_across_warps(ctx, ll, axis, warp_bits, groups, region, sizes)
 
     # Order the results as the sliced layout's registers.
     results = list(op.results)
@@ -138,21 +173,15 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
 
 
 def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[int],
-                         groups: dict, region: ir.Region) -> dict:
-    """Each warp writes its partials; after a barrier every thread combines them."""
+                         groups: dict, region: ir.Region, sizes: list[int]) -> dict:
+    """Each warp writes its partials; after a barrier every thread combines them.
+    `sizes`: the bytes of one element of each operand."""
     shape = list(ll.out_dim_sizes.values())
     out_shape = shape[:axis] + shape[axis + 1:]
-    out_numel = math.prod(out_shape) if out_shape else 1
     n_partials = 1 << len(warp_bits)
     types = [v.type for v in next(iter(groups.values()))]
-    # One array per operand: [out element][warp partial]
-    array_bytes = [out_numel * n_partials * byte_size(ctx, t) for t in types]
-    offsets = []
-    at = 0
-    for size in array_bytes:
-        offsets.append(at)
-        at += (size + 15) // 16 * 16
-    ctx.reserve_shared(at)
+    offsets, total = _partial_arrays(shape, axis, n_partials, sizes)
+    ctx.reserve_shared(total)
 
     thread = ctx.thread_coordinates(ll)
     # This warp's index among the warps that split the axis.
@@ -179,11 +208,9 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
         return index
 
     def address(operand: int, slot: ir.Value) -> ir.Value:
-        size = byte_size(ctx, types[operand])
-        byte = ctx.arith("addi", ctx.const(offsets[operand]), ctx.arith("muli", slot, ctx.const(size)))
+        byte = ctx.arith("addi", ctx.const(offsets[operand]), ctx.arith("muli", slot, ctx.const(sizes[operand])))
         return ctx.shared_address(byte)
 
-    ctx.barrier()  # earlier users of the scratch space are done
     bases = {}
     for key, values in groups.items():
         base = ctx.arith("muli", element_index(key), ctx.const(n_partials))

@@ -12,22 +12,100 @@ layout, `size_per_thread` of them, repeated every tile). The lowering:
    totals of all earlier runs (later runs for a reverse scan) into a prefix
    (`_fold_earlier_runs`, quadratic in the number of runs).
 
+Which of these applies is decided from the layout alone (`plan_scan`), so the scratch
+size (`scan_scratch_bytes`: the slots of step 2, none for a scan within a warp's single
+tile) and the lowering agree. The barrier before the first write to the slots, where an
+earlier access needs one, is tilegpu-insert-barriers'.
+
 Scan order is fixed, so `combine(earlier, later)` is called with its operands in the
 order the elements come in the scan, which keeps non-commutative combiners correct.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Sequence
 
 from mlir import ir
 
 from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of
-from ...layout.encodings import LANE, WARP
-from .context import LoweringContext, LoweringError, lowers
+from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.linear_layout import LinearLayout
+from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from .debug import scf_if
 from .reduce import _combine, shuffle
-from .shared_memory import byte_size, from_shared, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+
+
+@dataclass(frozen=True)
+class BlockedAxis:
+    """A layout that tiles the scanned axis as a blocked layout does: runs of
+    `run_length` in registers, then the lanes `lane_bits`, then the warps `warp_bits`,
+    then `tiles` repeats."""
+    run_length: int
+    lane_bits: list[int]
+    warp_bits: list[int]
+    tiles: int
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """How a scan over a layout is lowered, decided from the layout alone."""
+    coords: list[tuple[int, ...]]                      # each register's coordinates
+    runs_of_row: dict[tuple[int, ...], list[list[int]]]  # per row, its runs of registers in scan order
+    crosses_threads: bool       # other threads hold parts of a row
+    blocked: BlockedAxis | None  # the fast cross-thread phase applies (else: fold every run)
+    run_length: int | None      # when folding: the runs' common length (None: they differ)
+    slots_per_row: int          # shared-memory slots per row (0: no shared memory)
+
+
+def plan_scan(ll: LinearLayout, shape: Sequence[int], axis: int, reverse: bool) -> ScanPlan:
+    coords = [ll.apply({REGISTER: r}) for r in range(ll.in_dim_size(REGISTER))]
+    # Registers of each row (same coordinates off the axis), in scan order.
+    rows: dict[tuple[int, ...], list[int]] = {}
+    for r, c in enumerate(coords):
+        rows.setdefault(c[:axis] + c[axis + 1:], []).append(r)
+    for regs in rows.values():
+        regs.sort(key=lambda r: coords[r][axis], reverse=reverse)
+    runs_of_row = {key: _runs(regs, coords, axis) for key, regs in rows.items()}
+    crosses_threads = any(b[axis] for name in (LANE, WARP) for b in ll.bases(name))
+    if not crosses_threads:
+        return ScanPlan(coords, runs_of_row, False, None, None, 0)
+    blocked = _blocked_axis(ll, shape, axis, runs_of_row, coords)
+    if blocked is not None:
+        slots = blocked.tiles * (1 << len(blocked.warp_bits))
+        return ScanPlan(coords, runs_of_row, True, blocked, None, slots if slots > 1 else 0)
+    lengths = {len(run) for runs in runs_of_row.values() for run in runs}
+    if len(lengths) != 1:  # the lowering reports it
+        return ScanPlan(coords, runs_of_row, True, None, None, 0)
+    run_length = lengths.pop()
+    return ScanPlan(coords, runs_of_row, True, None, run_length, shape[axis] // run_length)
+
+
+def _slot_arrays(shape: Sequence[int], axis: int, sizes: Sequence[int], per_row: int) -> tuple[list[int], int]:
+    """Where the slots are kept: one array per scanned value (bytes per element
+    `sizes[i]`), `per_row` slots for each row, each array 16-byte aligned. Returns the
+    arrays' offsets and the total bytes."""
+    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+    n_rows = math.prod(out_shape) if out_shape else 1
+    offsets, at = [], 0
+    for size in sizes:
+        offsets.append(at)
+        at += (n_rows * per_row * size + 15) // 16 * 16
+    return offsets, at
+
+
+@scratch_bytes("tile.scan")
+def scan_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    reverse = ir.BoolAttr(op.attributes["reverse"]).value
+    srcs = list(op.operands)
+    shape = shape_of(srcs[0].type)
+    plan = plan_scan(layout_of_value(srcs[0]), shape, axis, reverse)
+    if not plan.slots_per_row:
+        return 0
+    return _slot_arrays(shape, axis, [element_bytes(s.type) for s in srcs], plan.slots_per_row)[1]
 
 
 @lowers("tile.scan")
@@ -39,22 +117,15 @@ def lower_scan(ctx: LoweringContext, op: ir.Operation) -> None:
     ll = ctx.layout(srcs[0])
     shape = shape_of(srcs[0].type)
     inputs = [ctx.elements(s) for s in srcs]
-    coords = ctx.register_coordinates(ll)
-
-    # Registers of each row (same coordinates off the axis), in scan order.
-    rows: dict[tuple[int, ...], list[int]] = {}
-    for r, c in enumerate(coords):
-        rows.setdefault(c[:axis] + c[axis + 1:], []).append(r)
-    for regs in rows.values():
-        regs.sort(key=lambda r: coords[r][axis], reverse=reverse)
+    plan = plan_scan(ll, shape, axis, reverse)
+    coords, runs_of_row = plan.coords, plan.runs_of_row
+    sizes = [element_bytes(s.type) for s in srcs]
 
     results: list[list[ir.Value | None]] = [[None] * len(coords) for _ in srcs]
-    crosses_threads = any(b[axis] for name in (LANE, WARP) for b in ll.bases(name))
-    runs_of_row = {key: _runs(regs, coords, axis) for key, regs in rows.items()}
 
     # 1. scan each run in registers (the whole row, when no other thread holds part of it)
     for key, runs in runs_of_row.items():
-        groups = runs if crosses_threads else [[r for run in runs for r in run]]
+        groups = runs if plan.crosses_threads else [[r for run in runs for r in run]]
         for run in groups:
             acc = None
             for r in run:
@@ -62,9 +133,10 @@ def lower_scan(ctx: LoweringContext, op: ir.Operation) -> None:
                 acc = values if acc is None else _combine(ctx, region, acc, values)
                 for i, v in enumerate(acc):
                     results[i][r] = v
-    if crosses_threads and not _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, results,
-                                                    region):
-        _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, results, region)
+    if plan.blocked is not None:
+        _scan_across_threads(ctx, ll, shape, axis, reverse, plan, results, region, sizes)
+    elif plan.crosses_threads:
+        _fold_earlier_runs(ctx, ll, shape, axis, reverse, plan, results, region, sizes)
     for i, result in enumerate(op.results):
         ctx.set(result, results[i])
 
@@ -84,15 +156,12 @@ class _Slots:
     """Shared-memory slots for a scan's partial totals: `per_row` of them for each row
     (each position off the scanned axis), one array per scanned value."""
 
-    def __init__(self, ctx: LoweringContext, ll, shape, axis: int, types: list[ir.Type], per_row: int):
-        self.ctx, self.types, self.per_row = ctx, types, per_row
+    def __init__(self, ctx: LoweringContext, ll, shape, axis: int, types: list[ir.Type], sizes: list[int],
+                 per_row: int):
+        self.ctx, self.types, self.sizes, self.per_row = ctx, types, sizes, per_row
         out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-        n_rows = math.prod(out_shape) if out_shape else 1
-        self.offsets, at = [], 0
-        for t in types:
-            self.offsets.append(at)
-            at += (n_rows * per_row * byte_size(ctx, t) + 15) // 16 * 16
-        ctx.reserve_shared(at)
+        self.offsets, total = _slot_arrays(shape, axis, sizes, per_row)
+        ctx.reserve_shared(total)
         self.element = ctx.element_coordinates(ll)
         self.strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
         self.others = [d for d in range(len(shape)) if d != axis]
@@ -110,7 +179,7 @@ class _Slots:
     def address(self, i: int, slot: ir.Value) -> ir.Value:
         ctx = self.ctx
         return ctx.shared_address(ctx.arith("addi", ctx.const(self.offsets[i]),
-                                            ctx.arith("muli", slot, ctx.const(byte_size(ctx, self.types[i])))))
+                                            ctx.arith("muli", slot, ctx.const(self.sizes[i]))))
 
     def store(self, slot: ir.Value, values: list[ir.Value]) -> None:
         for i, value in enumerate(values):
@@ -145,30 +214,38 @@ def _index_from_bits(ctx: LoweringContext, source: ir.Value, bits: list[int]) ->
     return index
 
 
-def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, results, region) -> bool:
-    """The fast cross-thread phase, for layouts that tile the axis as a blocked layout
-    does (runs of R in registers, then lanes, then warps, then repeats): a shuffle scan of
-    the run totals over the lanes (log2 of the lanes steps), then the warps' and repeats'
-    totals through shared memory, folded in order. False (nothing emitted) when the
-    layout is not of that form."""
+def _blocked_axis(ll, shape, axis, runs_of_row, coords) -> BlockedAxis | None:
+    """The layout's runs, lanes and warps along the axis when it tiles the axis as a
+    blocked layout does; None otherwise."""
     lengths = {len(run) for runs in runs_of_row.values() for run in runs}
     if len(lengths) != 1:
-        return False
+        return None
     run_length = lengths.pop()
     lane_bits = _axis_bits(ll.bases(LANE), axis, run_length)
     if lane_bits is None:
-        return False
+        return None
     lanes = 1 << len(lane_bits)
     warp_bits = _axis_bits(ll.bases(WARP), axis, run_length * lanes)
     if warp_bits is None:
-        return False
+        return None
     warps = 1 << len(warp_bits)
     tile = run_length * lanes * warps
     # Each run must start a repeat: its registers' own positions (lanes and warps at 0).
     if shape[axis] % tile or any(min(coords[r][axis] for r in run) % tile
                                  for runs in runs_of_row.values() for run in runs):
-        return False
-    tiles = shape[axis] // tile
+        return None
+    return BlockedAxis(run_length, lane_bits, warp_bits, shape[axis] // tile)
+
+
+def _scan_across_threads(ctx, ll, shape, axis, reverse, scan: ScanPlan, results, region, sizes) -> None:
+    """The fast cross-thread phase, for layouts that tile the axis as a blocked layout
+    does (runs of R in registers, then lanes, then warps, then repeats): a shuffle scan of
+    the run totals over the lanes (log2 of the lanes steps), then the warps' and repeats'
+    totals through shared memory, folded in order."""
+    blocked, runs_of_row, coords = scan.blocked, scan.runs_of_row, scan.coords
+    lane_bits, warp_bits, tiles = blocked.lane_bits, blocked.warp_bits, blocked.tiles
+    lanes, warps = 1 << len(lane_bits), 1 << len(warp_bits)
+    tile = blocked.run_length * lanes * warps
     types = [results[i][0].type for i in range(len(results))]
     lane_index = _index_from_bits(ctx, ctx.lane, lane_bits)
     warp_index = _index_from_bits(ctx, ctx.warp, warp_bits)
@@ -206,10 +283,9 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, res
             plan.append((key, run, total, lane_prefix, tiles - 1 - position if reverse else position))
 
     # 2. the totals of each (repeat, warp) through shared memory, folded in scan order
-    slots_per_row = tiles * warps
-    if slots_per_row > 1:
-        slots = _Slots(ctx, ll, shape, axis, types, slots_per_row)
-        ctx.barrier()
+    slots_per_row = scan.slots_per_row
+    if slots_per_row:
+        slots = _Slots(ctx, ll, shape, axis, types, sizes, slots_per_row)
         last_lane = ctx.equals(lane_rank, lanes - 1)
         bases = {}
         for key, run, total, _, rank in plan:
@@ -221,7 +297,7 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, res
     # 3. every element: (earlier repeats and warps) + (earlier lanes) + its run's scan
     for key, run, total, lane_prefix, rank in plan:
         prefix, has_prefix = None, None
-        if slots_per_row > 1:
+        if slots_per_row:
             base = bases[id(run)]
             for slot_rank in range(rank * warps + warps):
                 loaded = slots.load(ctx.arith("addi", base, ctx.const(slot_rank)))
@@ -251,20 +327,17 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, runs_of_row, coords, res
             combined = select(has_prefix, _combine(ctx, region, prefix, current), current)
             for i in range(len(types)):
                 results[i][r] = combined[i]
-    return True
 
 
-def _fold_earlier_runs(ctx, op, ll, shape, axis, reverse, runs_of_row, coords, results, region) -> None:
-    lengths = {len(run) for runs in runs_of_row.values() for run in runs}
-    if len(lengths) != 1:
+def _fold_earlier_runs(ctx, ll, shape, axis, reverse, scan: ScanPlan, results, region, sizes) -> None:
+    if scan.run_length is None:
         raise LoweringError("scan over a layout whose runs along the axis differ in length")
-    run_length = lengths.pop()
-    n_runs = shape[axis] // run_length
+    run_length, n_runs = scan.run_length, scan.slots_per_row
+    runs_of_row, coords = scan.runs_of_row, scan.coords
     types = [v.type for v in (results[i][0] for i in range(len(results)))]
-    slots = _Slots(ctx, ll, shape, axis, types, n_runs)
+    slots = _Slots(ctx, ll, shape, axis, types, sizes, n_runs)
 
     # Publish each run's total (its last element in scan order).
-    ctx.barrier()
     plan = []
     for runs in runs_of_row.values():
         for run in runs:

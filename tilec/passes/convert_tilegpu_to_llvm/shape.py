@@ -1,11 +1,12 @@
 """Lowering of the shape ops (reshape, trans, join, split, cat) and layout conversions
 that are not register permutations: an exchange through shared memory.
 
-Every thread writes the elements it holds at their row-major position in shared memory
-(after the elements of earlier sources); after a barrier, every thread reads each
-element its result layout assigns it, at the position an index function computes from
-the element's coordinates. The same routine serves every op; only the index function
-differs.
+Every thread writes the elements it holds at their row-major position in the op's
+scratch space (after the elements of earlier sources); after a barrier, every thread
+reads each element its result layout assigns it, at the position an index function
+computes from the element's coordinates. The same routine serves every op; only the
+index function differs. The scratch space is every source element (`staging_bytes`);
+a reshape that keeps every element in place (`reshape_keeps_placement`) needs none.
 """
 from __future__ import annotations
 
@@ -14,13 +15,27 @@ from typing import Callable, Sequence
 
 from mlir import ir
 
+from dataclasses import dataclass
+
 from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of, trans_order
 from ...layout.linear_layout import LinearLayout
-from .context import LoweringContext, lowers
-from .shared_memory import byte_size, from_shared, store_type, to_shared
+from .context import LoweringContext, layout_of_value, lowers
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
 
 IndexFn = Callable[[list[ir.Value]], ir.Value]
+
+
+@dataclass(frozen=True)
+class Staged:
+    """Elements staged row-major in the op's scratch space by `stage`."""
+    elem_type: ir.Type  # per-thread type of one element
+    elem_bytes: int
+
+
+def staging_bytes(sources: Sequence[ir.Value]) -> int:
+    """Scratch bytes `stage` takes for these ttgir values: all their elements."""
+    return sum(math.prod(shape_of(v.type)) for v in sources) * element_bytes(sources[0].type)
 
 
 def row_major(ctx: LoweringContext, coords: Sequence[ir.Value], shape: Sequence[int], base: int = 0) -> ir.Value:
@@ -35,65 +50,77 @@ def row_major(ctx: LoweringContext, coords: Sequence[ir.Value], shape: Sequence[
     return ctx.arith("addi", index, ctx.const(base)) if base else index
 
 
-def exchange(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLayout, Sequence[int]]],
+def exchange(ctx: LoweringContext, sources: Sequence[ir.Value],
              destinations: Sequence[tuple[LinearLayout, IndexFn]]) -> list[list[ir.Value]]:
     """Moves elements between layouts through shared memory (see the module docstring).
 
-    sources: (values, layout, shape) of each input, written one after the other;
-    destinations: (layout, index function) of each result. Returns each result's values.
+    sources: the ttgir values, written one after the other; destinations: (layout,
+    index function) of each result. Returns each result's values.
     """
-    elem_ty = stage(ctx, sources)
-    return [[read_staged(ctx, elem_ty, index_fn(coords)) for coords in ctx.element_coordinates(layout)]
+    staged = stage(ctx, sources)
+    return [[read_staged(ctx, staged, index_fn(coords)) for coords in ctx.element_coordinates(layout)]
             for layout, index_fn in destinations]
 
 
-def stage(ctx: LoweringContext, sources: Sequence[tuple[list[ir.Value], LinearLayout, Sequence[int]]]) -> ir.Type:
-    """Writes every element of the sources at its row-major position in shared memory
-    (one source after the other), between barriers; returns the element type."""
-    elem_ty = sources[0][0][0].type
-    size = byte_size(ctx, elem_ty)
-    total = sum(math.prod(shape) for _, _, shape in sources)
-    ctx.reserve_shared(total * size)
-    ctx.barrier()  # earlier users of the scratch space are done
+def stage(ctx: LoweringContext, sources: Sequence[ir.Value]) -> Staged:
+    """Writes every element of the ttgir values `sources` at its row-major position in
+    the op's scratch space (one source after the other), followed by a barrier (the
+    one before, where earlier accesses need it, is tilegpu-insert-barriers')."""
+    staged = Staged(ctx.element_type(sources[0].type), element_bytes(sources[0].type))
+    ctx.reserve_shared(staging_bytes(sources))
     base = 0
-    for values, layout, shape in sources:
-        for value, coords in zip(values, ctx.element_coordinates(layout)):
-            address = ctx.shared_address(ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(size)))
-            create_op("llvm.store", [], [to_shared(ctx, value), address])
+    for source in sources:
+        shape = shape_of(source.type)
+        for value, coords in zip(ctx.elements(source), ctx.element_coordinates(ctx.layout(source))):
+            offset = ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(staged.elem_bytes))
+            create_op("llvm.store", [], [to_shared(ctx, value), ctx.shared_address(offset)])
         base += math.prod(shape)
     ctx.barrier()
-    return elem_ty
+    return staged
 
 
-def read_staged(ctx: LoweringContext, elem_ty: ir.Type, index: ir.Value) -> ir.Value:
+def read_staged(ctx: LoweringContext, staged: Staged, index: ir.Value) -> ir.Value:
     """The staged element at linear position `index` (i32)."""
-    address = ctx.shared_address(ctx.arith("muli", index, ctx.const(byte_size(ctx, elem_ty))))
-    return from_shared(ctx, create_op("llvm.load", [store_type(ctx, elem_ty)], [address]).result, elem_ty)
+    address = ctx.shared_address(ctx.arith("muli", index, ctx.const(staged.elem_bytes)))
+    return from_shared(ctx, create_op("llvm.load", [store_type(ctx, staged.elem_type)], [address]).result,
+                       staged.elem_type)
 
 
 @lowers("tile.reshape")
 def lower_reshape(ctx: LoweringContext, op: ir.Operation) -> None:
     src, dst = op.operands[0], op.results[0]
-    src_ll, dst_ll = ctx.layout(src), ctx.layout(dst)
-    shape = shape_of(dst.type)
-    if _same_row_major_placement(ctx, src_ll, shape_of(src.type), dst_ll, shape):
+    if reshape_keeps_placement(ctx.layout(src), ctx.layout(dst)):
         ctx.set(dst, list(ctx.elements(src)))
         return
-    (values,) = exchange(ctx, [(ctx.elements(src), src_ll, shape_of(src.type))],
-                         [(dst_ll, lambda c: row_major(ctx, c, shape))])
+    shape = shape_of(dst.type)
+    (values,) = exchange(ctx, [src], [(ctx.layout(dst), lambda c: row_major(ctx, c, shape))])
     ctx.set(dst, values)
 
 
-def _same_row_major_placement(ctx, src_ll: LinearLayout, src_shape, dst_ll: LinearLayout, dst_shape) -> bool:
+def reshape_keeps_placement(src_ll: LinearLayout, dst_ll: LinearLayout) -> bool:
     """True when each thread already holds, register by register, the elements the
     reshaped layout gives it (both layouts flattened row-major agree)."""
-    def flat(ll: LinearLayout, shape) -> LinearLayout:
+    def flat(ll: LinearLayout) -> LinearLayout:
         names = list(ll.out_dims)
         return ll.transpose_outs(list(reversed(names))).flatten_outs()  # last dim least significant
     try:
-        return flat(src_ll, src_shape) == flat(dst_ll, dst_shape)
+        return flat(src_ll) == flat(dst_ll)
     except ValueError:
         return False
+
+
+@scratch_bytes("tile.reshape")
+def reshape_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    src, dst = op.operands[0], op.results[0]
+    if reshape_keeps_placement(layout_of_value(src), layout_of_value(dst)):
+        return 0
+    return staging_bytes([src])
+
+
+@scratch_bytes("tile.trans", "tile.join", "tile.split", "tile.cat")
+def shape_op_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
+    """trans and split stage their source, join and cat both operands."""
+    return staging_bytes(list(op.operands))
 
 
 @lowers("tile.trans")
@@ -108,7 +135,7 @@ def lower_trans(ctx: LoweringContext, op: ir.Operation) -> None:
             src_coords[d] = coords[i]
         return row_major(ctx, src_coords, src_shape)
 
-    (values,) = exchange(ctx, [(ctx.elements(src), ctx.layout(src), src_shape)], [(ctx.layout(dst), index)])
+    (values,) = exchange(ctx, [src], [(ctx.layout(dst), index)])
     ctx.set(dst, values)
 
 
@@ -122,8 +149,7 @@ def lower_join(ctx: LoweringContext, op: ir.Operation) -> None:
         half = ctx.arith("muli", coords[-1], ctx.const(n))
         return ctx.arith("addi", half, row_major(ctx, coords[:-1], shape))
 
-    (values,) = exchange(ctx, [(ctx.elements(lhs), ctx.layout(lhs), shape), (ctx.elements(rhs), ctx.layout(rhs), shape)],
-                         [(ctx.layout(dst), index)])
+    (values,) = exchange(ctx, [lhs, rhs], [(ctx.layout(dst), index)])
     ctx.set(dst, values)
 
 
@@ -137,8 +163,7 @@ def lower_split(ctx: LoweringContext, op: ir.Operation) -> None:
         return lambda coords: ctx.arith("addi", ctx.arith("muli", row_major(ctx, coords, part_shape), ctx.const(2)),
                                         ctx.const(half))
 
-    lhs, rhs = exchange(ctx, [(ctx.elements(src), ctx.layout(src), shape)],
-                        [(ctx.layout(op.results[0]), index(0)), (ctx.layout(op.results[1]), index(1))])
+    lhs, rhs = exchange(ctx, [src], [(ctx.layout(op.results[0]), index(0)), (ctx.layout(op.results[1]), index(1))])
     ctx.set(op.results[0], lhs)
     ctx.set(op.results[1], rhs)
 
@@ -147,7 +172,5 @@ def lower_split(ctx: LoweringContext, op: ir.Operation) -> None:
 def lower_cat(ctx: LoweringContext, op: ir.Operation) -> None:
     lhs, rhs, dst = op.operands[0], op.operands[1], op.results[0]
     shape = shape_of(dst.type)
-    (values,) = exchange(ctx, [(ctx.elements(lhs), ctx.layout(lhs), shape_of(lhs.type)),
-                               (ctx.elements(rhs), ctx.layout(rhs), shape_of(rhs.type))],
-                         [(ctx.layout(dst), lambda c: row_major(ctx, c, shape))])
+    (values,) = exchange(ctx, [lhs, rhs], [(ctx.layout(dst), lambda c: row_major(ctx, c, shape))])
     ctx.set(dst, values)

@@ -1,14 +1,68 @@
-"""Shared-memory helpers of the lowering: how values are kept there, and addresses.
+"""Shared-memory helpers of the lowering: how values are kept there, addresses, and how
+much scratch space each op's lowering needs.
 
 Values are kept in shared memory in a plain integer or float form: booleans as bytes,
 pointers as 64-bit integers, fp8 as the bytes the lowering already holds them in.
+
+**Scratch space.** Rules that exchange values between threads (cross-warp reductions,
+scans, layout conversions, shape ops, gather, histogram, the FMA dot, atomics publishing
+old values) use a region of shared memory private to the op. Its size is a function of
+the ttgir op alone, registered beside the op's rule with `@scratch_bytes("tile.reduce")`;
+tilegpu-allocate-shared-memory asks `scratch_size(op)` and places a buffer live only at
+that op (its offset is the op's `tilegpu.offset`), and tilegpu-insert-barriers treats
+the op as writing and reading those bytes. The rule then addresses its region with
+`ctx.shared_address(local offset)` after `ctx.reserve_shared(n)`, which fails if `n`
+exceeds what was allocated. A size function must answer 0 exactly when its rule will not
+touch shared memory; each shares with its rule the pure function (of layouts and types)
+that decides.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
 
 from mlir import ir
 
 from ...dialects._mlir import create_op
-from .context import LoweringContext
+from ...dialects.tile import element_type, is_ptr_type
+
+if TYPE_CHECKING:  # the context imports this module: only its type is needed here
+    from .context import LoweringContext
+
+# On a local_alloc, its buffer's offset; on an op with scratch space, that space's offset.
+OFFSET_ATTR = "tilegpu.offset"
+# On the module: the bytes of shared memory the kernel needs (the allocator's high-water mark).
+SHARED_ATTR = "tilegpu.shared"
+
+ScratchFn = Callable[[ir.Operation, int], int]  # (the ttgir op, num_warps) -> bytes
+SCRATCH_RULES: dict[str, ScratchFn] = {}
+
+
+def scratch_bytes(*names: str) -> Callable[[ScratchFn], ScratchFn]:
+    """Registers the scratch size function of the named ops (beside their lowering rule)."""
+
+    def register(fn: ScratchFn) -> ScratchFn:
+        for name in names:
+            if name in SCRATCH_RULES:
+                raise ValueError(f"two scratch size functions for {name}")
+            SCRATCH_RULES[name] = fn
+        return fn
+
+    return register
+
+
+def scratch_size(op: ir.Operation, num_warps: int) -> int:
+    """Bytes of scratch space the lowering of `op` uses (0 for ops that use none)."""
+    fn = SCRATCH_RULES.get(op.name)
+    return fn(op, num_warps) if fn is not None else 0
+
+
+def element_bytes(ty: ir.Type) -> int:
+    """Bytes one element of the ttgir type `ty` (a tensor's element, or a scalar) takes in
+    shared memory: what `byte_size` gives for the lowered element type."""
+    elem = element_type(ty)
+    if is_ptr_type(elem):
+        return 8
+    return max(1, elem.width // 8)
 
 
 def store_type(ctx: LoweringContext, ty: ir.Type) -> ir.Type:
@@ -43,15 +97,13 @@ def from_shared(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
     return value
 
 
-def store(ctx: LoweringContext, value: ir.Value, byte_offset: ir.Value, *, scratch: bool = True) -> None:
-    """Writes `value` at `byte_offset` of the scratch space (scratch=False: of the
-    kernel's shared memory, for a buffer whose allocated offset is already added)."""
-    address = ctx.shared_address(byte_offset) if scratch else ctx.shared_pointer(byte_offset)
-    create_op("llvm.store", [], [to_shared(ctx, value), address])
+def store(ctx: LoweringContext, value: ir.Value, byte_offset: ir.Value) -> None:
+    """Writes `value` at `byte_offset` of the kernel's shared memory (not of the op's
+    scratch space: explicit buffers carry their own offsets)."""
+    create_op("llvm.store", [], [to_shared(ctx, value), ctx.shared_pointer(byte_offset)])
 
 
-def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value, *, scratch: bool = True) -> ir.Value:
-    """Reads a value of per-thread type `ty` at `byte_offset` of the scratch space
-    (scratch=False: of the kernel's shared memory)."""
-    address = ctx.shared_address(byte_offset) if scratch else ctx.shared_pointer(byte_offset)
+def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value) -> ir.Value:
+    """Reads a value of per-thread type `ty` at `byte_offset` of the kernel's shared memory."""
+    address = ctx.shared_pointer(byte_offset)
     return from_shared(ctx, create_op("llvm.load", [store_type(ctx, ty)], [address]).result, ty)
