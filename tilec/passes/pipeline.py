@@ -263,7 +263,6 @@ def _address_slice(loop: ir.Operation, roots: list[ir.Value]) -> _Slice | None:
     """The slice computing `roots` for a later iteration, or None when it is not a pure
     function of the induction variable, invariants and carried values updated purely."""
     body = loop.regions[0].blocks[0]
-    args = list(body.arguments)
     yielded = list(block_ops(body)[-1].operands)
     ops: set[ir.Operation] = set()
     carried: set[int] = set()
@@ -428,7 +427,8 @@ def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
     old = loop.op
     with ir.InsertionPoint(old), old.location:
         new = scf.ForOp(old.operands[0], old.operands[1], old.operands[2], list(old.operands)[3:] + extra_inits)
-    for attribute in old.attributes:
+    for index in range(len(old.attributes)):  # tile.num_stages and any others
+        attribute = old.attributes[index]
         new.operation.attributes[attribute.name] = attribute.attr
     old_body, new_body = old.regions[0].blocks[0], new.regions[0].blocks[0]
     for op in block_ops(old_body):
