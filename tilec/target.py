@@ -26,6 +26,15 @@ _PTX_VERSION_FLOOR = 80
 
 _TARGET_TEXT = re.compile(r"sm_(\d+)(a?)")
 
+# The most shared memory one block may use (the opt-in limit, what
+# CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN reports), by compute capability,
+# from the CUDA C Programming Guide's table of technical specifications: the SM's shared
+# memory less the 1 KB the system reserves per block.
+_MAX_SHARED_BYTES: dict[int, int] = {
+    70: 96 * 1024, 75: 64 * 1024, 80: 163 * 1024, 86: 99 * 1024, 87: 163 * 1024, 89: 99 * 1024,
+    90: 227 * 1024, 100: 227 * 1024, 103: 227 * 1024, 120: 99 * 1024,
+}
+
 
 @dataclass(frozen=True)
 class Target:
@@ -57,6 +66,11 @@ class Target:
         """The LLVM target features of `#nvvm.target`: "+ptx80"."""
         return f"+ptx{self.ptx_version}"
 
+    @property
+    def max_shared_bytes(self) -> int:
+        """The most shared memory (bytes) a block may use on this GPU: 232448 on sm_90."""
+        return _nearest_below(_MAX_SHARED_BYTES, self.capability, 48 * 1024)
+
     def at_least(self, capability: int) -> bool:
         """Whether this GPU has everything of compute capability `capability` (89 for sm_89)."""
         return self.capability >= capability
@@ -68,8 +82,13 @@ class Target:
 def _first_ptx_version(capability: int) -> int:
     """The first PTX ISA version that knows the chip; a chip missing from the table takes
     that of the nearest known one below it (at least the floor applies)."""
-    known = [c for c in _FIRST_PTX_VERSION if c <= capability]
-    return _FIRST_PTX_VERSION[max(known)] if known else _PTX_VERSION_FLOOR
+    return _nearest_below(_FIRST_PTX_VERSION, capability, _PTX_VERSION_FLOOR)
+
+
+def _nearest_below(table: dict[int, int], capability: int, default: int) -> int:
+    """The entry of `table` for the nearest known capability at or below `capability`."""
+    known = [c for c in table if c <= capability]
+    return table[max(known)] if known else default
 
 
 def _toolkit_ptx_limit() -> int | None:

@@ -54,7 +54,7 @@ def _counts(ptx: str) -> collections.Counter:
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
 def test_tutorial_matmul_runs_on_tensor_cores(target):
-    kernel = tilec.compile(matmul_kernel, signature=SIGNATURE, target=target, num_warps=4,
+    kernel = tilec.compile(matmul_kernel, signature=SIGNATURE, target=target, num_warps=4, num_stages=3,
                            constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, **UNIT_STRIDES})
     counts = _counts(kernel.asm["ptx"])
     # 128x128x32 per iteration over 4 warps: 64 instructions m16n8k16 per thread's warp.
@@ -62,8 +62,12 @@ def test_tutorial_matmul_runs_on_tensor_cores(target):
     # A (K-major in shared memory) by ldmatrix, B (N-major) by ldmatrix.trans: 8 each.
     assert counts["ldmatrix.sync.aligned.m8n8.x4.shared.b16"] == 8
     assert counts["ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"] == 8
-    # 16-byte global loads and shared stores of the operands; nothing spills.
-    assert counts["ld.global.v4.b32"] == 8 and counts["st.shared.v4.b32"] == 8
+    # Pipelined (num_stages=3): the operands arrive by 16-byte cp.async into 3-slot rings,
+    # 8 copies per iteration (4 for A, 4 for B) in the body and in each of the two
+    # prologue stages; the body waits for all but the newest group.
+    assert counts["cp.async.cg.shared.global"] == 24 and counts["cp.async.commit_group"] == 3
+    assert re.search(r"cp\.async\.wait_group\s+1;", kernel.asm["ptx"]) and "ld.global" not in kernel.asm["ptx"]
+    assert kernel.shared == 3 * (128 * 32 + 32 * 128) * 2
     assert kernel.n_spills == 0 and kernel.asm["cubin"][:4] == b"\x7fELF"
 
 

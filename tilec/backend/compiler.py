@@ -16,7 +16,7 @@ from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
-from ..errors import InternalError
+from ..errors import InternalError, OutOfResources
 from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
@@ -155,7 +155,7 @@ def make_ttgir(state: _Compilation) -> None:
     _passes(state, "ttgir",
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
             "tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul,tilegpu-remove-layout-conversions,"
-            "tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
+            f"tilegpu-pipeline{{num-stages={o.num_stages}}},tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 
@@ -167,12 +167,24 @@ _LLVM_CLEANUP = ("gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-mat
 
 
 def make_llir(state: _Compilation) -> None:
-    _passes(state, "llir", "tilegpu-allocate-shared-memory,tilegpu-insert-barriers,"
+    _passes(state, "llir", "tilegpu-allocate-shared-memory")
+    with state.context:  # the buffers may not fit: say so before lowering
+        _check_shared_memory(state, ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value)
+    _passes(state, "llir", "tilegpu-insert-barriers,"
                            f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}},{_LLVM_CLEANUP}")
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
+        _check_shared_memory(state, state.metadata.shared)
         _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
+
+
+def _check_shared_memory(state: _Compilation, required: int) -> None:
+    """A kernel whose buffers (pipelining rings, scratch) exceed what a block of the
+    target may use fails here, when compiled, rather than when launched."""
+    available = state.options.target.max_shared_bytes
+    if required > available:
+        raise OutOfResources("shared memory", required, available, state.fn.__name__)
 
 
 def _llvm_ir_text(gpu_module: ir.Operation) -> str:

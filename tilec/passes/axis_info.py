@@ -10,7 +10,9 @@ For each dimension d of a value:
 
 Scalars are treated as one-element tensors. The facts are seeded by the `%16`
 specialisation of kernel arguments (`tile.divisibility`) and by constants, and
-propagated forward through the ops the frontend emits. The coalescing pass uses them to
+propagated forward through the ops the frontend emits; an `scf.for`'s loop-carried
+values (a pointer advanced by `p += BLOCK * stride`) get what their initial and
+yielded values share. The coalescing pass uses them to
 choose layouts, and the lowering to size vector loads and stores: a load can be `vec`
 wide when the pointers are contiguous and aligned over `vec` elements and the mask is
 constant over them.
@@ -47,16 +49,6 @@ class AxisInfo:
     def rank(self) -> int:
         return len(self.contiguity)
 
-    def join(self, other: "AxisInfo") -> "AxisInfo":
-        """What holds of a value that is either `self` or `other` (a loop-carried value:
-        its initial value or any iteration's update)."""
-        if other.rank != self.rank:
-            return AxisInfo.unknown(self.rank)
-        return AxisInfo(tuple(map(gcd, self.contiguity, other.contiguity)),
-                        tuple(map(gcd, self.divisibility, other.divisibility)),
-                        tuple(map(gcd, self.constancy, other.constancy)),
-                        self.value if self.value == other.value else None)
-
     @staticmethod
     def unknown(rank: int) -> "AxisInfo":
         return AxisInfo((1,) * rank, (1,) * rank, (1,) * rank)
@@ -78,9 +70,6 @@ def _elem_bytes(ty: ir.Type) -> int:
 
 
 gcd = math.gcd
-
-# Visits of a loop body before its carried values' facts must have settled.
-MAX_LOOP_VISITS = 8
 
 
 class AxisInfoAnalysis:
@@ -128,35 +117,44 @@ class AxisInfoAnalysis:
         for result, info in zip(op.results, results):
             self.info[result] = info
 
-    def _seed_for(self, op: ir.Operation, body: ir.Block) -> None:
-        lower, _, step = (self.get(v) for v in list(op.operands)[:3])
-        div = gcd(lower.divisibility[0], step.divisibility[0])
-        self.info[body.arguments[0]] = AxisInfo((1,), (div,), (1,))
-
     def _visit_for(self, op: ir.Operation) -> None:
-        """Loop-carried values hold what both their initial value and every update hold:
-        the body is visited with the join of the two until it no longer changes (facts
-        only weaken, so this ends), and the loop's results take the same facts."""
+        """A loop-carried value holds its initial value or a yielded one: its facts are
+        what both share, found by revisiting the body until they stop weakening (joins
+        only lose bits of contiguity, divisibility and constancy, so this ends)."""
+        lower, _, step = (self.get(v) for v in list(op.operands)[:3])
         body = op.regions[0].blocks[0]
-        self._seed_for(op, body)
-        carried = list(body.arguments)[1:]
-        facts = [self.get(v) for v in list(op.operands)[3:]]
-        terminator = block_ops(body)[-1]
-        for _ in range(MAX_LOOP_VISITS):
-            for arg, info in zip(carried, facts):
-                self.info[arg] = info
+        self.info[body.arguments[0]] = AxisInfo((1,), (gcd(lower.divisibility[0], step.divisibility[0]),), (1,))
+        carried = list(zip(body.arguments[1:], list(op.operands)[3:]))
+        for arg, init in carried:
+            self.info[arg] = self.get(init)
+        yielded = list(block_ops(body)[-1].operands)
+        for _ in range(_MAX_LOOP_ROUNDS):
             self._visit_block(body)
-            joined = [info.join(self.get(v)) for info, v in zip(facts, terminator.operands)]
-            if joined == facts:
+            joined = [_join(self.get(arg), self.get(value)) for (arg, _), value in zip(carried, yielded)]
+            if all(new == self.get(arg) for (arg, _), new in zip(carried, joined)):
                 break
-            facts = joined
-        else:  # not settled: know nothing of them
-            facts = [AxisInfo.unknown(info.rank) for info in facts]
-            for arg, info in zip(carried, facts):
-                self.info[arg] = info
+            for (arg, _), new in zip(carried, joined):
+                self.info[arg] = new
+        else:  # not settled (deep nests): assume nothing of the carried values
+            for arg, _ in carried:
+                self.info[arg] = AxisInfo.unknown(len(_rank_shape(arg)))
             self._visit_block(body)
-        for result, info in zip(op.results, facts):
-            self.info[result] = info
+        for result, (arg, _) in zip(op.results, carried):
+            self.info[result] = self.get(arg)
+
+
+# Rounds of a loop body before its carried values are given up as unknown.
+_MAX_LOOP_ROUNDS = 8
+
+
+def _join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
+    """The facts that hold of a value that is either `a`'s or `b`'s."""
+    if a.rank != b.rank:
+        return AxisInfo.unknown(a.rank)
+    return AxisInfo(tuple(gcd(x, y) for x, y in zip(a.contiguity, b.contiguity)),
+                    tuple(gcd(x, y) for x, y in zip(a.divisibility, b.divisibility)),
+                    tuple(gcd(x, y) for x, y in zip(a.constancy, b.constancy)),
+                    a.value if a.value == b.value else None)
 
 
 _RULES: dict[str, Callable[[AxisInfoAnalysis, ir.Operation], list[AxisInfo]]] = {}

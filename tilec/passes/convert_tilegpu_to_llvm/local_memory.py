@@ -172,7 +172,7 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     buffer = tilegpu.memdesc_tensor(memdesc.type)
     size = _element_bytes(ctx, buffer)
     layout = ctx.layout(src)
-    vec = _copy_width(ctx, src, mask, buffer, size)
+    vec = copy_width(ctx, src, mask, buffer, size)
     owner, registers = ctx.owners(src)
     if owner is not None:
         raise LoweringError("async copy from a layout that repeats elements across threads")
@@ -197,10 +197,12 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
                            [address, pointers[start], source_size], [])
 
 
-def _copy_width(ctx: LoweringContext, src: ir.Value, mask: ir.Value | None, buffer: ir.RankedTensorType,
+def copy_width(ctx: LoweringContext, src: ir.Value, mask: ir.Value | None, buffer: ir.RankedTensorType,
                 size: int) -> int:
     """Elements per cp.async (4, 8 or 16 bytes): a run contiguous and aligned in global
-    memory, under one mask value, and at consecutive offsets of the buffer."""
+    memory, under one mask value, and at consecutive offsets of the buffer. Reads only
+    `ctx.layout` and `ctx.axis_info`, so tilegpu-pipeline asks it too, before it makes
+    a copy the lowering would refuse."""
     vec = vector_width(ctx, src, mask, size)
     regs = ctx.layout(src).bases(REGISTER)  # a run's register bits: run *= 2 per bit
     shape = list(buffer.shape)

@@ -1,0 +1,532 @@
+"""tilegpu-pipeline: software pipelining of the loads that feed `tl.dot` in `scf.for` loops.
+
+A matmul loop waits, every iteration, for its A and B tiles to come from global memory
+before the dot can start. With S = num_stages >= 2 stages, the loads of iteration i are
+issued S - 1 iterations earlier, as asynchronous copies (`cp.async`) into a ring of S
+shared-memory buffers, so S - 1 tiles are in flight while the dot of iteration i runs:
+
+    prologue   copies for iterations 0 .. S-2 into slots 0 .. S-2, each predicated on
+               the iteration existing (lb + s*step < ub, ANDed with the load's mask),
+               one commit group per iteration
+    body i     async_wait {num = S-2}       (iteration i's group has landed)
+               local_load slot i % S         (in place of the load; a convert_layout of
+                                              the load becomes a local_load producing that
+                                              layout, so mma operands come straight from
+                                              shared memory)
+               copy for iteration i+S-1 into slot (i+S-1) % S, predicated on it
+               existing; commit
+               ... the rest of the body ...
+    drain      async_wait {num = 0}; local_dealloc
+
+The copy of iteration i is issued right after the first read of iteration i: a barrier
+goes before that read (the data of other threads' copies is visible after the wait and a
+barrier), which also orders every read of iteration i-1 before the copy that overwrites
+their slot, so one barrier per iteration suffices. Slots come from one loop-carried
+counter c (the read slot, 0 in the first iteration, +1 mod S each iteration); the write
+slot is (c + S-1) % S. Both `memdesc_index` ops carry SLOT_ATTR (0 and S-1), which tells
+tilegpu-insert-barriers that the slots are distinct and how they move between
+iterations (see its header).
+
+Addresses for iteration i+S-1 (a modulo schedule): the backward slice of the load's
+pointer and mask inside the body must consist of pure, region-free ops that read no
+memory, over the induction variable, loop invariants, and loop-carried values whose
+yielded updates are themselves such computations (`a_ptrs += BK * stride_ak`, the
+offsets of block pointers, `k * BK`). That slice is cloned: in the prologue once per
+stage with iv = lb + s*step and the carried values updated stage by stage from their
+initial values, and in the body with iv + (S-1)*step and "ahead" copies of those
+carried values (extra iter_args, S-1 updates ahead of the originals).
+
+Loads left alone (they stay ordinary loads):
+- loops whose step is not a positive constant, loops compared unsigned, targets below
+  sm_80 (no cp.async), and S < 2 (`tile.num_stages` on the loop, else the option);
+- loads not directly in the loop body, volatile ones, scalar ones, and loads whose
+  result reaches anything but the A or B operand of a `tile.dot` (through
+  `convert_layout` and `trans`);
+- loads with an `other` that is not a constant zero (cp.async fills masked-off
+  elements with zeros);
+- addresses that depend on a value loaded in the loop, on an `scf.if` or another op
+  with regions, or on any op that is not pure;
+- pointer layouts whose per-thread runs are under 4 bytes (cp.async's smallest copy:
+  the lowering's own `copy_width` decides), or that repeat elements across threads.
+
+Ring layouts: a load converted to an mma dot operand (`#tilegpu.dot_op` with an mma
+parent) gets `mma_operand_shared_encoding` in the load's order; any other a plain
+row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
+driver raises OutOfResources when the total exceeds the target's.
+
+The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
+pass assumes iv + (S-1)*step does not overflow its type.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mlir import ir
+from mlir.dialects import arith, scf
+
+from ..dialects import tile, tilegpu
+from ..dialects._mlir import block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, tensor_type
+from ..layout.encodings import LANE, WARP, DotOperandEncoding
+from ..layout.linear_layout import LinearLayout
+from ..layout.mma import MmaEncoding
+from ..layout.shared import SharedEncoding, mma_operand_shared_encoding
+from ..target import Target
+from . import register_pass
+from .axis_info import AxisInfoAnalysis
+from .convert_tilegpu_to_llvm.context import LoweringError
+from .convert_tilegpu_to_llvm.local_memory import copy_width
+from .utils import erase_dead_ops, functions, has_uses, is_pure, walk_postorder
+
+NUM_STAGES_ATTR = "tile.num_stages"
+# On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
+# counter of the innermost enclosing scf.for that is 0 in its first iteration and
+# advances by 1 (mod S, the ring's leading dimension) every iteration.
+SLOT_ATTR = "tilegpu.pipeline_slot"
+# The first capability with cp.async.
+ASYNC_COPY_CAPABILITY = 80
+# Ops in an address slice that read memory: pure (an unused one may go), but their
+# value may change from one iteration to the next.
+_READS_MEMORY = ("tile.load", "tilegpu.local_load")
+# Ops a pipelined load's value may pass through on its way to a dot operand.
+_DOT_OPERAND_PATH = ("tilegpu.convert_layout", "tile.trans")
+
+
+@dataclass
+class _Load:
+    """A load to pipeline and what its ring needs."""
+    op: ir.Operation
+    ptr: ir.Value
+    mask: ir.Value | None
+    buffer: ir.RankedTensorType  # one slot: the load's shape and element type, and the ring's encoding
+    ring: ir.Value | None = None
+
+
+@dataclass
+class _Slice:
+    """The body ops computing the pipelined addresses and the updates of the carried
+    values they read, in program order, and those carried values (iter_arg indices)."""
+    ops: list[ir.Operation]
+    carried: list[int]
+
+
+@dataclass
+class _Loop:
+    op: ir.Operation
+    stages: int
+    loads: list[_Load]
+    slice: _Slice
+
+    @property
+    def body(self) -> ir.Block:
+        return self.op.regions[0].blocks[0]
+
+
+# ----------------------------------------------------------------------------- analysis
+
+
+def _owner(value: ir.Value) -> ir.Operation | None:
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def _constant_int(value: ir.Value) -> int | None:
+    op = _owner(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    try:
+        return ir.IntegerAttr(op.attributes["value"]).value
+    except (ValueError, TypeError):
+        return None
+
+
+def _is_zero_constant(value: ir.Value) -> bool:
+    """A splat (or scalar) +0 / 0: what cp.async writes for masked-off elements."""
+    op = _owner(value)
+    if op is not None and op.name == "tile.splat":
+        return _is_zero_constant(op.operands[0])
+    if op is None or op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    if isinstance(value.type, ir.RankedTensorType):
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    if isinstance(attr.type, ir.FloatType):
+        number = ir.FloatAttr(attr).value
+        return number == 0.0 and math.copysign(1.0, number) > 0
+    if isinstance(attr.type, ir.IntegerType):
+        return ir.IntegerAttr(attr).value == 0
+    return False
+
+
+def _feeds_only_dot_operands(value: ir.Value) -> bool:
+    """Whether every use of `value` reaches operand A or B of a tile.dot, through
+    convert_layout and trans only (and there is at least one)."""
+    uses = list(value.uses)
+    if not uses:
+        return False
+    for use in uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user.name == "tile.dot":
+            if use.operand_number not in (0, 1):
+                return False
+        elif user.name in _DOT_OPERAND_PATH:
+            if not _feeds_only_dot_operands(user.results[0]):
+                return False
+        else:
+            return False
+    return True
+
+
+def _users(value: ir.Value) -> list[ir.Operation]:
+    return [use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in value.uses]
+
+
+def _ring_encoding(load: ir.Operation) -> SharedEncoding | None:
+    """mma operands are staged swizzled for ldmatrix; other loads in a row-major buffer."""
+    result = load.results[0]
+    users = _users(result)
+    if not users or any(user.name != "tilegpu.convert_layout" for user in users):
+        return None
+    targets = {tilegpu.layout_of(user.results[0].type) for user in users}
+    if len(targets) != 1:
+        return None
+    (target,) = targets
+    if not (isinstance(target, DotOperandEncoding) and isinstance(target.parent, MmaEncoding)):
+        return None
+    order = getattr(tilegpu.layout_of(result.type), "order", None)
+    if order is None:
+        return None
+    shape = list(tensor_type(result.type).shape)
+    try:
+        return mma_operand_shared_encoding(target, shape, order, tile.memory_bits(tensor_type(result.type).element_type))
+    except ValueError:
+        return None
+
+
+class _CopyFacts:
+    """What `copy_width` reads of a lowering context: layouts and axis info."""
+
+    def __init__(self, analysis: AxisInfoAnalysis):
+        self.axis_info = analysis
+
+    @staticmethod
+    def layout(value: ir.Value) -> LinearLayout:
+        encoding = tilegpu.layout_of(value.type)
+        if encoding is None:
+            raise LoweringError(f"tensor without a layout: {value.type}")
+        return encoding.to_linear(tile.shape_of(value.type))
+
+
+def _can_copy(load: _Load, analysis: AxisInfoAnalysis) -> bool:
+    """Whether the lowering can turn this load into cp.async: runs of at least 4 bytes,
+    and every element held by one thread only."""
+    layout = _CopyFacts.layout(load.ptr)
+    free = layout.free_variable_masks()
+    if free.get(LANE, 0) or free.get(WARP, 0):
+        return False
+    try:
+        copy_width(_CopyFacts(analysis), load.ptr, load.mask, load.buffer,
+                   tile.memory_bits(load.buffer.element_type) // 8)
+    except LoweringError:
+        return False
+    return True
+
+
+def _candidate(op: ir.Operation, analysis: AxisInfoAnalysis) -> _Load | None:
+    """The load as a _Load when its kind and uses allow pipelining (addresses aside)."""
+    if op.name != "tile.load" or bool_attr_value(op, "volatile"):
+        return None
+    (ptr,), mask, other = operand_groups(op)
+    result = op.results[0]
+    if not isinstance(ptr.type, ir.RankedTensorType) or not tile.is_ptr_type(tensor_type(ptr.type).element_type):
+        return None
+    if other and not _is_zero_constant(other[0]):
+        return None
+    if mask and not isinstance(mask[0].type, ir.RankedTensorType):
+        return None
+    if not _feeds_only_dot_operands(result):
+        return None
+    ty = tensor_type(result.type)
+    encoding = _ring_encoding(op)
+    buffer = ir.RankedTensorType.get(list(ty.shape), ty.element_type,
+                                     None if encoding is None else ir.Attribute.parse(tilegpu.encoding_text(encoding)))
+    load = _Load(op, ptr, mask[0] if mask else None, buffer)
+    return load if _can_copy(load, analysis) else None
+
+
+def _address_slice(loop: ir.Operation, roots: list[ir.Value]) -> _Slice | None:
+    """The slice computing `roots` for a later iteration, or None when it is not a pure
+    function of the induction variable, invariants and carried values updated purely."""
+    body = loop.regions[0].blocks[0]
+    yielded = list(block_ops(body)[-1].operands)
+    ops: set[ir.Operation] = set()
+    carried: set[int] = set()
+    pending = list(roots)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, ir.BlockArgument):
+            if value.owner != body:
+                continue  # an argument of an enclosing block: invariant
+            index = value.arg_number - 1
+            if index >= 0 and index not in carried:
+                carried.add(index)
+                pending.append(yielded[index])
+            continue
+        op = _owner(value)
+        if op.block != body:
+            if _inside(op, loop):
+                return None  # a result of an op nested deeper: cannot happen for body ops' operands
+            continue  # defined before the loop: invariant
+        if op in ops:
+            continue
+        if op.regions or op.name in _READS_MEMORY or not is_pure(op):
+            return None
+        ops.add(op)
+        pending.extend(op.operands)
+    return _Slice([op for op in block_ops(body) if op in ops], sorted(carried))
+
+
+def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    current = op.parent
+    while current is not None:
+        if current == ancestor:
+            return True
+        if current.name == "func.func":
+            return False
+        current = current.parent
+    return False
+
+
+def _num_stages(loop: ir.Operation, default: int) -> int:
+    return int_attr_value(loop, NUM_STAGES_ATTR, default) if NUM_STAGES_ATTR in loop.attributes else default
+
+
+def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -> _Loop | None:
+    stages = _num_stages(loop, default_stages)
+    step = _constant_int(loop.operands[2])
+    if stages < 2 or step is None or step <= 0 or "unsignedCmp" in loop.attributes:
+        return None
+    body = loop.regions[0].blocks[0]
+    loads = [load for load in (_candidate(op, analysis) for op in block_ops(body)) if load is not None]
+    # Drop loads whose addresses cannot be computed ahead; the others share one slice.
+    loads = [load for load in loads if _address_slice(loop, _roots(load)) is not None]
+    if not loads:
+        return None
+    slice_ = _address_slice(loop, [root for load in loads for root in _roots(load)])
+    return _Loop(loop, stages, loads, slice_)
+
+
+def _roots(load: _Load) -> list[ir.Value]:
+    return [load.ptr] + ([load.mask] if load.mask is not None else [])
+
+
+# ----------------------------------------------------------------------------- rewriting
+
+
+def _constant(ty: ir.Type, value: int) -> ir.Value:
+    return arith.ConstantOp(ty, value).result
+
+
+def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
+    """Clones the slice at the insertion point, reading `mapping`'s values in place of
+    the induction variable and carried values; returns `mapping` extended by the clones."""
+    mapping = dict(mapping)
+    for op in slice_.ops:
+        clone = op.clone()
+        for index, operand in enumerate(op.operands):
+            if operand in mapping:
+                clone.operands[index] = mapping[operand]
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+    return mapping
+
+
+def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Value,
+                  slot: ir.Value, slot_offset: int | None) -> None:
+    """One iteration's copies into `slot` of every ring, predicated on `exists`, and
+    their commit. `slot_offset` marks the slot as the loop counter plus it (None: a
+    constant slot, outside the loop)."""
+    for load in loop.loads:
+        ptr = mapping.get(load.ptr, load.ptr)
+        mask_type = ir.RankedTensorType.get(list(load.buffer.shape), ir.IntegerType.get_signless(1),
+                                            tensor_type(ptr.type).encoding)
+        mask = tile.splat(exists, mask_type)
+        if load.mask is not None:
+            mask = arith.andi(mapping.get(load.mask, load.mask), mask)
+        buffer = tilegpu.memdesc_index(load.ring, slot)
+        if slot_offset is not None:
+            _owner(buffer).attributes[SLOT_ATTR] = i32_attr(slot_offset)
+        tilegpu.async_copy_global_to_local(ptr, buffer, mask)
+    tilegpu.async_commit_group()
+
+
+def _prologue(loop: _Loop) -> list[ir.Value]:
+    """Allocates the rings and issues iterations 0 .. S-2 before the loop; returns the
+    carried values S-1 iterations ahead (the "ahead" iter_args' initial values)."""
+    op = loop.op
+    lower, upper, step = list(op.operands)[:3]
+    inits = list(op.operands)[3:]
+    iv = loop.body.arguments[0]
+    carried = {loop.body.arguments[1 + j]: inits[j] for j in loop.slice.carried}
+    yielded = list(block_ops(loop.body)[-1].operands)
+    for load in loop.loads:
+        ring = ir.RankedTensorType.get([loop.stages] + list(load.buffer.shape), load.buffer.element_type,
+                                       load.buffer.encoding)
+        load.ring = tilegpu.local_alloc(tilegpu.memdesc_type(ring))
+    step_value = _constant_int(step)
+    for stage in range(loop.stages - 1):
+        iteration = lower if stage == 0 else arith.addi(lower, _constant(iv.type, stage * step_value))
+        exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
+        mapping = _clone_slice(loop.slice, {iv: iteration, **carried})
+        _issue_copies(loop, mapping, exists, _constant(ir.IntegerType.get_signless(32), stage), None)
+        carried = {loop.body.arguments[1 + j]: mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried}
+    return [carried[loop.body.arguments[1 + j]] for j in loop.slice.carried]
+
+
+def _read_slot(load: _Load, slot: ir.Value) -> None:
+    """Replaces the load's value, at its place, by local_loads of its ring's slot `slot`;
+    a convert_layout of the load becomes a local_load in the converted layout."""
+    buffer = tilegpu.memdesc_index(load.ring, slot)
+    _owner(buffer).attributes[SLOT_ATTR] = i32_attr(0)
+    result = load.op.results[0]
+    for user in _users(result):
+        if user.name == "tilegpu.convert_layout":
+            user.results[0].replace_all_uses_with(tilegpu.local_load(buffer, user.results[0].type))
+            user.erase()
+    if has_uses(result):
+        result.replace_all_uses_with(tilegpu.local_load(buffer, result.type))
+
+
+def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]) -> tuple[ir.Value, list[ir.Value]]:
+    """In the body: the copies of iteration i+S-1 into slot (counter + S-1) % S; returns
+    the next counter and the ahead carried values of the next iteration."""
+    op, stages, body = loop.op, loop.stages, loop.body
+    i32 = ir.IntegerType.get_signless(32)
+    iv, upper, step = body.arguments[0], op.operands[1], _constant_int(op.operands[2])
+    iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
+    exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
+    mapping = _clone_slice(loop.slice, {iv: iteration, **ahead})
+    wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
+    write_slot = arith.select(wraps_down, _constant(i32, stages - 1), arith.subi(counter, _constant(i32, 1)))
+    _issue_copies(loop, mapping, exists, write_slot, stages - 1)
+    following = arith.addi(counter, _constant(i32, 1))
+    wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, stages))
+    following = arith.select(wraps_up, _constant(i32, 0), following)
+    yielded = list(block_ops(body)[-1].operands)
+    return following, [mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried]
+
+
+def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
+    """Replaces the loop by one with `extra_inits` appended to its iter_args, the body
+    moved over (its yield still the old one)."""
+    old = loop.op
+    with ir.InsertionPoint(old), old.location:
+        new = scf.ForOp(old.operands[0], old.operands[1], old.operands[2], list(old.operands)[3:] + extra_inits)
+    for index in range(len(old.attributes)):  # tile.num_stages and any others
+        attribute = old.attributes[index]
+        new.operation.attributes[attribute.name] = attribute.attr
+    old_body, new_body = old.regions[0].blocks[0], new.regions[0].blocks[0]
+    for op in block_ops(old_body):
+        op.detach_from_parent()
+        new_body.append(op)
+    moved = dict(zip(old_body.arguments, new_body.arguments))
+    for old_arg, new_arg in moved.items():
+        old_arg.replace_all_uses_with(new_arg)
+    # A load may read a carried value directly (its pointers in the load's own layout):
+    # point it at the new block's argument before the old block goes.
+    for load in loop.loads:
+        load.ptr = moved.get(load.ptr, load.ptr)
+        load.mask = moved.get(load.mask, load.mask) if load.mask is not None else None
+    for old_result, new_result in zip(old.results, new.results):
+        old_result.replace_all_uses_with(new_result)
+    old.erase()
+    loop.op = new.operation
+
+
+def _pipeline(loop: _Loop) -> None:
+    stages = loop.stages
+    with ir.InsertionPoint(loop.op), loop.op.location:
+        ahead_inits = _prologue(loop)
+        counter_init = _constant(ir.IntegerType.get_signless(32), 0)
+    results = len(loop.op.results)
+    _rebuild_loop(loop, ahead_inits + [counter_init])
+    body = loop.body
+    counter = body.arguments[-1]
+    ahead = dict(zip([body.arguments[1 + j] for j in loop.slice.carried], list(body.arguments)[1 + results:-1]))
+    yield_op = block_ops(body)[-1]
+    for index, load in enumerate(loop.loads):  # in program order
+        with ir.InsertionPoint(load.op), load.op.location:
+            if index == 0:
+                tilegpu.async_wait(stages - 2)
+            _read_slot(load, counter)
+            if index == 0:  # after the first read, hence after the barrier that precedes it
+                following, ahead_next = _issue_ahead(loop, counter, ahead)
+        load.op.erase()
+    with ir.InsertionPoint(yield_op), yield_op.location:
+        scf.YieldOp(list(yield_op.operands) + ahead_next + [following])
+    yield_op.erase()
+    with ir.InsertionPoint.after(loop.op), loop.op.location:
+        tilegpu.async_wait(0)
+        for load in loop.loads:
+            tilegpu.local_dealloc(load.ring)
+    _forward_unused_carried(loop)
+
+
+def _forward_unused_carried(loop: _Loop) -> None:
+    """A carried value that only fed the pipelined addresses (the original `a_ptrs`) now
+    only updates itself: yield it unchanged, so canonicalisation drops it and its update
+    instead of keeping a tensor of pointers alive in registers for nothing."""
+    body = loop.body
+    yield_op = block_ops(body)[-1]
+    for j in loop.slice.carried:
+        arg = body.arguments[1 + j]
+        if has_uses(loop.op.results[j]) or not _only_feeds(arg, yield_op, j):
+            continue
+        yield_op.operands[j] = arg
+    erase_dead_ops(loop.op)
+
+
+def _only_feeds(value: ir.Value, yield_op: ir.Operation, position: int) -> bool:
+    """Whether `value` reaches nothing but operand `position` of the yield, through pure,
+    region-free ops of the body."""
+    pending, seen = [value], set()
+    while pending:
+        for use in list(pending.pop().uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user == yield_op:
+                if use.operand_number != position:
+                    return False
+                continue
+            if user.block != yield_op.block or user.regions or not is_pure(user):
+                return False
+            if user not in seen:
+                seen.add(user)
+                pending.extend(user.results)
+    return True
+
+
+# ----------------------------------------------------------------------------- the pass
+
+
+def _loops_innermost_first(fn: ir.Operation) -> list[ir.Operation]:
+    return [op for op in walk_postorder(fn) if op.name == "scf.for"]
+
+
+@register_pass("tilegpu-pipeline", "Pipeline the loads feeding tl.dot in loops through cp.async rings",
+               **{"num-stages": 3})
+def pipeline_pass(module_op: ir.Operation, num_stages: int = 3) -> None:
+    if tilegpu.TARGET_ATTR not in module_op.attributes:
+        return
+    if not Target.parse(tilegpu.target_of(module_op)).at_least(ASYNC_COPY_CAPABILITY):
+        return
+    for fn in functions(module_op):
+        for loop in _loops_innermost_first(fn):
+            analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
+            plan = _plan(loop, num_stages, analysis)
+            if plan is not None:
+                _pipeline(plan)
