@@ -57,11 +57,13 @@ def print_table(title: str, rows: list[Row], reference: str = "triton") -> None:
             if name not in contenders:
                 contenders.append(name)
     print(f"\n{title}")
-    header = f"{'case':<28}" + "".join(f"{c:>14}" for c in contenders) + f"{'tilec/' + reference:>16}"
+    widths = {c: max(14, len(c) + 2) for c in contenders}
+    last = "tilec/" + reference
+    header = f"{'case':<28}" + "".join(f"{c:>{widths[c]}}" for c in contenders) + f"{last:>{max(16, len(last) + 2)}}"
     print(header)
     print("-" * len(header))
     for row in rows:
-        cells = "".join(f"{row.results[c]:>10.3f} {row.unit:<3}" if c in row.results else f"{'-':>14}"
-                        for c in contenders)
+        cells = "".join(f"{row.results[c]:>{widths[c] - 4}.3f} {row.unit:<3}" if c in row.results
+                        else f"{'-':>{widths[c]}}" for c in contenders)
         ratio = row.results.get("tilec", 0) / row.results[reference] if row.results.get(reference) else float("nan")
-        print(f"{row.name:<28}{cells}{ratio:>15.3f}x")
+        print(f"{row.name:<28}{cells}{ratio:>{max(16, len(last) + 2) - 1}.3f}x")

@@ -11,6 +11,7 @@ import torch  # noqa: E402
 
 import bench_language  # noqa: E402
 import bench_launch  # noqa: E402
+import bench_matmul  # noqa: E402
 import bench_softmax  # noqa: E402
 import bench_vector_add  # noqa: E402
 from common import print_table  # noqa: E402
@@ -26,6 +27,11 @@ def main() -> None:
     print_table("vector add f32 (TB/s, higher is better)", bench_vector_add.run())
     print_table("softmax f32 (TB/s, higher is better)", bench_softmax.run())
     print_table("language kernels (one source, imports swapped; higher is better)", bench_language.run())
+    matmul_rows, notes = bench_matmul.run()
+    print_table("matmul fp16 on tensor cores (TFLOP/s, higher is better)", matmul_rows)
+    print_table("matmul fp16 against Triton on mma.sync (TFLOP/s)", matmul_rows, reference="triton mma.sync")
+    for note in notes:
+        print(note)
     launch, cold = bench_launch.run()
     print_table("host time per launch (us, lower is better)", launch)
     print_table("first call, cold cache (ms, lower is better)", cold)

@@ -1,0 +1,185 @@
+"""fp16 matmul on tensor cores: Triton tutorial 03's kernel (grouped program order,
+loop-carried pointers, masked K tail), one source run by tilec and by Triton with only
+the imports swapped, each over the same small config list (as the tutorial's autotuner
+would search it), the best config kept per compiler.
+
+Triton is measured twice: as it runs by default on this GPU (wgmma on Hopper) and forced
+onto the same instructions as tilec (`DISABLE_MMA_V3=1`: mma.sync), the latter in a
+subprocess since Triton reads the variable when it compiles. torch (cuBLAS) is printed
+beside them. For each compiler's best config, registers, spills and shared memory are
+reported too.
+
+    python benchmarks/bench_matmul.py            # all sizes
+    python benchmarks/bench_matmul.py --triton-only 4096   (used for the subprocess)
+"""
+from __future__ import annotations
+
+import json
+import linecache
+import os
+import subprocess
+import sys
+import textwrap
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import Row, have_triton, print_table, time_gpu  # noqa: E402
+
+SOURCE = textwrap.dedent('''
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        num_pid_m = tl.cdiv(M, BLOCK_M)
+        num_pid_n = tl.cdiv(N, BLOCK_N)
+        num_pid_in_group = GROUP_M * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+        offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+        offs_k = tl.arange(0, BLOCK_K)
+        a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+        c = accumulator.to(tl.float16)
+        offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, c, mask=c_mask)
+''')
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages): a small list in the
+# spirit of the tutorial's autotune configs.
+CONFIGS = [
+    (128, 256, 64, 8, 8, 3),
+    (128, 128, 64, 8, 4, 4),
+    (128, 128, 32, 8, 4, 4),
+    (256, 128, 32, 8, 8, 3),
+    (128, 64, 32, 8, 4, 4),
+    (64, 128, 32, 8, 4, 4),
+]
+SIZES = [4096, 8192]
+
+
+def _kernel(triton, tl):
+    filename = f"<bench_matmul for {triton.__name__}>"
+    linecache.cache[filename] = (len(SOURCE), None, SOURCE.splitlines(keepends=True), filename)
+    namespace = {"triton": triton, "tl": tl}
+    exec(compile(SOURCE, filename, "exec"), namespace)
+    return namespace["matmul_kernel"]
+
+
+def _best(kernel, size: int, compiled_info) -> dict:
+    """The best config's TFLOP/s, with its name and resources (or why none ran)."""
+    import torch
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    expected = a @ b
+    best = {"tflops": 0.0}
+    errors = []
+    for bm, bn, bk, gm, warps, stages in CONFIGS:
+        c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+        grid = (((size + bm - 1) // bm) * ((size + bn - 1) // bn),)
+
+        def call(c=c, grid=grid, bm=bm, bn=bn, bk=bk, gm=gm, warps=warps, stages=stages):
+            return kernel[grid](a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                                c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
+                                num_warps=warps, num_stages=stages)
+        try:
+            handle = call()
+            torch.testing.assert_close(c, expected, rtol=2e-2, atol=1.0)
+        except Exception as exc:  # a config that does not fit or compile is skipped
+            errors.append(f"{(bm, bn, bk, warps, stages)}: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+            continue
+        tflops = 2 * size ** 3 / time_gpu(call, reps=20) / 1e9
+        if tflops > best["tflops"]:
+            best = {"tflops": tflops, "config": (bm, bn, bk, gm, warps, stages), **compiled_info(handle, call)}
+    best["errors"] = errors
+    return best
+
+
+def run_triton_only(size: int) -> dict:
+    import triton
+    import triton.language as tl
+    return _best(_kernel(triton, tl), size, lambda h, call: {"regs": h.n_regs, "spills": h.n_spills,
+                                                             "shared": h.metadata.shared})
+
+
+def _triton_on_mma_sync(size: int) -> dict | None:
+    """Triton forced onto mma.sync, measured in a subprocess (DISABLE_MMA_V3 is read when it compiles)."""
+    env = {**os.environ, "DISABLE_MMA_V3": "1"}
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--triton-only", str(size)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(done.stdout[-2000:], done.stderr[-2000:])
+    return None
+
+
+def run() -> tuple[list[Row], list[str]]:
+    import torch
+    import tilec
+    import tilec.language as tcl
+    tilec_kernel = _kernel(tilec, tcl)
+    rows, notes = [], []
+    for size in SIZES:
+        results = {}
+        found = {"tilec": _best(tilec_kernel, size, lambda handle, call: {})}  # resources: from a warmup below
+        if have_triton():
+            import triton
+            import triton.language as tl
+            found["triton"] = _best(_kernel(triton, tl), size, lambda h, call: {
+                "regs": h.n_regs, "spills": h.n_spills, "shared": h.metadata.shared})
+            mma_sync = _triton_on_mma_sync(size)
+            if mma_sync is not None:
+                found["triton mma.sync"] = mma_sync
+        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+        found["torch"] = {"tflops": 2 * size ** 3 / time_gpu(lambda: a @ b, reps=20) / 1e9}
+        # tilec's resources for its best config, from a warmup of the same specialisation.
+        best = found["tilec"]
+        if "config" in best:
+            bm, bn, bk, gm, warps, stages = best["config"]
+            c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+            compiled = tilec_kernel.warmup(a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0),
+                                           b.stride(1), c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn,
+                                           BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages,
+                                           grid=(1,))
+            best.update(regs=compiled.n_regs, spills=compiled.n_spills, shared=compiled.metadata.shared)
+        for name, found_one in found.items():
+            results[name] = found_one["tflops"]
+            if "config" in found_one:
+                notes.append(f"{size}^3 {name}: best (BM, BN, BK, GROUP_M, warps, stages) = {found_one['config']}, "
+                             f"regs {found_one.get('regs')}, spills {found_one.get('spills')}, "
+                             f"shared {found_one.get('shared')}")
+            for error in found_one.get("errors", []):
+                notes.append(f"{size}^3 {name}: skipped {error}")
+        rows.append(Row(f"matmul f16 {size}^3", results, "TF/s"))
+    return rows, notes
+
+
+def main() -> None:
+    rows, notes = run()
+    print_table("matmul fp16 (TFLOP/s, higher is better)", rows, reference="triton")
+    if any("triton mma.sync" in row.results for row in rows):
+        print_table("matmul fp16 against Triton on mma.sync (TFLOP/s)", rows, reference="triton mma.sync")
+    for note in notes:
+        print(note)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--triton-only":
+        print("RESULT " + json.dumps(run_triton_only(int(sys.argv[2]))))
+    else:
+        main()
