@@ -113,7 +113,8 @@ def launch_args(q, k, v, o, sm_scale) -> tuple:
 
 
 def _one_compiler(name, kernel, args, grid, head_dim, causal, ref, flops, notes):
-    """Best (TFLOP/s, config, any_mismatch) over CONFIGS for one compiler; notes get the why."""
+    """((best TFLOP/s, its config) or None, whether any config mismatched) for one compiler.
+    The best is taken over correct configs (over all if none is); notes get each failure."""
     import torch
     o = args[3]
     best, best_bad, mismatch = None, None, False
@@ -129,7 +130,9 @@ def _one_compiler(name, kernel, args, grid, head_dim, causal, ref, flops, notes)
             call()
             torch.cuda.synchronize()
         except Exception as exc:  # noqa: BLE001 -- a config one compiler cannot build is skipped, with why
-            notes.append(f"  {name} {cfg}: skipped, {type(exc).__name__}: {str(exc).splitlines()[0][:150]}")
+            lines = [line.strip() for line in str(exc).splitlines() if line.strip()] or [""]
+            why = " ... ".join(dict.fromkeys([lines[0], lines[-1]]))  # where, and what
+            notes.append(f"  {name} {cfg}: skipped, {type(exc).__name__}: {why[:240]}")
             continue
         ok = True
         try:
@@ -201,7 +204,6 @@ def run() -> list[Row]:
             label = f"d{head_dim} {'causal' if causal else 'full'} {batch}x{heads}x{n_ctx}"
             print(f"{label}:\n" + "\n".join(notes))
             rows.append(Row(label + (" !" + ",".join(marks) if marks else ""), results, "TF/s"))
-            del q, k, v, ref, args
     return rows
 
 

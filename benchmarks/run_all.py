@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import bench_language  # noqa: E402
+import bench_attention  # noqa: E402
 import bench_launch  # noqa: E402
 import bench_matmul  # noqa: E402
 import bench_softmax  # noqa: E402
@@ -32,6 +33,7 @@ def main() -> None:
     print_table("matmul fp16 against Triton on mma.sync (TFLOP/s)", matmul_rows, reference="triton mma.sync")
     for note in notes:
         print(note)
+    print_table("flash attention forward fp16 (TFLOP/s, higher is better)", bench_attention.run())
     launch, cold = bench_launch.run()
     print_table("host time per launch (us, lower is better)", launch)
     print_table("first call, cold cache (ms, lower is better)", cold)

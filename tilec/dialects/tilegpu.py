@@ -17,6 +17,7 @@ Ops:
     %x = "tilegpu.local_load"(%m) : (!tilegpu.memdesc<...>) -> tensor<..., #a>
     "tilegpu.local_store"(%x, %m)
     %b = "tilegpu.memdesc_index"(%ring, %i) : (memdesc<tensor<3x...>>, i32) -> memdesc<tensor<...>>
+    %v = "tilegpu.memdesc_subview"(%b) {offsets = array<i32: 0, 16>} : (memdesc<tensor<64x32x..>>) -> memdesc<tensor<64x16x..>>
     "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?)   (cp.async; masked-off: zeros)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
@@ -102,6 +103,14 @@ irdl.dialect @tilegpu {
     %1 = irdl.is i32
     %2 = irdl.base @tilegpu::@memdesc
     irdl.operands(buffer: %0, index: %1)
+    irdl.results(result: %2)
+  }
+  irdl.operation @memdesc_subview {
+    %0 = irdl.base @tilegpu::@memdesc
+    %1 = irdl.any
+    %2 = irdl.base @tilegpu::@memdesc
+    irdl.attributes {"offsets" = %1}
+    irdl.operands(buffer: %0)
     irdl.results(result: %2)
   }
   irdl.operation @async_copy_global_to_local {
@@ -302,6 +311,19 @@ def memdesc_index(buffer: ir.Value, index: ir.Value) -> ir.Value:
     return create_op("tilegpu.memdesc_index", [memdesc_type(one)], [buffer, index]).result
 
 
+def memdesc_subview(buffer: ir.Value, offsets: list[int], shape: list[int]) -> ir.Value:
+    """The `shape` block of a buffer starting at `offsets` (a multiple of `shape` in each
+    dimension), e.g. one K slice of a dot operand."""
+    whole = memdesc_tensor(buffer.type)
+    part = ir.RankedTensorType.get(list(shape), whole.element_type, whole.encoding)
+    return create_op("tilegpu.memdesc_subview", [memdesc_type(part)], [buffer],
+                     attributes={"offsets": ir.DenseI32ArrayAttr.get(list(offsets))}).result
+
+
+def subview_offsets(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["offsets"]))
+
+
 def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None) -> ir.Operation:
     """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
     elements are written as zeros. Complete after async_wait and a barrier."""
@@ -356,6 +378,20 @@ define_op("tilegpu.convert_layout", pure=True)
 define_op("tilegpu.local_alloc", pure=True)  # an unused buffer may go, its contents unread
 define_op("tilegpu.local_load", pure=True)
 define_op("tilegpu.memdesc_index", pure=True)
+define_op("tilegpu.memdesc_subview", pure=True)
+
+
+@verifier("tilegpu.memdesc_subview")
+def _verify_memdesc_subview(op: ir.Operation) -> str | None:
+    whole, part = memdesc_tensor(op.operands[0].type), memdesc_tensor(op.results[0].type)
+    offsets = subview_offsets(op)
+    if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
+            or part.rank != whole.rank:
+        return f"must keep the element type, encoding and rank of {whole}, got {part} at {offsets}"
+    for offset, size, total in zip(offsets, part.shape, whole.shape):
+        if offset % size or not 0 <= offset < total or offset + size > total:
+            return f"offsets {offsets} must be in bounds and multiples of the view's shape {list(part.shape)}"
+    return None
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier"):
     define_op("tilegpu." + _name)

@@ -77,13 +77,13 @@ def _ancestor_in(op: ir.Operation, block: ir.Block) -> ir.Operation | None:
 
 
 def _users(value: ir.Value) -> list[ir.Operation]:
-    """Every op using `value`, directly or through memdesc_index views of it."""
+    """Every op using `value`, directly or through memdesc_index/memdesc_subview views of it."""
     found, pending = [], [value]
     while pending:
         for use in list(pending.pop().uses):
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             found.append(user)
-            if user.name == "tilegpu.memdesc_index":
+            if user.name in ("tilegpu.memdesc_index", "tilegpu.memdesc_subview"):
                 pending.append(user.results[0])
     return found
 

@@ -107,6 +107,8 @@ def _access(memdesc: ir.Value, write: bool) -> Access:
             count = (ring.end - ring.start) // size
             return replace(ring, slot=Slot(loop, int_attr_value(op, SLOT_ATTR) % count, count))
         return ring
+    if op.name == "tilegpu.memdesc_subview":  # a block of its buffer: that buffer's bytes
+        return _access(op.operands[0], write)
     raise ValueError(f"a shared buffer made by {op.name}, which is not a local_alloc or a view")
 
 

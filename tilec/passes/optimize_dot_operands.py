@@ -14,16 +14,22 @@ its fastest dimension stays contiguous, so threads store 16-byte vectors) makes 
 `ldmatrix` reads of the local_load free of bank conflicts. The allocator and the
 barrier pass then place and synchronise the buffer like any other. Conversions the
 pipeliner already turned into a local_load from a ring are untouched.
+
+Then every tensor-core dot whose operands are such local_loads is sliced along K into
+a chain of dots one instruction deep, each loading its own slice through a
+`memdesc_subview` (what Triton's prefetch pass achieves): one slice's fragments are
+live at a time, so large K tiles no longer spill.
 """
 from __future__ import annotations
 
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import tensor_type, walk_ops
+from ..dialects import tile
+from ..dialects._mlir import str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
-from ..layout.mma import MmaEncoding
+from ..layout.mma import MmaEncoding, mma_v2_instr_k
 from ..layout.shared import mma_operand_shared_encoding
 from . import register_pass
 from .utils import functions
@@ -53,6 +59,44 @@ def _through_shared_memory(op: ir.Operation) -> None:
     op.erase()
 
 
+def _single_use_local_load(value: ir.Value) -> ir.Operation | None:
+    if not isinstance(value, ir.OpResult):
+        return None
+    op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
+    uses = list(value.uses)
+    return op if op.name == "tilegpu.local_load" and len(uses) == 1 else None
+
+
+def _slice_along_k(dot: ir.Operation) -> None:
+    """A tensor-core dot whose operands are read from shared memory becomes a chain of
+    dots over K slices of one instruction's depth, each reading only its slice (a
+    memdesc_subview): the fragments of one slice are live at a time, not the whole K
+    (a 128x128x64 tile's operands alone would take 128 registers a thread)."""
+    a, b, acc = dot.operands
+    load_a, load_b = _single_use_local_load(a), _single_use_local_load(b)
+    operand = tilegpu.layout_of(a.type)
+    if load_a is None or load_b is None or len(shape_of(a.type)) != 2:
+        return
+    m, k = shape_of(a.type)
+    n = shape_of(b.type)[1]
+    depth = mma_v2_instr_k(operand.k_width)
+    if k <= depth:
+        return
+    element = tensor_type(a.type).element_type
+    a_type = lambda: ir.RankedTensorType.get([m, depth], element, tensor_type(a.type).encoding)  # noqa: E731
+    b_type = lambda: ir.RankedTensorType.get([depth, n], element, tensor_type(b.type).encoding)  # noqa: E731
+    with ir.InsertionPoint(dot), dot.location:
+        total = acc
+        for start in range(0, k, depth):
+            a_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_a.operands[0], [0, start], [m, depth]), a_type())
+            b_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_b.operands[0], [start, 0], [depth, n]), b_type())
+            total = tile.dot(a_slice, b_slice, total, str_attr_value(dot, "input_precision", "ieee"))
+    dot.results[0].replace_all_uses_with(total)
+    dot.erase()
+    load_a.erase()
+    load_b.erase()
+
+
 @register_pass("tilegpu-optimize-dot-operands", "Tensor-core operands through swizzled shared memory (ldmatrix)")
 def optimize_dot_operands(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
@@ -63,3 +107,6 @@ def optimize_dot_operands(module_op: ir.Operation) -> None:
                     and not isinstance(source, DotOperandEncoding)
                     and str(tensor_type(op.operands[0].type).element_type) in _BITS):
                 _through_shared_memory(op)
+        for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
+            if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
+                _slice_along_k(op)

@@ -8,13 +8,23 @@
 // CHECK: #shared0 = #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>
 // CHECK: #shared1 = #tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>
 // CHECK-LABEL: func.func @operands
-// CHECK: %[[ABUF:.+]] = "tilegpu.local_alloc"(%arg0) {{.*}} -> !tilegpu.memdesc<tensor<64x32xf16, #shared0>>
-// CHECK: "tilegpu.local_load"(%[[ABUF]]) {{.*}} -> tensor<64x32xf16, #dot_op0>
-// CHECK: %[[BBUF:.+]] = "tilegpu.local_alloc"(%arg1) {{.*}} -> !tilegpu.memdesc<tensor<32x64xf16, #shared1>>
-// CHECK: "tilegpu.local_load"(%[[BBUF]]) {{.*}} -> tensor<32x64xf16, #dot_op1>
-// CHECK: "tilegpu.convert_layout"(%arg2)
+// CHECK: %[[ABUF:[0-9]+]] = "tilegpu.local_alloc"(%arg0) {{.*}} -> !tilegpu.memdesc<tensor<64x32xf16, #shared0>>
+// CHECK: %[[BBUF:[0-9]+]] = "tilegpu.local_alloc"(%arg1) {{.*}} -> !tilegpu.memdesc<tensor<32x64xf16, #shared1>>
+// CHECK: %[[C:[0-9]+]] = "tilegpu.convert_layout"(%arg2)
+// Then the dot, sliced along K into two dots one instruction (16) deep, each loading
+// only its slice of A and B.
+// CHECK: %[[A0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[ABUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<64x16xf16, #shared0>>
+// CHECK-NEXT: %[[LA0:[0-9]+]] = "tilegpu.local_load"(%[[A0]]) {{.*}} -> tensor<64x16xf16, #dot_op0>
+// CHECK-NEXT: %[[B0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<16x64xf16, #shared1>>
+// CHECK-NEXT: %[[LB0:[0-9]+]] = "tilegpu.local_load"(%[[B0]]) {{.*}} -> tensor<16x64xf16, #dot_op1>
+// CHECK-NEXT: %[[D0:[0-9]+]] = "tile.dot"(%[[LA0]], %[[LB0]], %[[C]])
+// CHECK-NEXT: %[[A1:[0-9]+]] = "tilegpu.memdesc_subview"(%[[ABUF]]) {offsets = array<i32: 0, 16>}
+// CHECK-NEXT: %[[LA1:[0-9]+]] = "tilegpu.local_load"(%[[A1]])
+// CHECK-NEXT: %[[B1:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 16, 0>}
+// CHECK-NEXT: %[[LB1:[0-9]+]] = "tilegpu.local_load"(%[[B1]])
+// CHECK-NEXT: %[[D1:[0-9]+]] = "tile.dot"(%[[LA1]], %[[LB1]], %[[D0]])
 // CHECK-NOT: "tilegpu.convert_layout"
-// CHECK: return
+// CHECK: return %[[D1]]
 #b = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 8>, threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>
 #mma = #tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2 : i32, warpsPerCTA = array<i32: 2, 2>}>
 #opa = #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 0 : i32, parent = #mma}>

@@ -55,3 +55,19 @@ func.func @wait_negative() {
   "tilegpu.async_wait"() {num = -1 : i32} : () -> ()
   return
 }
+
+// -----
+
+func.func @subview_unaligned(%a: !tilegpu.memdesc<tensor<64x32xf16>>) {
+  // CHECK: 'tilegpu.memdesc_subview' op offsets [0, 8] must be in bounds and multiples of the view's shape [64, 16]
+  %b = "tilegpu.memdesc_subview"(%a) {offsets = array<i32: 0, 8>} : (!tilegpu.memdesc<tensor<64x32xf16>>) -> !tilegpu.memdesc<tensor<64x16xf16>>
+  return
+}
+
+// -----
+
+func.func @subview_element_type(%a: !tilegpu.memdesc<tensor<64x32xf16>>) {
+  // CHECK: 'tilegpu.memdesc_subview' op must keep the element type, encoding and rank
+  %b = "tilegpu.memdesc_subview"(%a) {offsets = array<i32: 0, 16>} : (!tilegpu.memdesc<tensor<64x32xf16>>) -> !tilegpu.memdesc<tensor<64x16xf32>>
+  return
+}

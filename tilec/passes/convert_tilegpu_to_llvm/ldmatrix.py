@@ -64,11 +64,15 @@ def is_mma_operand(encoding) -> bool:
 
 
 def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
-                  base: ir.Value, elem_ty: ir.Type, element_bits: int, trans: bool, num: int) -> list[ir.Value]:
+                  origin: tuple[int, ...], base: ir.Value, elem_ty: ir.Type, element_bits: int, trans: bool,
+                  num: int) -> list[ir.Value]:
     """The thread's registers of `layout`, loaded with ldmatrix.x{num} from the buffer at
-    byte offset `base` (plan_ldmatrix said it works)."""
+    byte offset `base`, for a view of it starting at `origin` (a multiple of the view's
+    shape: adding it XORs its offset, which keeps 16-byte rows whole); plan_ldmatrix
+    said it works."""
     shape = list(buffer.shape)
     offsets = _shared_layout(buffer, encoding).offset_layout(shape)
+    start = offsets.apply({f"dim{d}": c for d, c in enumerate(origin)})[0]
     per_word = 32 // element_bits
 
     def offset_of(inputs: dict) -> int:
@@ -97,7 +101,7 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     vector_type = ir.VectorType.get([per_word], elem_ty)
     values: list[ir.Value] = []
     for first in range(0, words, num):
-        constant = offset_of({REGISTER: first * per_word})
+        constant = offset_of({REGISTER: first * per_word}) ^ start
         offset = ctx.const(constant) if thread is None else (
             ctx.arith("xori", thread, ctx.const(constant)) if constant else thread)
         address = ctx.shared_pointer(ctx.arith("addi", base, ctx.arith("muli", offset, ctx.const(size))))

@@ -15,6 +15,7 @@ zeros). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from mlir import ir
 
 from ...dialects import tilegpu
@@ -28,17 +29,47 @@ from .shape import row_major
 from .shared_memory import OFFSET_ATTR, byte_size, load, store
 
 
-def element_offsets(ctx: LoweringContext, layout: LinearLayout, buffer: ir.RankedTensorType) -> list[ir.Value]:
+@dataclass(frozen=True)
+class View:
+    """Where a memory descriptor's elements live: the buffer it views (a local_alloc or
+    a ring's slot: its shape and encoding decide offsets) and the view's origin in it
+    (non-zero for a memdesc_subview: one K slice of a dot operand, say)."""
+    buffer: ir.RankedTensorType
+    origin: tuple[int, ...]
+
+    @property
+    def encoding(self):
+        return tilegpu.parse_encoding(str(self.buffer.encoding)) if self.buffer.encoding is not None else None
+
+
+def view_of(memdesc: ir.Value) -> View:
+    origin = None
+    while isinstance(memdesc, ir.OpResult):
+        op = memdesc.owner.operation if hasattr(memdesc.owner, "operation") else memdesc.owner
+        if op.name != "tilegpu.memdesc_subview":
+            break
+        offsets = tilegpu.subview_offsets(op)
+        origin = offsets if origin is None else [a + b for a, b in zip(origin, offsets)]
+        memdesc = op.operands[0]
+    buffer = tilegpu.memdesc_tensor(memdesc.type)
+    return View(buffer, tuple(origin) if origin is not None else (0,) * buffer.rank)
+
+
+def element_offsets(ctx: LoweringContext, layout: LinearLayout, view: View) -> list[ir.Value]:
     """For each register of a thread holding `layout`, the offset (in elements, i32) of
-    its element in `buffer`.
+    its element in the viewed buffer.
 
     A shared encoding is linear over GF(2) from coordinates to offsets, and a thread's
     coordinates are its lane/warp part XOR its register part (see thread_coordinates),
-    so each offset is the thread part's offset (computed once) XOR a constant."""
-    shape = list(buffer.shape)
-    if buffer.encoding is None:  # row-major
-        return [row_major(ctx, coords, shape) for coords in ctx.element_coordinates(layout)]
-    offsets = tilegpu.parse_encoding(str(buffer.encoding)).offset_layout(shape)
+    so each offset is the thread part's offset (computed once) XOR a constant. A view's
+    origin is a multiple of its shape, so adding it is XORing it too."""
+    shape = list(view.buffer.shape)
+    if view.encoding is None:  # row-major: linear in +
+        start = sum(o * math.prod(shape[d + 1:]) for d, o in enumerate(view.origin))
+        return [ctx.arith("addi", row_major(ctx, coords, shape), ctx.const(start)) if start
+                else row_major(ctx, coords, shape) for coords in ctx.element_coordinates(layout)]
+    offsets = view.encoding.offset_layout(shape)
+    origin = offsets.apply({f"dim{d}": c for d, c in enumerate(view.origin)})[0]
     terms: list[ir.Value] = []
     for d, (part, _) in enumerate(ctx.thread_coordinates(layout)):
         if part is not None:
@@ -46,7 +77,7 @@ def element_offsets(ctx: LoweringContext, layout: LinearLayout, buffer: ir.Ranke
     thread = ctx.combine_terms(terms, disjoint=False)
     values = []
     for coords in ctx.register_coordinates(layout):
-        constant = offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+        constant = offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0] ^ origin
         if thread is None:
             values.append(ctx.const(constant))
         else:
@@ -59,17 +90,16 @@ def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
 
 
 def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
-    buffer = tilegpu.memdesc_tensor(memdesc.type)
-    size = _element_bytes(ctx, buffer)
+    view = view_of(memdesc)
+    size = _element_bytes(ctx, view.buffer)
     base = ctx.lowered(memdesc)
     # Replicas write the same values to the same places: harmless, and no predicate.
     _, registers = ctx.owners(value)
     values = ctx.elements(value)
     layout = ctx.layout(value)
-    offsets = element_offsets(ctx, layout, buffer)
+    offsets = element_offsets(ctx, layout, view)
     elem_ty = values[0].type
-    encoding = tilegpu.parse_encoding(str(buffer.encoding)) if buffer.encoding is not None else None
-    run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
+    run = _vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
     owned = set(registers)
     for start in range(0, len(values), run):
         if start not in owned:
@@ -108,6 +138,12 @@ def lower_memdesc_index(ctx: LoweringContext, op: ir.Operation) -> None:
     ctx.set(op.results[0], ctx.arith("addi", ctx.lowered(ring), ctx.arith("muli", ctx.lowered(index), ctx.const(stride))))
 
 
+@lowers("tilegpu.memdesc_subview")
+def lower_memdesc_subview(ctx: LoweringContext, op: ir.Operation) -> None:
+    """The same buffer: accesses through the view add its origin (view_of)."""
+    ctx.set(op.results[0], ctx.lowered(op.operands[0]))
+
+
 @lowers("tilegpu.local_store")
 def lower_local_store(ctx: LoweringContext, op: ir.Operation) -> None:
     _write(ctx, op.operands[0], op.operands[1])
@@ -116,18 +152,19 @@ def lower_local_store(ctx: LoweringContext, op: ir.Operation) -> None:
 @lowers("tilegpu.local_load")
 def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     memdesc, result = op.operands[0], op.results[0]
-    buffer = tilegpu.memdesc_tensor(memdesc.type)
+    view = view_of(memdesc)
+    buffer, encoding = view.buffer, view.encoding
     size = _element_bytes(ctx, buffer)
     elem_ty = ctx.element_type(result.type)
     base = ctx.lowered(memdesc)
     layout = ctx.layout(result)
-    encoding = tilegpu.parse_encoding(str(buffer.encoding)) if buffer.encoding is not None else None
     if ldmatrix.is_mma_operand(tilegpu.layout_of(result.type)):
         plan = ldmatrix.plan_ldmatrix(layout, encoding, buffer, 8 * size, ctx.num_warps)
         if plan is not None:
-            ctx.set(result, ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, base, elem_ty, 8 * size, *plan))
+            ctx.set(result, ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, view.origin, base, elem_ty,
+                                                   8 * size, *plan))
             return
-    offsets = element_offsets(ctx, layout, buffer)
+    offsets = element_offsets(ctx, layout, view)
     run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
     values: list[ir.Value] = []
     for start in range(0, len(offsets), run):
@@ -169,7 +206,8 @@ def _vector_run(layout: LinearLayout, encoding, shape: list[int], size: int, ele
 def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     (src,), (memdesc,), mask_group = operand_groups(op)
     mask = mask_group[0] if mask_group else None
-    buffer = tilegpu.memdesc_tensor(memdesc.type)
+    view = view_of(memdesc)
+    buffer = view.buffer
     size = _element_bytes(ctx, buffer)
     layout = ctx.layout(src)
     vec = copy_width(ctx, src, mask, buffer, size)
@@ -179,7 +217,7 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     pointers = ctx.elements(src)
     masks = ctx.elements(mask) if mask is not None else None
     base = ctx.lowered(memdesc)
-    offsets = element_offsets(ctx, layout, buffer)
+    offsets = element_offsets(ctx, layout, view)
     nbytes = vec * size
     for start in range(0, len(pointers), vec):
         if start not in registers:
