@@ -100,7 +100,7 @@ def kernels(triton, tl) -> dict:
     """SOURCE executed with `triton`/`tl` bound to one compiler (linecache lets @jit read it)."""
     filename = f"<bench_attention for {triton.__name__}>"
     linecache.cache[filename] = (len(SOURCE), None, SOURCE.splitlines(keepends=True), filename)
-    namespace = {"triton": triton, "tl": tl}
+    namespace = {"triton": triton, "tl": tl, "__name__": f"bench_attention_{triton.__name__}"}  # Triton reads __module__
     exec(compile(SOURCE, filename, "exec"), namespace)
     return namespace
 

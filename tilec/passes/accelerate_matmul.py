@@ -13,7 +13,8 @@ the target and the operand and accumulator types:
 on the FMA path: f64, fp32 with input_precision "ieee" or "tf32x3", targets before sm_80,
 and shapes whose K is smaller than the instruction's.
 
-The dot then gets an `#tilegpu.mma` result (warps from `mma_warps_per_cta`), its operands
+The dot then gets an `#tilegpu.mma` result (warps from `mma_warps_per_cta`; all along M
+for a chain of dots, as attention's), its operands
 are converted to `#tilegpu.dot_op<{opIdx, parent = mma, kWidth}>` (the instruction's
 fragment layouts) and its accumulator to the mma layout; the result is converted back
 for its users. tilegpu-remove-layout-conversions then moves those conversions out of
@@ -66,12 +67,36 @@ def choose_mma(op: ir.Operation, target: Target) -> MmaKind | None:
     return kind
 
 
-def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int) -> None:
+def _feeds_another_dot(op: ir.Operation) -> bool:
+    """Whether the dot's result reaches another dot (attention's qk -> softmax -> p @ v)."""
+    pending, seen = [op.results[0]], set()
+    while pending:
+        for use in list(pending.pop().uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user.name == "tile.dot":
+                return True
+            if user not in seen and user.name not in ("scf.yield", "scf.condition"):
+                seen.add(user)
+                pending.extend(user.results)
+    return False
+
+
+def warps_for(op: ir.Operation, num_warps: int) -> tuple[int, ...]:
+    """Warps over the result tile. A chain of dots keeps every warp on its own rows
+    (all warps along M): the first dot's result then holds exactly the rows the second's
+    A operand needs, so passing it on is a register permutation, not an exchange."""
+    shape = list(shape_of(op.results[0].type))
+    if len(shape) == 2 and _feeds_another_dot(op):
+        return (num_warps, 1)
+    return mma_warps_per_cta(shape, num_warps)
+
+
+def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int, ...]) -> None:
     """Rewrites one dot onto the mma layouts, converting its operands and result."""
     a, b, acc = op.operands
     result = op.results[0]
     old = tilegpu.layout_of(result.type)
-    mma = MmaEncoding(2, mma_warps_per_cta(list(shape_of(result.type)), num_warps))
+    mma = MmaEncoding(2, warps)
     with ir.InsertionPoint(op), op.location:
         op.operands[0] = tilegpu.convert_layout(a, DotOperandEncoding(0, mma, kind.k_width))
         op.operands[1] = tilegpu.convert_layout(b, DotOperandEncoding(1, mma, kind.k_width))
@@ -90,9 +115,17 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
     target = Target.parse(tilegpu.target_of(module_op))
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
-        for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
+        dots = [op for op in walk_ops(fn) if op.name == "tile.dot"]
+        # A dot fed by a chain (the p @ v of attention) takes the warps of the dot that
+        # feeds it, so the hand-over stays in registers.
+        chained = {id(op) for op in dots if _feeds_another_dot(op)}
+        for op in dots:
             if not is_tensor(op.results[0].type) or isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
                 continue
             kind = choose_mma(op, target)
-            if kind is not None:
-                accelerate(op, kind, num_warps)
+            if kind is None:
+                continue
+            warps = warps_for(op, num_warps)
+            if chained and id(op) not in chained and len(shape_of(op.results[0].type)) == 2:
+                warps = (num_warps, 1)
+            accelerate(op, kind, num_warps, warps)

@@ -103,8 +103,10 @@ def optimize_dot_operands(module_op: ir.Operation) -> None:
         for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
             target = tilegpu.layout_of(op.results[0].type)
             source = tilegpu.layout_of(op.operands[0].type)
+            # From an mma result (a chained dot's A operand) the lowering permutes registers
+            # when the warps line up: no buffer then.
             if (isinstance(target, DotOperandEncoding) and isinstance(target.parent, MmaEncoding)
-                    and not isinstance(source, DotOperandEncoding)
+                    and not isinstance(source, (DotOperandEncoding, MmaEncoding))
                     and str(tensor_type(op.operands[0].type).element_type) in _BITS):
                 _through_shared_memory(op)
         for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
