@@ -63,3 +63,22 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_75"} {
     return %d : tensor<64x64xf32, #b>
   }
 }
+
+// -----
+
+// A chain of dots (attention: s = q @ k, then p @ v with p from s): both dots put every
+// warp on its own rows (warpsPerCTA [4, 1]), so s's mma layout lines up with the A
+// operand of the second dot and the hand-over needs no shared memory.
+// CHECK: #mma0 = #tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2 : i32, warpsPerCTA = array<i32: 4, 1>}>
+// CHECK-LABEL: func.func @chain
+// CHECK-NOT: warpsPerCTA = array<i32: 2, 2>
+// CHECK: return
+#b = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, threadsPerWarp = array<i32: 4, 8>, warpsPerCTA = array<i32: 4, 1>}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80"} {
+  func.func @chain(%q: tensor<64x32xf16, #b>, %k: tensor<32x64xf16, #b>, %v: tensor<64x64xf16, #b>, %z: tensor<64x64xf32, #b>) -> tensor<64x64xf32, #b> {
+    %s = "tile.dot"(%q, %k, %z) {input_precision = "ieee"} : (tensor<64x32xf16, #b>, tensor<32x64xf16, #b>, tensor<64x64xf32, #b>) -> tensor<64x64xf32, #b>
+    %p = arith.truncf %s : tensor<64x64xf32, #b> to tensor<64x64xf16, #b>
+    %o = "tile.dot"(%p, %v, %z) {input_precision = "ieee"} : (tensor<64x64xf16, #b>, tensor<64x64xf16, #b>, tensor<64x64xf32, #b>) -> tensor<64x64xf32, #b>
+    return %o : tensor<64x64xf32, #b>
+  }
+}
