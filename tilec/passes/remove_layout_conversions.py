@@ -27,6 +27,9 @@ memory; gather's source) simply skip the conversion.
    before and after the loop instead (usually free: the initial value is a splat, and
    the result feeds a store).
 
+5. hoist: a conversion inside a loop of a value defined before the loop moves before
+   it (done once rather than every iteration).
+
 After coalescing, this makes whole chains of elementwise work run in the layout of the
 loads that feed them, which is what a hand-written kernel would do.
 """
@@ -256,6 +259,34 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     return candidate
 
 
+def _hoist_invariant_conversions(fn: ir.Operation) -> bool:
+    """Rewrite 5: a conversion inside a loop of a value defined before the loop (a dot
+    operand loaded once, attention's q) moves before the loop, so it is done once, not
+    every iteration (it is pure; a loop that runs zero times pays it once for nothing)."""
+    changed = False
+    for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+        loop = op.parent
+        source = op.operands[0]
+        if loop is None or loop.name != "scf.for" or op.block != loop.regions[0].blocks[0]:
+            continue
+        defined_in_loop = (isinstance(source, ir.BlockArgument) and source.owner == op.block) or (
+            isinstance(source, ir.OpResult) and _inside(source.owner.operation if hasattr(source.owner, "operation")
+                                                        else source.owner, loop))
+        if not defined_in_loop:
+            op.move_before(loop)
+            changed = True
+    return changed
+
+
+def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent == loop:
+            return True
+        parent = parent.parent
+    return False
+
+
 def _carried_in_another_layout(arg: ir.Value, update: ir.Operation) -> Encoding | None:
     """L when the loop yields a conversion out of layout L and every use of `arg` converts
     it to L (a tensor-core accumulator: acc = dot(a, b, convert(acc)) yielded converted
@@ -327,5 +358,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                 rewriter = _Rewriter()
                 changed = _retype_loop_carried(rewriter, fn)
                 erase_dead_ops(fn)
+            if not changed:
+                changed = _hoist_invariant_conversions(fn)
             if not changed:
                 break
