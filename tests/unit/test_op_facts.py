@@ -58,6 +58,8 @@ def test_facts_follow_attributes():
         assert not op_facts.is_pure(store) and not op_facts.is_elementwise(store)
         assert op_facts.facts_of(ret) is None and not op_facts.is_pure(ret)
         assert op_facts.verifier_of(store) is not None
+        # Loads are pure but read memory: removable when unused, never recomputed.
+        assert op_facts.reads_memory(load) and not op_facts.reads_memory(add)
 
 
 def test_dot_operands_read_in_any_layout_on_the_fma_path_only():

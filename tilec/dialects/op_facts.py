@@ -10,7 +10,9 @@ next to its IRDL text), and passes ask here instead of keeping lists of op names
   position, so the op runs in whatever layout its tensor operands share;
 - `any_layout_operands`: operands the lowering reads in whatever layout they come in
   (through shared memory), so no conversion is needed before them;
-- `verifier`: the shape and type rules IRDL cannot state (a message, or None when fine).
+- `verifier`: the shape and type rules IRDL cannot state (a message, or None when fine);
+- `reads_memory`: a pure op whose result depends on memory (a load), which may be erased
+  when unused but not recomputed elsewhere.
 
 `pure` and `elementwise` may be functions of the op when an attribute decides (a
 volatile load, an impure inline asm). Upstream `arith` and `math` ops are described
@@ -35,6 +37,7 @@ class OpFacts:
     elementwise: Fact = False
     any_layout_operands: frozenset[int] | Callable[[ir.Operation], frozenset[int]] = field(default_factory=frozenset)
     verifier: Verifier | None = None
+    reads_memory: bool = False  # pure, yet its result depends on memory: not to be recomputed elsewhere
 
 
 OPS: dict[str, OpFacts] = {}
@@ -47,12 +50,13 @@ _MATH = OpFacts("math.*", pure=True, elementwise=True)
 
 
 def define_op(name: str, *, pure: Fact = False, elementwise: Fact = False,
-              any_layout_operands: tuple[int, ...] | Callable[[ir.Operation], frozenset[int]] = ()) -> OpFacts:
+              any_layout_operands: tuple[int, ...] | Callable[[ir.Operation], frozenset[int]] = (),
+              reads_memory: bool = False) -> OpFacts:
     """Records the facts of op `name` (once: a second definition is a bug)."""
     if name in OPS:
         raise ValueError(f"op {name} defined twice")
     operands = any_layout_operands if callable(any_layout_operands) else frozenset(any_layout_operands)
-    facts = OpFacts(name, pure, elementwise, operands)
+    facts = OpFacts(name, pure, elementwise, operands, reads_memory=reads_memory)
     OPS[name] = facts
     return facts
 
@@ -103,6 +107,13 @@ def reads_any_layout(op: ir.Operation, operand: int) -> bool:
         return False
     operands = facts.any_layout_operands
     return operand in (operands(op) if callable(operands) else operands)
+
+
+def reads_memory(op: ir.Operation) -> bool:
+    """True for an op whose result depends on memory (a load): pure, so removable when
+    unused, but not to be moved across writes or recomputed in another iteration."""
+    facts = facts_of(op)
+    return facts is not None and facts.reads_memory
 
 
 def verifier_of(op: ir.Operation) -> Verifier | None:

@@ -333,7 +333,7 @@ def _dot_any_layout_operands(op: ir.Operation) -> frozenset[int]:
 # tl.dot's FMA lowering and gather read these operands through shared memory.
 define_op("tile.dot", pure=True, any_layout_operands=_dot_any_layout_operands)
 define_op("tile.gather", pure=True, any_layout_operands=(0,))
-define_op("tile.load", pure=_load_is_pure)
+define_op("tile.load", pure=_load_is_pure, reads_memory=True)
 define_op("tile.extern_elementwise", pure=_declared_pure, elementwise=_declared_pure)
 define_op("tile.inline_asm", pure=_declared_pure, elementwise=_asm_is_elementwise)
 for _name in ("store", "atomic_rmw", "atomic_cas", "print", "assert", "assume", "barrier"):

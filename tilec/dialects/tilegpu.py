@@ -376,7 +376,7 @@ def encoding_error(ty: ir.Type) -> str | None:
 
 define_op("tilegpu.convert_layout", pure=True)
 define_op("tilegpu.local_alloc", pure=True)  # an unused buffer may go, its contents unread
-define_op("tilegpu.local_load", pure=True)
+define_op("tilegpu.local_load", pure=True, reads_memory=True)
 define_op("tilegpu.memdesc_index", pure=True)
 define_op("tilegpu.memdesc_subview", pure=True)
 

@@ -67,6 +67,7 @@ from mlir.dialects import arith, scf
 
 from ..dialects import tile, tilegpu
 from ..dialects._mlir import block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, tensor_type
+from ..dialects.op_facts import reads_memory
 from ..layout.encodings import LANE, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
 from ..layout.mma import MmaEncoding
@@ -85,9 +86,6 @@ NUM_STAGES_ATTR = "tile.num_stages"
 SLOT_ATTR = "tilegpu.pipeline_slot"
 # The first capability with cp.async.
 ASYNC_COPY_CAPABILITY = 80
-# Ops in an address slice that read memory: pure (an unused one may go), but their
-# value may change from one iteration to the next.
-_READS_MEMORY = ("tile.load", "tilegpu.local_load")
 # Ops a pipelined load's value may pass through on its way to a dot operand.
 _DOT_OPERAND_PATH = ("tilegpu.convert_layout", "tile.trans")
 
@@ -284,7 +282,7 @@ def _address_slice(loop: ir.Operation, roots: list[ir.Value]) -> _Slice | None:
             continue  # defined before the loop: invariant
         if op in ops:
             continue
-        if op.regions or op.name in _READS_MEMORY or not is_pure(op):
+        if op.regions or reads_memory(op) or not is_pure(op):
             return None
         ops.add(op)
         pending.extend(op.operands)

@@ -29,27 +29,13 @@ from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, WARP, SliceEncoding
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lower_op, lowers
-from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, row_slot_arrays, scratch_bytes, store_type, to_shared
 
 
 def cross_warp_bits(ll: LinearLayout, axis: int) -> list[int]:
     """The warp bits of the operand layout `ll` that move along `axis`: the partial
     results they separate are combined through shared memory (none: no shared memory)."""
     return [bit for bit, basis in enumerate(ll.bases(WARP)) if basis[axis] != 0]
-
-
-def _partial_arrays(shape: Sequence[int], axis: int, n_partials: int,
-                    sizes: Sequence[int]) -> tuple[list[int], int]:
-    """Where the cross-warp step keeps its partials: one array per operand (bytes per
-    element `sizes[i]`), [result element][warp partial], each 16-byte aligned. Returns
-    the arrays' offsets and the total bytes."""
-    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-    out_numel = math.prod(out_shape) if out_shape else 1
-    offsets, at = [], 0
-    for size in sizes:
-        offsets.append(at)
-        at += (out_numel * n_partials * size + 15) // 16 * 16
-    return offsets, at
 
 
 @scratch_bytes("tile.reduce")
@@ -59,7 +45,7 @@ def reduce_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     warp_bits = cross_warp_bits(layout_of_value(srcs[0]), axis)
     if not warp_bits:
         return 0
-    return _partial_arrays(shape_of(srcs[0].type), axis, 1 << len(warp_bits),
+    return row_slot_arrays(shape_of(srcs[0].type), axis, 1 << len(warp_bits),
                            [element_bytes(s.type) for s in srcs])[1]
 
 
@@ -180,7 +166,7 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
     out_shape = shape[:axis] + shape[axis + 1:]
     n_partials = 1 << len(warp_bits)
     types = [v.type for v in next(iter(groups.values()))]
-    offsets, total = _partial_arrays(shape, axis, n_partials, sizes)
+    offsets, total = row_slot_arrays(shape, axis, n_partials, sizes)
     ctx.reserve_shared(total)
 
     thread = ctx.thread_coordinates(ll)

@@ -35,7 +35,7 @@ from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from .debug import scf_if
 from .reduce import _combine, shuffle
-from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, row_slot_arrays, scratch_bytes, store_type, to_shared
 
 
 @dataclass(frozen=True)
@@ -83,19 +83,6 @@ def plan_scan(ll: LinearLayout, shape: Sequence[int], axis: int, reverse: bool) 
     return ScanPlan(coords, runs_of_row, True, None, run_length, shape[axis] // run_length)
 
 
-def _slot_arrays(shape: Sequence[int], axis: int, sizes: Sequence[int], per_row: int) -> tuple[list[int], int]:
-    """Where the slots are kept: one array per scanned value (bytes per element
-    `sizes[i]`), `per_row` slots for each row, each array 16-byte aligned. Returns the
-    arrays' offsets and the total bytes."""
-    out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-    n_rows = math.prod(out_shape) if out_shape else 1
-    offsets, at = [], 0
-    for size in sizes:
-        offsets.append(at)
-        at += (n_rows * per_row * size + 15) // 16 * 16
-    return offsets, at
-
-
 @scratch_bytes("tile.scan")
 def scan_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     axis = ir.IntegerAttr(op.attributes["axis"]).value
@@ -105,7 +92,7 @@ def scan_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     plan = plan_scan(layout_of_value(srcs[0]), shape, axis, reverse)
     if not plan.slots_per_row:
         return 0
-    return _slot_arrays(shape, axis, [element_bytes(s.type) for s in srcs], plan.slots_per_row)[1]
+    return row_slot_arrays(shape, axis, plan.slots_per_row, [element_bytes(s.type) for s in srcs])[1]
 
 
 @lowers("tile.scan")
@@ -160,7 +147,7 @@ class _Slots:
                  per_row: int):
         self.ctx, self.types, self.sizes, self.per_row = ctx, types, sizes, per_row
         out_shape = list(shape[:axis]) + list(shape[axis + 1:])
-        self.offsets, total = _slot_arrays(shape, axis, sizes, per_row)
+        self.offsets, total = row_slot_arrays(shape, axis, per_row, sizes)
         ctx.reserve_shared(total)
         self.element = ctx.element_coordinates(ll)
         self.strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]

@@ -18,7 +18,8 @@ that decides.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+import math
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from mlir import ir
 
@@ -107,3 +108,16 @@ def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value) -> ir.Value:
     """Reads a value of per-thread type `ty` at `byte_offset` of the kernel's shared memory."""
     address = ctx.shared_pointer(byte_offset)
     return from_shared(ctx, create_op("llvm.load", [store_type(ctx, ty)], [address]).result, ty)
+
+
+def row_slot_arrays(shape: Sequence[int], axis: int, slots_per_row: int,
+                    sizes: Sequence[int]) -> tuple[list[int], int]:
+    """Scratch arrays for a reduction's or scan's partial values across warps: one per
+    operand (bytes per element `sizes[i]`), `slots_per_row` slots for each position off
+    `axis` (a row), each array 16-byte aligned. Returns their offsets and the total bytes."""
+    rows = math.prod(list(shape[:axis]) + list(shape[axis + 1:]))
+    offsets, at = [], 0
+    for size in sizes:
+        offsets.append(at)
+        at += (rows * slots_per_row * size + 15) // 16 * 16
+    return offsets, at
