@@ -67,18 +67,22 @@ def choose_mma(op: ir.Operation, target: Target) -> MmaKind | None:
     return kind
 
 
-def _feeds_another_dot(op: ir.Operation) -> bool:
-    """Whether the dot's result reaches another dot (attention's qk -> softmax -> p @ v)."""
-    pending, seen = [op.results[0]], set()
+def _dots_fed(op: ir.Operation) -> list[ir.Operation]:
+    """The dots the dot's result reaches (attention's qk -> softmax -> p @ v)."""
+    pending, seen, found = [op.results[0]], set(), []
     while pending:
         for use in list(pending.pop().uses):
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user.name == "tile.dot":
-                return True
-            if user not in seen and user.name not in ("scf.yield", "scf.condition"):
+                found.append(user)
+            elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
                 seen.add(user)
                 pending.extend(user.results)
-    return False
+    return found
+
+
+def _feeds_another_dot(op: ir.Operation) -> bool:
+    return bool(_dots_fed(op))
 
 
 def warps_for(op: ir.Operation, num_warps: int) -> tuple[int, ...]:
@@ -116,9 +120,9 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
         dots = [op for op in walk_ops(fn) if op.name == "tile.dot"]
-        # A dot fed by a chain (the p @ v of attention) takes the warps of the dot that
+        # A dot fed by another (the p @ v of attention) takes the warps of the dot that
         # feeds it, so the hand-over stays in registers.
-        chained = {id(op) for op in dots if _feeds_another_dot(op)}
+        fed = {id(user) for op in dots for user in _dots_fed(op)}
         for op in dots:
             if not is_tensor(op.results[0].type) or isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
                 continue
@@ -126,6 +130,6 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
             if kind is None:
                 continue
             warps = warps_for(op, num_warps)
-            if chained and id(op) not in chained and len(shape_of(op.results[0].type)) == 2:
+            if id(op) in fed and len(shape_of(op.results[0].type)) == 2:
                 warps = (num_warps, 1)
             accelerate(op, kind, num_warps, warps)
