@@ -1,5 +1,6 @@
 """Codegen of tl.dot on tensor cores, without a GPU: the PTX of the tutorial matmul
-(Triton tutorial 03's kernel: loop-carried pointers, a masked K tail, an fp16 epilogue)
+(Triton tutorial 03's kernel, from test_software_pipelining.py: loop-carried pointers, a
+masked K tail, an fp16 epilogue)
 and of each dot type has the instructions the sm_80 path promises, and ptxas takes it."""
 from __future__ import annotations
 
@@ -18,34 +19,10 @@ except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA too
     pytest.skip("ptxas is not available", allow_module_level=True)
 
 
-@tilec.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
-    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
-    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
-        acc = tl.dot(a, b, acc)
-        a_ptrs += BLOCK_K * stride_ak
-        b_ptrs += BLOCK_K * stride_bk
-    c = acc.to(tl.float16)
-    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    tl.store(c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :], c,
-             mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
-
-
-# As a launch specialises them: sizes and leading strides divisible by 16, unit strides 1.
-SIGNATURE = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16", "M": "i32:16", "N": "i32:16",
-             "K": "i32:16", "stride_am": "i32:16", "stride_bk": "i32:16", "stride_cm": "i32:16"}
-UNIT_STRIDES = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+def _tutorial_matmul(target: str):
+    # The tutorial kernel and its launch-time specialisation live beside the pipelining tests.
+    from test_software_pipelining import compile_matmul
+    return compile_matmul(target, num_stages=3, block=(128, 128, 32), num_warps=4)
 
 
 def _counts(ptx: str) -> collections.Counter:
@@ -54,8 +31,7 @@ def _counts(ptx: str) -> collections.Counter:
 
 @pytest.mark.parametrize("target", ["sm_80", "sm_90"])
 def test_tutorial_matmul_runs_on_tensor_cores(target):
-    kernel = tilec.compile(matmul_kernel, signature=SIGNATURE, target=target, num_warps=4, num_stages=3,
-                           constexprs={"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, **UNIT_STRIDES})
+    kernel = _tutorial_matmul(target)
     counts = _counts(kernel.asm["ptx"])
     # 128x128x32 per iteration over 4 warps: 64 instructions m16n8k16 per thread's warp.
     assert counts["mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"] == 64
