@@ -41,33 +41,18 @@ from ..layout.shared import NVMMASharedEncoding, SharedEncoding, SwizzledSharedE
 from ._mlir import create_op, is_tensor, operand_groups, register_irdl, tensor_type
 from .op_facts import define_op, verifier
 
+# Every encoding is an attribute holding one dictionary of its fields (parsed back by
+# parse_encoding).
+ENCODINGS = ("blocked", "slice", "dot_op", "mma", "shared", "nvmma_shared")
+_ENCODING_IRDL = "".join(f"""  irdl.attribute @{name} {{
+    %0 = irdl.base "#builtin.dictionary"
+    irdl.parameters(params: %0)
+  }}
+""" for name in ENCODINGS)
+
 IRDL = """
 irdl.dialect @tilegpu {
-  irdl.attribute @blocked {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.attribute @slice {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.attribute @dot_op {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.attribute @shared {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.attribute @nvmma_shared {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.attribute @mma {
-    %0 = irdl.base "#builtin.dictionary"
-    irdl.parameters(params: %0)
-  }
-  irdl.type @memdesc {
+""" + _ENCODING_IRDL + """  irdl.type @memdesc {
     %0 = irdl.base "!builtin.tensor"
     irdl.parameters(tensor: %0)
   }
