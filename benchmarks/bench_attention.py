@@ -8,15 +8,20 @@ two stages: the blocks strictly left of the diagonal without a mask, then the di
 block with one. Plain pointer loads only (no block pointers, no descriptors).
 
 Each compiler tries a few configs and keeps its best correct time; configs that fail to
-compile or give wrong results are reported, not hidden.
+compile or give wrong results are reported, not hidden. Triton runs twice: by default (on
+Hopper: wgmma) and forced onto tilec's instructions (`DISABLE_MMA_V3=1`: mma.sync), the
+latter in a subprocess since Triton reads the variable when it compiles.
 
     python benchmarks/bench_attention.py
+    python benchmarks/bench_attention.py --triton-only   (used for the subprocess)
 """
 from __future__ import annotations
 
+import json
 import linecache
 import math
 import os
+import subprocess
 import sys
 import textwrap
 
@@ -161,17 +166,32 @@ def _resources(name, kernel, args, grid, head_dim, causal, config) -> str:
             f"shared={k.metadata.shared} B")
 
 
-def run() -> list[Row]:
+def _triton_on_mma_sync() -> dict:
+    """{case label: (TFLOP/s, resources note)} of Triton forced onto mma.sync, from a subprocess."""
+    env = {**os.environ, "DISABLE_MMA_V3": "1"}
+    done = subprocess.run([sys.executable, os.path.abspath(__file__), "--triton-only"], env=env,
+                          capture_output=True, text=True, timeout=1200)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(done.stdout[-2000:], done.stderr[-2000:])
+    return {}
+
+
+def run(triton_only: bool = False) -> list[Row]:
     import torch
     import torch.nn.functional as F
 
-    import tilec
-    import tilec.language as tcl
-    contenders = {"tilec": kernels(tilec, tcl)["attn_fwd"]}
+    contenders = {}
+    if not triton_only:
+        import tilec
+        import tilec.language as tcl
+        contenders["tilec"] = kernels(tilec, tcl)["attn_fwd"]
     if have_triton():
         import triton
         import triton.language as ttl
         contenders["triton"] = kernels(triton, ttl)["attn_fwd"]
+    on_mma_sync = _triton_on_mma_sync() if have_triton() and not triton_only else {}
 
     batch, heads, n_ctx = SHAPE
     rows = []
@@ -186,7 +206,8 @@ def run() -> list[Row]:
             args = launch_args(q, k, v, torch.empty_like(q), sm_scale)
 
             def grid(bm):
-                return (tilec.cdiv(n_ctx, bm), batch * heads)
+                return (triton_cdiv(n_ctx, bm), batch * heads)
+            label = f"d{head_dim} {'causal' if causal else 'full'} {batch}x{heads}x{n_ctx}"
             notes, results, marks, best = [], {}, [], {}
             for name, kernel in contenders.items():
                 found, mismatch = _one_compiler(name, kernel, args, grid, head_dim, causal, ref, flops, notes)
@@ -194,17 +215,27 @@ def run() -> list[Row]:
                     marks.append(name)
                 if found is not None:
                     results[name], best[name] = found
-            results["torch"] = flops / time_gpu(
-                lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale), reps=20) / 1e9
+            if label in on_mma_sync:
+                results["triton mma.sync"], note = on_mma_sync[label]
+                notes.append(note)
+            if not triton_only:
+                results["torch"] = flops / time_gpu(
+                    lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale), reps=20) / 1e9
             for name, config in best.items():
                 try:
                     notes.append(_resources(name, contenders[name], args, grid, head_dim, causal, config))
                 except Exception as exc:  # noqa: BLE001
                     notes.append(f"  {name}: resources unavailable ({type(exc).__name__}: {exc})")
-            label = f"d{head_dim} {'causal' if causal else 'full'} {batch}x{heads}x{n_ctx}"
-            print(f"{label}:\n" + "\n".join(notes))
-            rows.append(Row(label + (" !" + ",".join(marks) if marks else ""), results, "TF/s"))
+            if triton_only:
+                notes = [n.replace("  triton ", "  triton mma.sync ") for n in notes]
+            print(f"{label}:\n" + "\n".join(notes), file=sys.stderr if triton_only else sys.stdout)
+            rows.append(Row(label + (" !" + ",".join(marks) if marks else ""), results, "TF/s",
+                            [n for n in notes if " best " in n]))
     return rows
+
+
+def triton_cdiv(a: int, b: int) -> int:
+    return (a + b - 1) // b
 
 
 def main() -> None:
@@ -212,7 +243,15 @@ def main() -> None:
     print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}")
     rows = run()
     print_table("flash attention fwd f16 (TFLOP/s, higher is better; '!' = a config mismatched SDPA)", rows)
+    if any("triton mma.sync" in row.results for row in rows):
+        print_table("flash attention fwd f16 against Triton on mma.sync (TFLOP/s)", rows,
+                    reference="triton mma.sync")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--triton-only"]:
+        found = {row.name.split(" !")[0]: (row.results["triton"], " ".join(row.notes)) for row in run(triton_only=True)
+                 if "triton" in row.results}
+        print("RESULT " + json.dumps(found))
+    else:
+        main()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 # The tilec kernels benchmarked are the examples' own.
@@ -48,6 +48,7 @@ class Row:
     name: str
     results: dict[str, float]  # contender -> value (higher is better)
     unit: str
+    notes: list[str] = field(default_factory=list)  # e.g. each contender's best config and resources
 
 
 def print_table(title: str, rows: list[Row], reference: str = "triton") -> None:

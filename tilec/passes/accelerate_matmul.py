@@ -122,7 +122,8 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
         dots = [op for op in walk_ops(fn) if op.name == "tile.dot"]
         # A dot fed by another (the p @ v of attention) takes the warps of the dot that
         # feeds it, so the hand-over stays in registers.
-        fed = {id(user) for op in dots for user in _dots_fed(op)}
+        # (Operations compare equal by identity of the op; the Python wrappers' id()s do not.)
+        fed = [user for op in dots for user in _dots_fed(op)]
         for op in dots:
             if not is_tensor(op.results[0].type) or isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
                 continue
@@ -130,6 +131,6 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
             if kind is None:
                 continue
             warps = warps_for(op, num_warps)
-            if id(op) in fed and len(shape_of(op.results[0].type)) == 2:
+            if op in fed and len(shape_of(op.results[0].type)) == 2:
                 warps = (num_warps, 1)
             accelerate(op, kind, num_warps, warps)

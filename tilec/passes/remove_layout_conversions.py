@@ -20,12 +20,12 @@ the pass removes as many as it can, repeating three rewrites until none applies:
 Before these, operands that their op reads in any layout (tl.dot's, through shared
 memory; gather's source) simply skip the conversion.
 
-4. retype loop-carried values: an accumulator updated elementwise from a loaded value
-   (`acc = acc + tl.load(...)`) takes the load's layout, and one that the loop converts
-   to a layout L on every use and yields converted out of L (a tensor-core dot's
-   accumulator) takes L, so that no iteration pays a conversion; it is converted once
-   before and after the loop instead (usually free: the initial value is a splat, and
-   the result feeds a store).
+4. retype loop-carried values: a value the loop yields converted out of a layout L (a
+   tensor-core dot's accumulator), or computes elementwise from itself and from values
+   converted out of L (`acc = acc + tl.load(...)`; attention's `l_i = l_i * alpha +
+   tl.sum(p, 1)`), is carried in L, so that no iteration pays a conversion; it is
+   converted once before and after the loop instead (usually free: the initial value is
+   a splat, and the result feeds a store).
 
 5. hoist: a conversion inside a loop of a value defined before the loop moves before
    it (done once rather than every iteration).
@@ -80,7 +80,7 @@ class _Rewriter:
             operand_layouts = [None] * len(op.operands)
         elif is_elementwise(op) or name == "tile.broadcast":
             operand_layouts = [layout if is_tensor(v.type) else None for v in op.operands]
-        elif name == "tile.expand_dims" and isinstance(layout, BlockedEncoding):
+        elif name == "tile.expand_dims":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             operand_layouts = [SliceEncoding(axis, layout)]
         else:
@@ -223,40 +223,71 @@ def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation) -> bool:
 
 
 def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.Value) -> Encoding | None:
-    """The layout an accumulator should take, or None to leave it.
+    """The layout a loop-carried value should take, or None to leave it.
 
-    `yielded` must be computed by an elementwise op from `arg` and from operands that are
-    conversions out of one other layout L (or recomputable in L): the op then runs in L
-    once the accumulator is in L, and the conversions in the loop disappear.
+    - The loop yields a conversion out of a layout L (a tensor-core accumulator, yielded
+      converted back from the mma layout): carried in L, the yield needs no conversion,
+      and the conversion of the argument at the top of the body, when something still
+      needs the old layout, is no worse than the one it replaces (and usually sinks).
+    - The yielded value is computed by elementwise ops from `arg` and from operands that
+      are conversions out of one other layout L, or recomputable in L (`l = l * alpha +
+      sum(p)` with alpha and the sum in a reduction's layout): those ops then run in L
+      once the value is carried in L, and the loop's conversions disappear.
+    - Every use of `arg` but its elementwise update converts it to L (see
+      `_converted_uses_layout`).
     """
     if not is_tensor(arg.type) or not isinstance(yielded, ir.OpResult):
         return None
     update = yielded.owner.operation
     current = tilegpu.layout_of(arg.type)
-    carried = _carried_in_another_layout(arg, update)
-    if carried is not None and carried != current:
-        return carried
-    if not is_elementwise(update) or arg not in list(update.operands):
+    if update.name == "tilegpu.convert_layout":
+        source = tilegpu.layout_of(update.operands[0].type)
+        return source if source != current else None
+    if not is_elementwise(update):
         return None
-    converted = _converted_uses_layout(rewriter, arg, update)
-    if converted is not None and converted != current:
-        return converted
+    if arg in list(update.operands):
+        converted = _converted_uses_layout(rewriter, arg, update)
+        if converted is not None and converted != current:
+            return converted
+    leaves = _elementwise_leaves(yielded, arg, update.block)
+    if leaves is None or arg not in leaves:
+        return None
     candidate = None
-    for operand in update.operands:
-        if isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout":
-            src_layout = tilegpu.layout_of(operand.owner.operation.operands[0].type)
+    for leaf in leaves:
+        if isinstance(leaf, ir.OpResult) and leaf.owner.operation.name == "tilegpu.convert_layout":
+            src_layout = tilegpu.layout_of(leaf.owner.operation.operands[0].type)
             if src_layout != current:
                 candidate = src_layout
                 break
     if candidate is None:
         return None
-    for operand in update.operands:
-        if operand == arg or not is_tensor(operand.type):
+    for leaf in leaves:
+        if leaf == arg or not is_tensor(leaf.type):
             continue
-        converted = isinstance(operand, ir.OpResult) and operand.owner.operation.name == "tilegpu.convert_layout"
-        if not converted and rewriter.rematerialize(operand, candidate) is None:
+        converted = isinstance(leaf, ir.OpResult) and leaf.owner.operation.name == "tilegpu.convert_layout"
+        if not converted and rewriter.rematerialize(leaf, candidate) is None:
             return None
     return candidate
+
+
+def _elementwise_leaves(value: ir.Value, arg: ir.Value, body: ir.Block, depth: int = 0) -> list[ir.Value] | None:
+    """The operands at the leaves of the tree of elementwise ops of `body` that computes
+    `value`: the walk stops at `arg`, at conversions, at values from outside the body and
+    at any other op. None when the tree is implausibly deep."""
+    if depth > 16:
+        return None
+    if value == arg or not isinstance(value, ir.OpResult):
+        return [value]
+    op = value.owner.operation
+    if op.block != body or op.name == "tilegpu.convert_layout" or not is_elementwise(op):
+        return [value]
+    leaves = []
+    for operand in op.operands:
+        below = _elementwise_leaves(operand, arg, body, depth + 1)
+        if below is None:
+            return None
+        leaves += below
+    return leaves
 
 
 def _hoist_invariant_conversions(fn: ir.Operation) -> bool:
@@ -285,20 +316,6 @@ def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
             return True
         parent = parent.parent
     return False
-
-
-def _carried_in_another_layout(arg: ir.Value, update: ir.Operation) -> Encoding | None:
-    """L when the loop yields a conversion out of layout L and every use of `arg` converts
-    it to L (a tensor-core accumulator: acc = dot(a, b, convert(acc)) yielded converted
-    back): carried in L, the value needs no conversion in the loop."""
-    if update.name != "tilegpu.convert_layout":
-        return None
-    layout = tilegpu.layout_of(update.operands[0].type)
-    for use in arg.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user.name != "tilegpu.convert_layout" or tilegpu.layout_of(user.results[0].type) != layout:
-            return None
-    return layout
 
 
 def _converted_uses_layout(rewriter: _Rewriter, arg: ir.Value, update: ir.Operation) -> Encoding | None:
