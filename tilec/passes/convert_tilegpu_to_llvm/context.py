@@ -130,6 +130,7 @@ class LoweringContext:
             self.warp = self.arith("shrui", self.tid, self.const(5))
             self.smem = create_op("llvm.mlir.addressof", [self.ptr_shared],
                                   attributes={"global_name": ir.FlatSymbolRefAttr.get("global_smem")}).result
+            self._smem32: ir.Value | None = None
             # Values built later for the prologue go before this marker (removed by canonicalize).
             self.prologue_anchor = create_op("arith.constant", [self.i32], attributes={"value": ir.IntegerAttr.get(self.i32, 0)})
 
@@ -263,11 +264,28 @@ class LoweringContext:
             byte_offset = self.arith("addi", byte_offset, self.const(self.scratch_offset))
         return self.shared_pointer(byte_offset)
 
-    def shared_pointer(self, byte_offset: ir.Value) -> ir.Value:
-        """The address of byte `byte_offset` of the kernel's shared memory."""
-        return create_op("llvm.getelementptr", [self.ptr_shared], [self.smem, byte_offset],
+    def shared_pointer(self, byte_offset: ir.Value, base: ir.Value | None = None) -> ir.Value:
+        """The address of byte `byte_offset` of the kernel's shared memory, or of the
+        pointer `base` when given."""
+        return create_op("llvm.getelementptr", [self.ptr_shared], [self.smem if base is None else base, byte_offset],
                          attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
                                      "elem_type": ir.TypeAttr.get(self.i8)}).result
+
+    def buffer_pointer(self, buffer: ir.Value, thread_offset: ir.Value) -> ir.Value:
+        """The address of byte `thread_offset` of a buffer that starts at byte `buffer` of
+        shared memory. Kept as two steps on purpose: in a loop the buffer moves every
+        iteration (a pipelining ring's slot) while a thread's offset in it does not, so
+        LLVM hoists the offset's arithmetic and each access costs one add (a constant
+        offset folds into the instruction)."""
+        return self.shared_pointer(thread_offset, self.shared_pointer(buffer))
+
+    def shared_address32(self, byte_offset: ir.Value) -> ir.Value:
+        """Byte `byte_offset` of shared memory as the 32-bit address PTX's shared-memory
+        instructions take in inline assembly (cp.async)."""
+        if self._smem32 is None:
+            with ir.InsertionPoint(self.prologue_anchor):
+                self._smem32 = create_op("llvm.ptrtoint", [self.i32], [self.smem]).result
+        return self.arith("addi", self._smem32, byte_offset)
 
     # ------------------------------------------------------------------ thread coordinates
     def thread_coordinates(self, ll: LinearLayout) -> list[tuple[ir.Value | None, bool]]:

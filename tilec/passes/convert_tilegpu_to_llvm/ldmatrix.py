@@ -100,11 +100,23 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     words = layout.in_dim_size(REGISTER) // per_word
     vector_type = ir.VectorType.get([per_word], elem_ty)
     values: list[ir.Value] = []
+    # The buffer's start, then the thread's offset in it (see ctx.buffer_pointer). Where a
+    # register group's constant shares no bit with the thread's part, XOR is addition and
+    # the constant becomes an immediate offset of the instruction.
+    thread_bits = 0
+    for component in lane_components + warp_components:
+        thread_bits |= component
+    buffer = ctx.shared_pointer(base)
+    thread_pointer = None if thread is None else ctx.shared_pointer(ctx.arith("muli", thread, ctx.const(size)), buffer)
     for first in range(0, words, num):
         constant = offset_of({REGISTER: first * per_word}) ^ start
-        offset = ctx.const(constant) if thread is None else (
-            ctx.arith("xori", thread, ctx.const(constant)) if constant else thread)
-        address = ctx.shared_pointer(ctx.arith("addi", base, ctx.arith("muli", offset, ctx.const(size))))
+        if thread is None:
+            address = ctx.shared_pointer(ctx.const(constant * size), buffer)
+        elif constant & thread_bits == 0:
+            address = ctx.shared_pointer(ctx.const(constant * size), thread_pointer)
+        else:
+            offset = ctx.arith("muli", ctx.arith("xori", thread, ctx.const(constant)), ctx.const(size))
+            address = ctx.shared_pointer(offset, buffer)
         loaded = create_op("nvvm.ldmatrix", [result_type], [address], attributes=attributes).result
         for i in range(num):
             word = loaded if num == 1 else create_op("llvm.extractvalue", [ctx.i32], [loaded], attributes={

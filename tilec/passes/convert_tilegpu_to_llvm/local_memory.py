@@ -104,15 +104,15 @@ def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
     for start in range(0, len(values), run):
         if start not in owned:
             continue
-        address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
         if run == 1:
-            store(ctx, values[start], address)
+            store(ctx, values[start], ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size))))
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
         vector = create_op("llvm.mlir.undef", [vector_type]).result
         for i in range(run):
             vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
-        create_op("llvm.store", [], [vector, ctx.shared_pointer(address)],
+        address = ctx.buffer_pointer(base, ctx.arith("muli", offsets[start], ctx.const(size)))
+        create_op("llvm.store", [], [vector, address],
                   attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)})
 
 
@@ -168,12 +168,12 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
     values: list[ir.Value] = []
     for start in range(0, len(offsets), run):
-        address = ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))
         if run == 1:
-            values.append(load(ctx, elem_ty, address))
+            values.append(load(ctx, elem_ty, ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))))
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
-        vector = create_op("llvm.load", [vector_type], [ctx.shared_pointer(address)],
+        address = ctx.buffer_pointer(base, ctx.arith("muli", offsets[start], ctx.const(size)))
+        vector = create_op("llvm.load", [vector_type], [address],
                            attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)}).result
         values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(i)]).result for i in range(run))
     ctx.set(result, values)
@@ -219,11 +219,11 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     base = ctx.lowered(memdesc)
     offsets = element_offsets(ctx, layout, view)
     nbytes = vec * size
+    buffer = ctx.shared_address32(base)  # per slot; the thread's offsets below do not move
     for start in range(0, len(pointers), vec):
         if start not in registers:
             continue
-        offset = ctx.arith("muli", offsets[start], ctx.const(size))
-        address = create_op("llvm.ptrtoint", [ctx.i32], [ctx.shared_pointer(ctx.arith("addi", base, offset))]).result
+        address = ctx.arith("addi", buffer, ctx.arith("muli", offsets[start], ctx.const(size)))
         # .cg (L2 only) exists for 16-byte copies; smaller ones cache in L1 too.
         cache = ".cg" if nbytes == 16 else ".ca"
         if masks is None:
