@@ -29,8 +29,11 @@ LIBDEVICE_MATH = {
 
 # fp32 math that Triton computes with the hardware's approximations (tl.sqrt_rn and
 # tl.div_rn are the correctly rounded forms); kept so results match Triton bit for bit.
+# tl.exp2 flushes subnormals (Triton's libdevice __nv_exp2f under ftz reflection is
+# ex2.approx.ftz.f32; one SASS instruction, where the non-ftz form adds a range fix-up),
+# while tl.exp keeps them (`_fast_exp2`, as Triton's own exp lowering).
 APPROX_F32 = {"math.sqrt": "sqrt.approx.ftz.f32", "math.rsqrt": "rsqrt.approx.ftz.f32",
-              "math.exp2": "ex2.approx.f32"}
+              "math.exp2": "ex2.approx.ftz.f32"}
 
 LOG2E = 1.4426950408889634
 
