@@ -18,6 +18,8 @@ Ops:
     "tilegpu.local_store"(%x, %m)
     %b = "tilegpu.memdesc_index"(%ring, %i) : (memdesc<tensor<3x...>>, i32) -> memdesc<tensor<...>>
     %v = "tilegpu.memdesc_subview"(%b) {offsets = array<i32: 0, 16>} : (memdesc<tensor<64x32x..>>) -> memdesc<tensor<64x16x..>>
+    %s = "tilegpu.extract_slice"(%x) {offsets = array<i32: 0, 16>} : (tensor<64x32x.., #a>) -> tensor<64x16x.., #a>
+                                      (a block of a tensor that its threads already hold: a register selection)
     "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?)   (cp.async; masked-off: zeros)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
@@ -96,6 +98,14 @@ irdl.dialect @tilegpu {
     %2 = irdl.base @tilegpu::@memdesc
     irdl.attributes {"offsets" = %1}
     irdl.operands(buffer: %0)
+    irdl.results(result: %2)
+  }
+  irdl.operation @extract_slice {
+    %0 = irdl.base "!builtin.tensor"
+    %1 = irdl.any
+    %2 = irdl.base "!builtin.tensor"
+    irdl.attributes {"offsets" = %1}
+    irdl.operands(src: %0)
     irdl.results(result: %2)
   }
   irdl.operation @async_copy_global_to_local {
@@ -306,7 +316,18 @@ def memdesc_subview(buffer: ir.Value, offsets: list[int], shape: list[int]) -> i
 
 
 def subview_offsets(op: ir.Operation) -> list[int]:
+    """The offsets of a memdesc_subview or an extract_slice."""
     return list(ir.DenseI32ArrayAttr(op.attributes["offsets"]))
+
+
+def extract_slice(src: ir.Value, offsets: list[int], shape: list[int]) -> ir.Value:
+    """The `shape` block of a register tensor starting at `offsets` (a multiple of `shape`),
+    in the same layout: valid where each thread already holds its part of the block
+    (`convert_tilegpu_to_llvm.convert_layout.slice_registers`), e.g. one K slice of a dot operand."""
+    whole = tensor_type(src.type)
+    part = ir.RankedTensorType.get(list(shape), whole.element_type, whole.encoding)
+    return create_op("tilegpu.extract_slice", [part], [src],
+                     attributes={"offsets": ir.DenseI32ArrayAttr.get(list(offsets))}).result
 
 
 def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None) -> ir.Operation:
@@ -364,6 +385,24 @@ define_op("tilegpu.local_alloc", pure=True)  # an unused buffer may go, its cont
 define_op("tilegpu.local_load", pure=True, reads_memory=True)
 define_op("tilegpu.memdesc_index", pure=True)
 define_op("tilegpu.memdesc_subview", pure=True)
+define_op("tilegpu.extract_slice", pure=True)
+
+
+def _block_error(offsets: list[int], part: list[int], whole: list[int], what: str) -> str | None:
+    for offset, size, total in zip(offsets, part, whole):
+        if offset % size or not 0 <= offset < total or offset + size > total:
+            return f"offsets {offsets} must be in bounds and multiples of the {what}'s shape {part}"
+    return None
+
+
+@verifier("tilegpu.extract_slice")
+def _verify_extract_slice(op: ir.Operation) -> str | None:
+    whole, part = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
+    offsets = subview_offsets(op)
+    if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
+            or part.rank != whole.rank:
+        return f"must keep the element type, layout and rank of {whole}, got {part} at {offsets}"
+    return _block_error(offsets, list(part.shape), list(whole.shape), "block")
 
 
 @verifier("tilegpu.memdesc_subview")
@@ -373,10 +412,7 @@ def _verify_memdesc_subview(op: ir.Operation) -> str | None:
     if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
             or part.rank != whole.rank:
         return f"must keep the element type, encoding and rank of {whole}, got {part} at {offsets}"
-    for offset, size, total in zip(offsets, part.shape, whole.shape):
-        if offset % size or not 0 <= offset < total or offset + size > total:
-            return f"offsets {offsets} must be in bounds and multiples of the view's shape {list(part.shape)}"
-    return None
+    return _block_error(offsets, list(part.shape), list(whole.shape), "view")
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier"):
     define_op("tilegpu." + _name)

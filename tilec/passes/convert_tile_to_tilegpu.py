@@ -224,7 +224,7 @@ _RULES = {
                                          "tilegpu.convert_layout")},
     # ttgir's own ops are made by later passes with their layouts already chosen.
     **{name: _A.run_nothing for name in ("tilegpu.local_alloc", "tilegpu.local_dealloc", "tilegpu.local_load",
-                                         "tilegpu.local_store", "tilegpu.memdesc_index", "tilegpu.memdesc_subview",
+                                         "tilegpu.local_store", "tilegpu.memdesc_index", "tilegpu.memdesc_subview", "tilegpu.extract_slice",
                                          "tilegpu.async_copy_global_to_local", "tilegpu.async_commit_group",
                                          "tilegpu.async_wait", "tilegpu.barrier")},
     "tile.store": _A.run_store,

@@ -31,6 +31,7 @@ from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
 from ..layout.mma import MmaEncoding, mma_v2_instr_k
 from ..layout.shared import mma_operand_shared_encoding
+from .convert_tilegpu_to_llvm.convert_layout import slice_registers
 from . import register_pass
 from .utils import functions
 
@@ -68,33 +69,49 @@ def _single_use_local_load(value: ir.Value) -> ir.Operation | None:
 
 
 def _slice_along_k(dot: ir.Operation) -> None:
-    """A tensor-core dot whose operands are read from shared memory becomes a chain of
-    dots over K slices of one instruction's depth, each reading only its slice (a
-    memdesc_subview): the fragments of one slice are live at a time, not the whole K
-    (a 128x128x64 tile's operands alone would take 128 registers a thread)."""
+    """A tensor-core dot whose B operand is read from shared memory becomes a chain of
+    dots over K slices of one instruction's depth, each reading only its slice of B (a
+    memdesc_subview) and of A (a subview too, or, for an A already in registers such as
+    attention's p, an extract_slice that selects registers): the B fragments of one slice
+    are live at a time, not the whole K (a 64x128 B operand alone would take 128
+    registers a thread)."""
     a, b, acc = dot.operands
     load_a, load_b = _single_use_local_load(a), _single_use_local_load(b)
     operand = tilegpu.layout_of(a.type)
-    if load_a is None or load_b is None or len(shape_of(a.type)) != 2:
+    if load_b is None or len(shape_of(a.type)) != 2:
         return
     m, k = shape_of(a.type)
     n = shape_of(b.type)[1]
     depth = mma_v2_instr_k(operand.k_width)
     if k <= depth:
         return
-    element = tensor_type(a.type).element_type
-    a_type = lambda: ir.RankedTensorType.get([m, depth], element, tensor_type(a.type).encoding)  # noqa: E731
-    b_type = lambda: ir.RankedTensorType.get([depth, n], element, tensor_type(b.type).encoding)  # noqa: E731
+    if load_a is None and slice_registers(_linear(a.type), _linear(_resized(a.type, [m, depth])), [0, depth]) is None:
+        return
     with ir.InsertionPoint(dot), dot.location:
         total = acc
         for start in range(0, k, depth):
-            a_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_a.operands[0], [0, start], [m, depth]), a_type())
-            b_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_b.operands[0], [start, 0], [depth, n]), b_type())
+            if load_a is not None:
+                a_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_a.operands[0], [0, start], [m, depth]),
+                                             _resized(a.type, [m, depth]))
+            else:
+                a_slice = tilegpu.extract_slice(a, [0, start], [m, depth])
+            b_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_b.operands[0], [start, 0], [depth, n]),
+                                         _resized(b.type, [depth, n]))
             total = tile.dot(a_slice, b_slice, total, str_attr_value(dot, "input_precision", "ieee"))
     dot.results[0].replace_all_uses_with(total)
     dot.erase()
-    load_a.erase()
+    if load_a is not None:
+        load_a.erase()
     load_b.erase()
+
+
+def _linear(ty: ir.Type):
+    return tilegpu.layout_of(ty).to_linear(shape_of(ty))
+
+
+def _resized(ty: ir.Type, shape: list[int]) -> ir.RankedTensorType:
+    tensor = tensor_type(ty)
+    return ir.RankedTensorType.get(shape, tensor.element_type, tensor.encoding)
 
 
 @register_pass("tilegpu-optimize-dot-operands", "Tensor-core operands through swizzled shared memory (ldmatrix)")

@@ -1,4 +1,4 @@
-"""Lowering of tilegpu.convert_layout.
+"""Lowering of tilegpu.convert_layout, and of tilegpu.extract_slice (a register selection).
 
 Compares the two linear layouts (`register_permutation`):
 - equal: nothing to do;
@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from mlir import ir
 
+from ...dialects import tilegpu
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
-from .context import LoweringContext, layout_of_value, lowers
+from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from .shape import exchange, row_major, staging_bytes
 from .shared_memory import scratch_bytes
 
@@ -33,6 +34,42 @@ def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int
     if not all(c in index for c in wanted):
         return None
     return [index[c] for c in wanted]
+
+
+def slice_registers(src_ll: LinearLayout, dst_ll: LinearLayout, offsets: list[int]) -> list[int] | None:
+    """For each register of `dst_ll` (a block of `src_ll`'s tensor at `offsets`, in the
+    same layout), the register of `src_ll` holding its element in the same thread; None
+    when some thread does not hold its part of the block.
+
+    Coordinates are the register part XOR the thread part; a block's offset is a
+    multiple of its power-of-two shape, so when the offset shares no bit with what lanes
+    and warps move, the thread part is the same in both and registers map directly."""
+    if src_ll.bases(LANE) != dst_ll.bases(LANE) or src_ll.bases(WARP) != dst_ll.bases(WARP):
+        return None
+    thread_bits = [0] * len(offsets)
+    for basis in list(src_ll.bases(LANE)) + list(src_ll.bases(WARP)):
+        for d, c in enumerate(basis):
+            thread_bits[d] |= c
+    if any(o & bits for o, bits in zip(offsets, thread_bits)):
+        return None
+    index = {src_ll.apply({REGISTER: r}): r for r in reversed(range(src_ll.in_dim_size(REGISTER)))}
+    picks = []
+    for r in range(dst_ll.in_dim_size(REGISTER)):
+        coords = tuple(c + o for c, o in zip(dst_ll.apply({REGISTER: r}), offsets))
+        if coords not in index:
+            return None
+        picks.append(index[coords])
+    return picks
+
+
+@lowers("tilegpu.extract_slice")
+def lower_extract_slice(ctx: LoweringContext, op: ir.Operation) -> None:
+    src, dst = op.operands[0], op.results[0]
+    picks = slice_registers(ctx.layout(src), ctx.layout(dst), tilegpu.subview_offsets(op))
+    if picks is None:
+        raise LoweringError(f"extract_slice of a block its threads do not hold: {src.type} -> {dst.type}")
+    values = ctx.elements(src)
+    ctx.set(dst, [values[r] for r in picks])
 
 
 @scratch_bytes("tilegpu.convert_layout")
