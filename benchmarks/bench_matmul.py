@@ -9,8 +9,14 @@ subprocess since Triton reads the variable when it compiles. torch (cuBLAS) is p
 beside them. For each compiler's best config, registers, spills and shared memory are
 reported too.
 
+Compile time is measured too, each compiler in fresh processes with empty caches: the
+first call of the first config (compile, load and launch, with whatever one-time set-up
+the compiler does) and the first call of a second config in the same process (compile,
+load and launch only).
+
     python benchmarks/bench_matmul.py            # all sizes
     python benchmarks/bench_matmul.py --triton-only 4096   (used for the subprocess)
+    python benchmarks/bench_matmul.py --cold-compile tilec|triton   (likewise)
 """
 from __future__ import annotations
 
@@ -19,7 +25,9 @@ import linecache
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -127,6 +135,58 @@ def _triton_on_mma_sync(size: int) -> dict | None:
     return None
 
 
+def cold_compile(which: str) -> dict:
+    """In this (fresh) process: milliseconds of the first call of CONFIGS[0] and then of
+    CONFIGS[1] at 4096^3 (each a compile, a load and a launch)."""
+    import torch
+    if which == "tilec":
+        import tilec as compiler
+        import tilec.language as tl
+    else:
+        import triton as compiler
+        import triton.language as tl
+    kernel = _kernel(compiler, tl)
+    size = 4096
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+    times = []
+    for bm, bn, bk, gm, warps, stages in CONFIGS[:2]:
+        grid = (((size + bm - 1) // bm) * ((size + bn - 1) // bn),)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        kernel[grid](a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                     c.stride(1), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1000)
+    return {"first": times[0], "second": times[1]}
+
+
+def _cold_compile_in_subprocess(which: str, extra_env: dict | None = None) -> dict | None:
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
+               "TRITON_CACHE_DIR": os.path.join(cache, "triton"), **(extra_env or {})}
+        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cold-compile", which], env=env,
+                              capture_output=True, text=True, timeout=600)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    print(done.stdout[-2000:], done.stderr[-2000:])
+    return None
+
+
+def compile_rows() -> list[Row]:
+    """Cold compile times (ms, lower is better) of tilec and Triton (default and mma.sync)."""
+    found = {"tilec": _cold_compile_in_subprocess("tilec")}
+    if have_triton():
+        found["triton"] = _cold_compile_in_subprocess("triton")
+        found["triton mma.sync"] = _cold_compile_in_subprocess("triton", {"DISABLE_MMA_V3": "1"})
+    rows = []
+    for key, label in (("first", "first call in a fresh process"), ("second", "a second config's first call")):
+        rows.append(Row(f"matmul compile: {label}", {name: r[key] for name, r in found.items() if r}, "ms"))
+    return rows
+
+
 def run() -> tuple[list[Row], list[str]]:
     import torch
     import tilec
@@ -176,10 +236,13 @@ def main() -> None:
         print_table("matmul fp16 against Triton on mma.sync (TFLOP/s)", rows, reference="triton mma.sync")
     for note in notes:
         print(note)
+    print_table("matmul cold compile, 128x256x64 then 128x128x64 (ms, lower is better)", compile_rows())
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--triton-only":
         print("RESULT " + json.dumps(run_triton_only(int(sys.argv[2]))))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--cold-compile":
+        print("RESULT " + json.dumps(cold_compile(sys.argv[2])))
     else:
         main()
