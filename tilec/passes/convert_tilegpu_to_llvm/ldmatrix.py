@@ -16,6 +16,8 @@ group of four registers.
 """
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 
 from ...dialects._mlir import create_op
@@ -38,6 +40,14 @@ def plan_ldmatrix(layout: LinearLayout, encoding, buffer: ir.RankedTensorType, e
                   num_warps: int) -> tuple[bool, int] | None:
     """(trans, matrices per instruction) when `layout` can be loaded with ldmatrix from
     the buffer, else None."""
+    return _plan(layout, encoding, tuple(buffer.shape), element_bits, num_warps)
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(layout: LinearLayout, encoding, shape: tuple[int, ...], element_bits: int,
+          num_warps: int) -> tuple[bool, int] | None:
+    """plan_ldmatrix, once per distinct question (a K-sliced dot asks the same one for
+    every slice)."""
     if element_bits not in (8, 16, 32):
         return None
     per_word = 32 // element_bits
@@ -45,14 +55,20 @@ def plan_ldmatrix(layout: LinearLayout, encoding, buffer: ir.RankedTensorType, e
     if words == 0:
         return None
     num = 4 if words % 4 == 0 else 2 if words % 2 == 0 else 1
-    shared = _shared_layout(buffer, encoding)
-    shape = list(buffer.shape)
+    shared = encoding if encoding is not None else SwizzledSharedEncoding(1, 1, 1, tuple(reversed(range(len(shape)))))
+    # Offsets are linear (XOR) in the register, lane and warp bits, so the rows of any
+    # group and warp are those of group 0 of warp 0 XOR one constant, itself the XOR of
+    # the constants of their single bits: rows stay 16 contiguous aligned bytes exactly
+    # when each single bit's constant is a multiple of a row. Checking group 0 of warp 0
+    # and each single group bit and warp bit is therefore checking all of them.
+    warps = [0] + [1 << b for b in range(num_warps.bit_length() - 1)]
+    firsts = [0] + [num << b for b in range((words // num).bit_length() - 1)]
     for trans in ((False, True) if element_bits == 16 else (False,)):
         try:
-            for warp in range(num_warps):
-                for first in range(0, words, num):
-                    ldmatrix_row_offsets(layout, shared, shape, element_bits, list(range(first, first + num)), trans,
-                                         warp)
+            for warp in warps:
+                for first in (firsts if warp == 0 else [0]):
+                    ldmatrix_row_offsets(layout, shared, list(shape), element_bits, list(range(first, first + num)),
+                                         trans, warp)
         except ValueError:
             continue
         return trans, num
