@@ -152,7 +152,18 @@ class _Progress:
     with the IR they were given (`upstream_input`)."""
     failures: list[PassFailure] = field(default_factory=list)
     upstream: list[PipelineItem] = field(default_factory=list)
-    upstream_input: str = ""
+    upstream_input: ir.Operation | None = None  # a copy, printed only if they fail
+
+
+def _snapshot(op: ir.Operation) -> ir.Operation:
+    """A copy of the module as a pass receives it, kept in case the pass fails. Copying
+    is several times cheaper than printing (with locations) before every pass; the text is
+    made only for a failure (`_text`)."""
+    return op.clone()
+
+
+def _text(snapshot: ir.Operation | None) -> str:
+    return "" if snapshot is None else snapshot.get_asm(enable_debug_info=True)
 
 
 def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
@@ -193,7 +204,7 @@ def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
         if print_ir:
             pm.enable_ir_printing()
         if 0 in groups:
-            progress.upstream, progress.upstream_input = groups[0], module.operation.get_asm(enable_debug_info=True)
+            progress.upstream, progress.upstream_input = groups[0], _snapshot(module.operation)
         try:
             pm.run(module.operation)
         except ir.MLIRError as error:
@@ -240,7 +251,7 @@ def _replay(context: ir.Context, progress: _Progress, error: ir.MLIRError, verif
     stands) or when no single pass fails alone."""
     steps = [(name, step) for item in progress.upstream for name, step in _single_passes(item)]
     try:
-        module = ir.Module.parse(progress.upstream_input, context)
+        module = ir.Module.parse(_text(progress.upstream_input), context)
     except ir.MLIRError:
         return None
     for name, step in steps:
@@ -269,15 +280,15 @@ def _wrap(info: PassInfo, options: dict[str, Any], progress: _Progress, item: st
         progress.upstream = []  # the upstream passes before this one succeeded
         before = None
         try:
-            before = op.get_asm(enable_debug_info=True)
+            before = _snapshot(op)
             with op.context, op.location:
                 info.run(op, **options)
         except Exception as exc:  # surfaced by run_pipeline with the IR it failed on
-            progress.failures.append(PassFailure(info.name, exc, before or "", item))
+            progress.failures.append(PassFailure(info.name, exc, _text(before), item))
             pass_.signal_pass_failure()
             return
         if upstream_next:  # the input of the upstream passes that follow, should they fail
-            progress.upstream, progress.upstream_input = upstream_next, op.get_asm(enable_debug_info=True)
+            progress.upstream, progress.upstream_input = upstream_next, _snapshot(op)
 
     run.__name__ = info.name
     return run
