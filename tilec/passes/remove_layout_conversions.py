@@ -194,8 +194,11 @@ def _store_layout_is_free(store: ir.Operation) -> bool:
     return not isinstance(enc, BlockedEncoding) or enc.size_per_thread[enc.order[0]] == 1
 
 
-def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation) -> bool:
-    """Rewrite 4 of the module docstring, for every scf.for in `fn`; True if any changed."""
+def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation, history: list) -> bool:
+    """Rewrite 4 of the module docstring, for every scf.for in `fn`; True if any changed.
+
+    `history` holds (loop, index, layouts it has had) across the pass's rounds: a value
+    never goes back to a layout it had, so the rules cannot undo each other forever."""
     changed = False
     for loop in [op for op in walk_ops(fn) if op.name == "scf.for"]:
         body = loop.regions[0].blocks[0]
@@ -204,6 +207,13 @@ def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation) -> bool:
             layout = _better_accumulator_layout(rewriter, arg, terminator.operands[i])
             if layout is None:
                 continue
+            had = next((seen for op, index, seen in history if index == i and op == loop), None)
+            if had is None:
+                had = set()
+                history.append((loop, i, had))
+            if layout in had:
+                continue
+            had.update((tilegpu.layout_of(arg.type), layout))
             old_type = arg.type
             new_type = tilegpu.with_layout(old_type, layout)
             with ir.InsertionPoint(loop), loop.location:
@@ -357,6 +367,7 @@ def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
 @register_pass("tilegpu-remove-layout-conversions", "Remove unnecessary layout conversions")
 def remove_layout_conversions(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
+        history: list = []
         for _ in range(MAX_ITERATIONS):
             rewriter = _Rewriter()
             changed = False
@@ -373,7 +384,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
             erase_dead_ops(fn)
             if not changed:
                 rewriter = _Rewriter()
-                changed = _retype_loop_carried(rewriter, fn)
+                changed = _retype_loop_carried(rewriter, fn, history)
                 erase_dead_ops(fn)
             if not changed:
                 changed = _hoist_invariant_conversions(fn)
