@@ -20,13 +20,13 @@ from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
-from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.encodings import REGISTER
 from ...layout.linear_layout import LinearLayout
 from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
-from .shared_memory import OFFSET_ATTR, byte_size, load, store
+from .shared_memory import OFFSET_ATTR, byte_size, load, store, vector_run
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
     layout = ctx.layout(value)
     offsets = element_offsets(ctx, layout, view)
     elem_ty = values[0].type
-    run = _vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
+    run = vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
     owned = set(registers)
     for start in range(0, len(values), run):
         if start not in owned:
@@ -165,7 +165,7 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
                                                    8 * size, *plan))
             return
     offsets = element_offsets(ctx, layout, view)
-    run = _vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
+    run = vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
     values: list[ir.Value] = []
     for start in range(0, len(offsets), run):
         if run == 1:
@@ -177,29 +177,6 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
                            attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)}).result
         values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(i)]).result for i in range(run))
     ctx.set(result, values)
-
-
-def _vector_run(layout: LinearLayout, encoding, shape: list[int], size: int, elem_ty: ir.Type) -> int:
-    """How many consecutive registers sit at consecutive, aligned offsets of the buffer
-    (up to 16 bytes), so that one vector access moves them; 1 for booleans and pointers
-    (kept in another form in shared memory)."""
-    if isinstance(elem_ty, ir.IntegerType) and elem_ty.width == 1 or not hasattr(elem_ty, "width"):
-        return 1
-
-    def offset(coords: tuple[int, ...]) -> int:
-        if encoding is None:
-            return sum(c * math.prod(shape[d + 1:]) for d, c in enumerate(coords))
-        return encoding.offset_layout(shape).apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
-
-    registers = layout.bases(REGISTER)
-    run = 1
-    while run * size < 16 and run.bit_length() - 1 < len(registers) and offset(registers[run.bit_length() - 1]) == run:
-        run *= 2
-    # Every other basis must keep runs aligned: its offset a multiple of the run.
-    others = list(registers[run.bit_length() - 1:]) + list(layout.bases(LANE)) + list(layout.bases(WARP))
-    while run > 1 and any(offset(b) % run for b in others):
-        run //= 2
-    return run
 
 
 @lowers("tilegpu.async_copy_global_to_local")

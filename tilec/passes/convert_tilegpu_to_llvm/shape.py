@@ -21,7 +21,7 @@ from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of, trans_order
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, layout_of_value, lowers
-from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared, vector_run
 
 IndexFn = Callable[[list[ir.Value]], ir.Value]
 
@@ -71,9 +71,24 @@ def stage(ctx: LoweringContext, sources: Sequence[ir.Value]) -> Staged:
     base = 0
     for source in sources:
         shape = shape_of(source.type)
-        for value, coords in zip(ctx.elements(source), ctx.element_coordinates(ctx.layout(source))):
-            offset = ctx.arith("muli", row_major(ctx, coords, shape, base), ctx.const(staged.elem_bytes))
-            create_op("llvm.store", [], [to_shared(ctx, value), ctx.shared_address(offset)])
+        layout = ctx.layout(source)
+        values, all_coords = ctx.elements(source), ctx.element_coordinates(layout)
+        # Registers at consecutive, aligned row-major positions go out as one vector
+        # store (an mma accumulator's pairs, a blocked layout's runs).
+        run = vector_run(layout, None, list(shape), staged.elem_bytes, staged.elem_type)
+        if base % run:
+            run = 1
+        for start in range(0, len(values), run):
+            offset = ctx.arith("muli", row_major(ctx, all_coords[start], shape, base), ctx.const(staged.elem_bytes))
+            if run == 1:
+                create_op("llvm.store", [], [to_shared(ctx, values[start]), ctx.shared_address(offset)])
+                continue
+            vector_type = ir.VectorType.get([run], staged.elem_type)
+            vector = create_op("llvm.mlir.undef", [vector_type]).result
+            for i in range(run):
+                vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
+            create_op("llvm.store", [], [vector, ctx.shared_address(offset)],
+                      attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * staged.elem_bytes)})
         base += math.prod(shape)
     ctx.barrier()
     return staged

@@ -25,6 +25,8 @@ from mlir import ir
 
 from ...dialects._mlir import create_op
 from ...dialects.tile import element_type, is_ptr_type
+from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.linear_layout import LinearLayout
 
 if TYPE_CHECKING:  # the context imports this module: only its type is needed here
     from .context import LoweringContext
@@ -121,3 +123,26 @@ def row_slot_arrays(shape: Sequence[int], axis: int, slots_per_row: int,
         offsets.append(at)
         at += (rows * slots_per_row * size + 15) // 16 * 16
     return offsets, at
+
+
+def vector_run(layout: LinearLayout, encoding, shape: list[int], size: int, elem_ty: ir.Type) -> int:
+    """How many consecutive registers sit at consecutive, aligned offsets of the buffer
+    (up to 16 bytes), so that one vector access moves them; 1 for booleans and pointers
+    (kept in another form in shared memory)."""
+    if isinstance(elem_ty, ir.IntegerType) and elem_ty.width == 1 or not hasattr(elem_ty, "width"):
+        return 1
+
+    def offset(coords: tuple[int, ...]) -> int:
+        if encoding is None:
+            return sum(c * math.prod(shape[d + 1:]) for d, c in enumerate(coords))
+        return encoding.offset_layout(shape).apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+
+    registers = layout.bases(REGISTER)
+    run = 1
+    while run * size < 16 and run.bit_length() - 1 < len(registers) and offset(registers[run.bit_length() - 1]) == run:
+        run *= 2
+    # Every other basis must keep runs aligned: its offset a multiple of the run.
+    others = list(registers[run.bit_length() - 1:]) + list(layout.bases(LANE)) + list(layout.bases(WARP))
+    while run > 1 and any(offset(b) % run for b in others):
+        run //= 2
+    return run
