@@ -2,7 +2,8 @@
 that are not register permutations: an exchange through shared memory.
 
 Every thread writes the elements it holds at their row-major position in the op's
-scratch space (after the elements of earlier sources); after a barrier, every thread
+scratch space (after the elements of earlier sources; a run of registers at
+consecutive, aligned positions as one vector store); after a barrier, every thread
 reads each element its result layout assigns it, at the position an index function
 computes from the element's coordinates. The same routine serves every op; only the
 index function differs. The scratch space is every source element (`staging_bytes`);
