@@ -15,10 +15,12 @@ its fastest dimension stays contiguous, so threads store 16-byte vectors) makes 
 barrier pass then place and synchronise the buffer like any other. Conversions the
 pipeliner already turned into a local_load from a ring are untouched.
 
-Then every tensor-core dot whose operands are such local_loads is sliced along K into
-a chain of dots one instruction deep, each loading its own slice through a
-`memdesc_subview` (what Triton's prefetch pass achieves): one slice's fragments are
-live at a time, so large K tiles no longer spill.
+Then every tensor-core dot whose B is such a local_load is sliced along K into a chain
+of dots one instruction deep, each loading its own slice through a `memdesc_subview`
+(A likewise, or by `extract_slice` when it is already in registers): one slice's
+fragments are live at a time, so large K tiles no longer spill. The first slice is read
+where the operands were loaded (in a pipelined loop: right after the wait, before the
+next stage's copies, which the reads could not otherwise pass), the others at the dot.
 """
 from __future__ import annotations
 
@@ -87,16 +89,27 @@ def _slice_along_k(dot: ir.Operation) -> None:
         return
     if load_a is None and slice_registers(_linear(a.type), _linear(_resized(a.type, [m, depth])), [0, depth]) is None:
         return
-    with ir.InsertionPoint(dot), dot.location:
-        total = acc
-        for start in range(0, k, depth):
-            if load_a is not None:
-                a_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_a.operands[0], [0, start], [m, depth]),
-                                             _resized(a.type, [m, depth]))
-            else:
+    # The first slice is read where the first of the two operands was (in a pipelined
+    # loop, right after the wait and before the next stage's copies, which ptxas cannot
+    # move reads across): its ldmatrix latency overlaps the copies' issue instead of
+    # delaying the first mma. The other slices are read at the dot.
+    early = _first_read(load_a, load_b)
+
+    def read(load: ir.Operation, offsets: list[int], shape: list[int], ty: ir.Type, first: bool) -> ir.Value:
+        where = early if first and early is not None and _available_at(load.operands[0], early) else (
+            load if first else dot)
+        with ir.InsertionPoint(where), dot.location:
+            return tilegpu.local_load(tilegpu.memdesc_subview(load.operands[0], offsets, shape), _resized(ty, shape))
+
+    total = acc
+    for start in range(0, k, depth):
+        if load_a is not None:
+            a_slice = read(load_a, [0, start], [m, depth], a.type, start == 0)
+        else:
+            with ir.InsertionPoint(dot), dot.location:
                 a_slice = tilegpu.extract_slice(a, [0, start], [m, depth])
-            b_slice = tilegpu.local_load(tilegpu.memdesc_subview(load_b.operands[0], [start, 0], [depth, n]),
-                                         _resized(b.type, [depth, n]))
+        b_slice = read(load_b, [start, 0], [depth, n], b.type, start == 0)
+        with ir.InsertionPoint(dot), dot.location:
             total = tile.dot(a_slice, b_slice, total, str_attr_value(dot, "input_precision", "ieee"))
     dot.results[0].replace_all_uses_with(total)
     dot.erase()
@@ -107,6 +120,41 @@ def _slice_along_k(dot: ir.Operation) -> None:
 
 def _linear(ty: ir.Type):
     return tilegpu.layout_of(ty).to_linear(shape_of(ty))
+
+
+def _first_read(load_a: ir.Operation | None, load_b: ir.Operation) -> ir.Operation | None:
+    """Of the operands' local_loads in one block, the one that comes first."""
+    if load_a is None or load_a.block != load_b.block:
+        return None
+    for op in load_b.block.operations:
+        if op.operation == load_a or op.operation == load_b:
+            return op.operation
+    return None
+
+
+def _available_at(buffer: ir.Value, where: ir.Operation) -> bool:
+    """Whether `buffer` can be used before `where`: defined before it, or a memdesc_index
+    of the same block with operands from elsewhere (block arguments, values from outside
+    the block), which is then moved up before `where` (it is pure)."""
+    if not isinstance(buffer, ir.OpResult):
+        return True
+    op = buffer.owner.operation if hasattr(buffer.owner, "operation") else buffer.owner
+    if op.block != where.block:
+        return True
+    for other in where.block.operations:
+        if other.operation == op:
+            return True  # op comes first
+        if other.operation == where:
+            break
+    if op.name != "tilegpu.memdesc_index":
+        return False
+    for operand in op.operands:
+        if isinstance(operand, ir.OpResult):
+            owner = operand.owner.operation if hasattr(operand.owner, "operation") else operand.owner
+            if owner.block == where.block:
+                return False
+    op.move_before(where)
+    return True
 
 
 def _resized(ty: ir.Type, shape: list[int]) -> ir.RankedTensorType:

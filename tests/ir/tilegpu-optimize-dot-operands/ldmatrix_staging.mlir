@@ -9,14 +9,16 @@
 // CHECK: #shared1 = #tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>
 // CHECK-LABEL: func.func @operands
 // CHECK: %[[ABUF:[0-9]+]] = "tilegpu.local_alloc"(%arg0) {{.*}} -> !tilegpu.memdesc<tensor<64x32xf16, #shared0>>
-// CHECK: %[[BBUF:[0-9]+]] = "tilegpu.local_alloc"(%arg1) {{.*}} -> !tilegpu.memdesc<tensor<32x64xf16, #shared1>>
-// CHECK: %[[C:[0-9]+]] = "tilegpu.convert_layout"(%arg2)
 // Then the dot, sliced along K into two dots one instruction (16) deep, each loading
-// only its slice of A and B.
-// CHECK: %[[A0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[ABUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<64x16xf16, #shared0>>
+// only its slice of A and B. The first slices are read where the first operand was
+// loaded (before anything else between there and the dot: in a pipelined loop, before
+// the next stage's copies), the others at the dot.
+// CHECK-NEXT: %[[A0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[ABUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<64x16xf16, #shared0>>
 // CHECK-NEXT: %[[LA0:[0-9]+]] = "tilegpu.local_load"(%[[A0]]) {{.*}} -> tensor<64x16xf16, #dot_op0>
+// CHECK: %[[BBUF:[0-9]+]] = "tilegpu.local_alloc"(%arg1) {{.*}} -> !tilegpu.memdesc<tensor<32x64xf16, #shared1>>
 // CHECK-NEXT: %[[B0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<16x64xf16, #shared1>>
 // CHECK-NEXT: %[[LB0:[0-9]+]] = "tilegpu.local_load"(%[[B0]]) {{.*}} -> tensor<16x64xf16, #dot_op1>
+// CHECK-NEXT: %[[C:[0-9]+]] = "tilegpu.convert_layout"(%arg2)
 // CHECK-NEXT: %[[D0:[0-9]+]] = "tile.dot"(%[[LA0]], %[[LB0]], %[[C]])
 // CHECK-NEXT: %[[A1:[0-9]+]] = "tilegpu.memdesc_subview"(%[[ABUF]]) {offsets = array<i32: 0, 16>}
 // CHECK-NEXT: %[[LA1:[0-9]+]] = "tilegpu.local_load"(%[[A1]])

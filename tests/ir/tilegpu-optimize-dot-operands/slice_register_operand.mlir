@@ -14,9 +14,10 @@
 // CHECK-DAG: %[[BBUF:[0-9]+]] = "tilegpu.local_alloc"(%arg1) {{.*}} -> !tilegpu.memdesc<tensor<64x64xf16, #shared0>>
 // No load of the whole of B before the chain.
 // CHECK-NOT: "tilegpu.local_load"(%[[BBUF]])
-// CHECK: %[[A0:[0-9]+]] = "tilegpu.extract_slice"(%[[A]]) {offsets = array<i32: 0, 0>} : (tensor<128x64xf16, #dot_op0>) -> tensor<128x16xf16, #dot_op0>
-// CHECK-NEXT: %[[B0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<16x64xf16, #shared0>>
+// B's first slice is read where B was loaded; the rest at the dot.
+// CHECK: %[[B0:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 0, 0>} {{.*}} -> !tilegpu.memdesc<tensor<16x64xf16, #shared0>>
 // CHECK-NEXT: %[[LB0:[0-9]+]] = "tilegpu.local_load"(%[[B0]]) {{.*}} -> tensor<16x64xf16, #dot_op1>
+// CHECK-NEXT: %[[A0:[0-9]+]] = "tilegpu.extract_slice"(%[[A]]) {offsets = array<i32: 0, 0>} : (tensor<128x64xf16, #dot_op0>) -> tensor<128x16xf16, #dot_op0>
 // CHECK-NEXT: %[[D0:[0-9]+]] = "tile.dot"(%[[A0]], %[[LB0]], %arg2) {{.*}} -> tensor<128x64xf32, #mma0>
 // CHECK-NEXT: %[[A1:[0-9]+]] = "tilegpu.extract_slice"(%[[A]]) {offsets = array<i32: 0, 16>} : (tensor<128x64xf16, #dot_op0>) -> tensor<128x16xf16, #dot_op0>
 // CHECK-NEXT: %[[B1:[0-9]+]] = "tilegpu.memdesc_subview"(%[[BBUF]]) {offsets = array<i32: 16, 0>} {{.*}} -> !tilegpu.memdesc<tensor<16x64xf16, #shared0>>
