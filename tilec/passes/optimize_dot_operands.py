@@ -28,14 +28,15 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects import tile
-from ..dialects._mlir import str_attr_value, tensor_type, walk_ops
+from ..dialects._mlir import int_attr_value, str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
 from ..layout.mma import MmaEncoding, mma_v2_instr_k
 from ..layout.shared import mma_operand_shared_encoding
 from .convert_tilegpu_to_llvm.convert_layout import slice_registers
+from .pipeline import SLOT_ATTR
 from . import register_pass
-from .utils import functions
+from .utils import functions, is_pure
 
 _BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8}
 
@@ -96,8 +97,9 @@ def _slice_along_k(dot: ir.Operation) -> None:
     early = _first_read(load_a, load_b)
 
     def read(load: ir.Operation, offsets: list[int], shape: list[int], ty: ir.Type, first: bool) -> ir.Value:
-        where = early if first and early is not None and _available_at(load.operands[0], early) else (
-            load if first else dot)
+        hoist = first and early is not None and _nothing_writes_between(early, load) and \
+            _available_at(load.operands[0], early)
+        where = early if hoist else (load if first else dot)
         with ir.InsertionPoint(where), dot.location:
             return tilegpu.local_load(tilegpu.memdesc_subview(load.operands[0], offsets, shape), _resized(ty, shape))
 
@@ -132,29 +134,70 @@ def _first_read(load_a: ir.Operation | None, load_b: ir.Operation) -> ir.Operati
     return None
 
 
+def _nothing_writes_between(start: ir.Operation, load: ir.Operation) -> bool:
+    """Whether `load`'s read may move up to `start`: every op between them is pure, or a
+    copy into another slot of a pipelining ring (or another buffer) than the one read,
+    or the commit closing such copies. A wait, a barrier or a store in between keeps the
+    read where it is."""
+    read = load.operands[0]
+    read_op = read.owner.operation if isinstance(read, ir.OpResult) else None
+    between = False
+    for op in start.block.operations:
+        op = op.operation
+        if op == start:
+            between = True
+            continue
+        if op == load:
+            return True
+        if not between or is_pure(op) or op.name == "tilegpu.async_commit_group":
+            continue
+        if op.name != "tilegpu.async_copy_global_to_local" or not _other_slot(op.operands[1], read_op):
+            return False
+    return False
+
+
+def _other_slot(written: ir.Value, read_op: ir.Operation | None) -> bool:
+    """Whether a copy into `written` cannot touch what `read_op` (the read buffer's
+    definition) gives: another ring, or the same ring's slot at another pipeline offset."""
+    if read_op is None or read_op.name != "tilegpu.memdesc_index" or not isinstance(written, ir.OpResult):
+        return False
+    write_op = written.owner.operation
+    if write_op.name != "tilegpu.memdesc_index" or SLOT_ATTR not in write_op.attributes \
+            or SLOT_ATTR not in read_op.attributes:
+        return False
+    if write_op.operands[0] != read_op.operands[0]:
+        return True
+    return int_attr_value(write_op, SLOT_ATTR) != int_attr_value(read_op, SLOT_ATTR)
+
+
 def _available_at(buffer: ir.Value, where: ir.Operation) -> bool:
     """Whether `buffer` can be used before `where`: defined before it, or a memdesc_index
-    of the same block with operands from elsewhere (block arguments, values from outside
-    the block), which is then moved up before `where` (it is pure)."""
-    if not isinstance(buffer, ir.OpResult):
+    whose operands are (block arguments, values from outside the block or from before
+    `where`), which is then moved up before `where` (it is pure)."""
+    op = buffer.owner.operation if isinstance(buffer, ir.OpResult) else None
+    if op is None or _before(op, where):
         return True
-    op = buffer.owner.operation if hasattr(buffer.owner, "operation") else buffer.owner
+    if op.name != "tilegpu.memdesc_index":
+        return False
+    for operand in op.operands:
+        if isinstance(operand, ir.OpResult) and not _before(operand.owner.operation, where):
+            return False
+    op.move_before(where)
+    return True
+
+
+def _before(op: ir.Operation, where: ir.Operation) -> bool:
+    """Whether `op` dominates `where` for our purposes: in another block (an enclosing
+    one: the dot's operands are defined there or in the dot's block), or earlier in
+    the same block."""
     if op.block != where.block:
         return True
     for other in where.block.operations:
         if other.operation == op:
-            return True  # op comes first
+            return True
         if other.operation == where:
-            break
-    if op.name != "tilegpu.memdesc_index":
-        return False
-    for operand in op.operands:
-        if isinstance(operand, ir.OpResult):
-            owner = operand.owner.operation if hasattr(operand.owner, "operation") else operand.owner
-            if owner.block == where.block:
-                return False
-    op.move_before(where)
-    return True
+            return False
+    return False
 
 
 def _resized(ty: ir.Type, shape: list[int]) -> ir.RankedTensorType:
