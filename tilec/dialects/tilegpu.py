@@ -388,31 +388,32 @@ define_op("tilegpu.memdesc_subview", pure=True)
 define_op("tilegpu.extract_slice", pure=True)
 
 
-def _block_error(offsets: list[int], part: list[int], whole: list[int], what: str) -> str | None:
-    for offset, size, total in zip(offsets, part, whole):
+def _block_error(op: ir.Operation, whole: ir.RankedTensorType, part: ir.RankedTensorType, kept: str,
+                 what: str) -> str | None:
+    """Why `part`, at the op's offsets, is not a block of `whole` (memdesc_subview and
+    extract_slice share the rule: same element type, encoding and rank; offsets in bounds
+    and multiples of the block's shape)."""
+    offsets = subview_offsets(op)
+    if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
+            or part.rank != whole.rank:
+        return f"must keep the element type, {kept} and rank of {whole}, got {part} at {offsets}"
+    for offset, size, total in zip(offsets, part.shape, whole.shape):
         if offset % size or not 0 <= offset < total or offset + size > total:
-            return f"offsets {offsets} must be in bounds and multiples of the {what}'s shape {part}"
+            return f"offsets {offsets} must be in bounds and multiples of the {what}'s shape {list(part.shape)}"
     return None
 
 
 @verifier("tilegpu.extract_slice")
 def _verify_extract_slice(op: ir.Operation) -> str | None:
-    whole, part = tensor_type(op.operands[0].type), tensor_type(op.results[0].type)
-    offsets = subview_offsets(op)
-    if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
-            or part.rank != whole.rank:
-        return f"must keep the element type, layout and rank of {whole}, got {part} at {offsets}"
-    return _block_error(offsets, list(part.shape), list(whole.shape), "block")
+    return _block_error(op, tensor_type(op.operands[0].type), tensor_type(op.results[0].type), "layout", "block")
 
 
 @verifier("tilegpu.memdesc_subview")
 def _verify_memdesc_subview(op: ir.Operation) -> str | None:
-    whole, part = memdesc_tensor(op.operands[0].type), memdesc_tensor(op.results[0].type)
-    offsets = subview_offsets(op)
-    if whole.element_type != part.element_type or whole.encoding != part.encoding or len(offsets) != whole.rank \
-            or part.rank != whole.rank:
-        return f"must keep the element type, encoding and rank of {whole}, got {part} at {offsets}"
-    return _block_error(offsets, list(part.shape), list(whole.shape), "view")
+    return _block_error(op, memdesc_tensor(op.operands[0].type), memdesc_tensor(op.results[0].type), "encoding",
+                        "view")
+
+
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier"):
     define_op("tilegpu." + _name)

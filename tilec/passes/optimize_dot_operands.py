@@ -128,10 +128,7 @@ def _first_read(load_a: ir.Operation | None, load_b: ir.Operation) -> ir.Operati
     """Of the operands' local_loads in one block, the one that comes first."""
     if load_a is None or load_a.block != load_b.block:
         return None
-    for op in load_b.block.operations:
-        if op.operation == load_a or op.operation == load_b:
-            return op.operation
-    return None
+    return load_a if _before(load_a, load_b) else load_b
 
 
 def _nothing_writes_between(start: ir.Operation, load: ir.Operation) -> bool:

@@ -28,11 +28,10 @@ from ...layout.shared import SwizzledSharedEncoding, ldmatrix_row_offsets
 from .context import LoweringContext
 
 
-def _shared_layout(buffer: ir.RankedTensorType, encoding) -> object:
+def _shared_layout(rank: int, encoding) -> object:
     """The buffer's shared encoding; a row-major buffer as an unswizzled one."""
     if encoding is not None:
         return encoding
-    rank = len(buffer.shape)
     return SwizzledSharedEncoding(1, 1, 1, tuple(reversed(range(rank))))
 
 
@@ -55,7 +54,7 @@ def _plan(layout: LinearLayout, encoding, shape: tuple[int, ...], element_bits: 
     if words == 0:
         return None
     num = 4 if words % 4 == 0 else 2 if words % 2 == 0 else 1
-    shared = encoding if encoding is not None else SwizzledSharedEncoding(1, 1, 1, tuple(reversed(range(len(shape)))))
+    shared = _shared_layout(len(shape), encoding)
     # Offsets are linear (XOR) in the register, lane and warp bits, so the rows of any
     # group and warp are those of group 0 of warp 0 XOR one constant, itself the XOR of
     # the constants of their single bits: rows stay 16 contiguous aligned bytes exactly
@@ -87,7 +86,7 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     shape: adding it XORs its offset, which keeps 16-byte rows whole); plan_ldmatrix
     said it works."""
     shape = list(buffer.shape)
-    offsets = _shared_layout(buffer, encoding).offset_layout(shape)
+    offsets = _shared_layout(len(shape), encoding).offset_layout(shape)
     start = offsets.apply({f"dim{d}": c for d, c in enumerate(origin)})[0]
     per_word = 32 // element_bits
 
