@@ -227,6 +227,15 @@ class TestApply:
             assert lay.apply(a) == ref_apply(lay, a)
 
     @pytest.mark.parametrize("seed", range(5))
+    def test_images_list_every_value_of_one_input(self, seed):
+        rng = random.Random(50 + seed)
+        lay = random_layout(rng, [(R, 4), (L, 2), (W, 1)], [("dim0", 8), ("dim1", 4)])
+        for name in (R, L, W):
+            assert lay.images(name) == tuple(ref_apply(lay, {R: 0, L: 0, W: 0, name: v})
+                                             for v in range(lay.in_dim_size(name)))
+        assert lay.images("absent") == ((0, 0),)
+
+    @pytest.mark.parametrize("seed", range(5))
     def test_apply_is_linear(self, seed):
         rng = random.Random(100 + seed)
         lay = random_layout(rng, [(R, 2), (L, 3)], [("dim0", 4), ("dim1", 8)])

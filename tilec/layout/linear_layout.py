@@ -20,6 +20,7 @@ small implementation over Python ints.
 """
 from __future__ import annotations
 
+import functools
 from typing import Iterable, Mapping, Sequence
 
 Basis = tuple[int, ...]
@@ -112,14 +113,20 @@ class LinearLayout:
     # ------------------------------------------------------------------ evaluation
     def apply(self, inputs: Mapping[str, int]) -> tuple[int, ...]:
         """The output coordinates of `inputs` (missing input dims are 0)."""
-        unknown = set(inputs) - set(self.in_dims)
-        if unknown:
-            raise ValueError(f"unknown input dimension(s) {sorted(unknown)}; this layout has {list(self.in_dims)}")
         out = [0] * len(self._out_dims)
+        used = 0
         for name, vecs in self._bases:
             value = inputs.get(name, 0)
+            if name in inputs:
+                used += 1
+            if not value:
+                continue
             if value >> len(vecs):
                 raise ValueError(f"input {name}={value} exceeds its size {1 << len(vecs)}")
+            if len(vecs) <= _TABLE_BITS:  # the lowering's common case: one lookup
+                for d, c in enumerate(_images(self, name)[value]):
+                    out[d] ^= c
+                continue
             i = 0
             while value:
                 if value & 1:
@@ -127,6 +134,9 @@ class LinearLayout:
                         out[d] ^= c
                 value >>= 1
                 i += 1
+        if used != len(inputs):
+            unknown = set(inputs) - set(self.in_dims)
+            raise ValueError(f"unknown input dimension(s) {sorted(unknown)}; this layout has {list(self.in_dims)}")
         return tuple(out)
 
     # Flattened views over the bits of all outputs: the first out dim is least significant.
@@ -337,6 +347,12 @@ class LinearLayout:
                     rows.sort(key=lambda r: -r[0])
         return _fully_reduce(rows)
 
+    def images(self, in_dim: str) -> tuple[tuple[int, ...], ...]:
+        """The output of every value of `in_dim` (the other inputs 0), in order: the
+        coordinates register 0, 1, 2, ... holds for in_dim "register". Computed once per
+        layout and input dim; the lowering asks for the same tables many times."""
+        return _images(self, in_dim)
+
     # ------------------------------------------------------------------ identity
     def __eq__(self, other) -> bool:
         return isinstance(other, LinearLayout) and self._bases == other._bases and self._out_dims == other._out_dims
@@ -415,3 +431,18 @@ def _combo_to_inputs(combo: int, bases) -> Basis:
         coords.append((combo >> at) & ((1 << n) - 1))
         at += n
     return tuple(coords)
+
+
+# Input dims of at most this many bits are evaluated by table (see `images`).
+_TABLE_BITS = 10
+
+
+@functools.lru_cache(maxsize=1024)
+def _images(layout: LinearLayout, in_dim: str) -> tuple[tuple[int, ...], ...]:
+    # Values 2^i .. 2^(i+1)-1 are those below 2^i with bit i set: their images are the
+    # earlier ones XOR basis vector i.
+    vecs = layout.bases(in_dim)
+    images = [(0,) * len(layout.out_dims)]
+    for basis in vecs:
+        images += [tuple(a ^ b for a, b in zip(image, basis)) for image in images]
+    return tuple(images)

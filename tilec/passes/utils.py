@@ -41,14 +41,14 @@ def has_uses(value: ir.Value) -> bool:
 
 
 def erase_dead_ops(root: ir.Operation) -> int:
-    """Erases pure ops whose results are unused, to a fixed point; returns how many."""
+    """Erases pure ops whose results are unused; returns how many.
+
+    One walk reaches the fixed point: it visits every use before the definition it uses
+    (reverse program order, nested ops before their parent, and a value is defined
+    before its uses), so a chain of dead ops is gone by the time its head is seen."""
     erased = 0
-    changed = True
-    while changed:
-        changed = False
-        for op in walk_postorder(root):
-            if op.results and is_pure(op) and not any(has_uses(r) for r in op.results):
-                op.erase()
-                erased += 1
-                changed = True
+    for op in walk_postorder(root):
+        if op.results and is_pure(op) and not any(has_uses(r) for r in op.results):
+            op.erase()
+            erased += 1
     return erased

@@ -6,20 +6,23 @@
 
 // CHECK: tilegpu.shared = 0 : i32
 // CHECK-LABEL: llvm.func @warp_sum
+// CHECK-DAG: [[C1:%.*]] = arith.constant 1 : i32
+// CHECK-DAG: [[C2:%.*]] = arith.constant 2 : i32
+// CHECK-DAG: [[C4:%.*]] = arith.constant 4 : i32
+// CHECK-DAG: [[C8:%.*]] = arith.constant 8 : i32
+// CHECK-DAG: [[C16:%.*]] = arith.constant 16 : i32
 // CHECK-NOT: nvvm.barrier0
 // CHECK: [[X:%[0-9]+]] = llvm.bitcast %{{[0-9]+}} : i32 to f32
-// CHECK: [[C1:%.*]] = arith.constant 1 : i32
+// CHECK-NOT: nvvm.barrier0
 // CHECK: [[S1:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[X]], [[C1]], %{{.*}} : f32 -> f32
 // CHECK-NEXT: [[A1:%[0-9]+]] = arith.addf [[X]], [[S1]] fastmath<contract> : f32
-// CHECK: [[C2:%.*]] = arith.constant 2 : i32
-// CHECK: [[S2:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A1]], [[C2]], %{{.*}} : f32 -> f32
-// CHECK-NEXT: arith.addf [[A1]], [[S2]] fastmath<contract> : f32
-// CHECK: arith.constant 4 : i32
-// CHECK: nvvm.shfl.sync bfly
-// CHECK: arith.constant 8 : i32
-// CHECK: nvvm.shfl.sync bfly
-// CHECK: arith.constant 16 : i32
-// CHECK: nvvm.shfl.sync bfly
+// CHECK-NEXT: [[S2:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A1]], [[C2]], %{{.*}} : f32 -> f32
+// CHECK-NEXT: [[A2:%[0-9]+]] = arith.addf [[A1]], [[S2]] fastmath<contract> : f32
+// CHECK-NEXT: [[S4:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A2]], [[C4]], %{{.*}} : f32 -> f32
+// CHECK-NEXT: [[A4:%[0-9]+]] = arith.addf [[A2]], [[S4]] fastmath<contract> : f32
+// CHECK-NEXT: [[S8:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[A4]], [[C8]], %{{.*}} : f32 -> f32
+// CHECK-NEXT: [[A8:%[0-9]+]] = arith.addf [[A4]], [[S8]] fastmath<contract> : f32
+// CHECK-NEXT: nvvm.shfl.sync bfly %{{.*}}, [[A8]], [[C16]], %{{.*}} : f32 -> f32
 // CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK-NOT: nvvm.barrier0

@@ -85,6 +85,8 @@ class LoweringContext:
         # The op being lowered and where its scratch space begins (its `tilegpu.offset`
         # from tilegpu-allocate-shared-memory); set by lower_op around each rule.
         self.current_op: ir.Operation | None = None
+        self._constants: dict[tuple, ir.Value] = {}
+        self.prologue_anchor: ir.Operation | None = None
         self.scratch_offset = 0
         self.scratch_reserved = 0  # bytes of it the op's rule said it uses (reserve_shared)
         self.stack_buffers: dict[str, ir.Value] = {}  # per struct type, in the entry block
@@ -173,12 +175,20 @@ class LoweringContext:
         return create_op("arith." + name, [result_type or operands[0].type], list(operands), attributes=attrs).result
 
     def const(self, value: int | float, ty: ir.Type | None = None) -> ir.Value:
+        """The constant `value` of type `ty` (i32 by default), built once per function in
+        its prologue: rules ask for the same few constants thousands of times."""
         ty = ty or self.i32
-        if isinstance(ty, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type)):
-            attr = ir.FloatAttr.get(ty, float(value))
-        else:
-            attr = ir.IntegerAttr.get(ty, int(value))
-        return create_op("arith.constant", [ty], attributes={"value": attr}).result
+        is_float = isinstance(ty, (ir.F16Type, ir.F32Type, ir.F64Type, ir.BF16Type))
+        key = (ty, float(value).hex() if is_float else int(value))  # hex(): -0.0 and NaN stay apart
+        cached = self._constants.get(key)
+        if cached is not None:
+            return cached
+        attr = ir.FloatAttr.get(ty, float(value)) if is_float else ir.IntegerAttr.get(ty, int(value))
+        anchor = self.prologue_anchor  # None while the prologue itself is built
+        with ir.InsertionPoint(anchor) if anchor is not None else ir.InsertionPoint(self.entry_block):
+            result = create_op("arith.constant", [ty], attributes={"value": attr}).result
+        self._constants[key] = result
+        return result
 
     def layout(self, value: ir.Value) -> LinearLayout:
         return layout_of_value(value)
@@ -377,7 +387,7 @@ class LoweringContext:
         return predicate, registers
 
     def register_coordinates(self, ll: LinearLayout) -> list[tuple[int, ...]]:
-        return [ll.apply({REGISTER: r}) for r in range(ll.in_dim_size(REGISTER))]
+        return list(ll.images(REGISTER))
 
     def element_coordinates(self, ll: LinearLayout, ty: ir.Type | None = None) -> list[list[ir.Value]]:
         """Per register, the full coordinate (one i32 value per dim) of the element held."""
