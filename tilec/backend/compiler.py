@@ -202,7 +202,8 @@ def _llvm_ir_text(gpu_module: ir.Operation) -> str:
 # heavier passes would find (vector loads and stores, hoisted thread indices, folded
 # constants), and ptxas schedules, unrolls and allocates registers itself: measured on
 # the benchmark kernels (matmul, attention, softmax, scans, libdevice math), -O1 gives
-# the same PTX as -O3 up to register numbering and block order, in 25% less LLVM time.
+# the same PTX as -O3 up to register numbering, block order and an occasional
+# reassociated address computation, in 25% less LLVM time (docs/architecture.md).
 _LLVM_OPT_LEVEL = 1
 
 
