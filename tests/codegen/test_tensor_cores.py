@@ -83,6 +83,19 @@ def test_dot_types_choose_their_instruction(dtype, out, precision, instruction):
         assert instruction in ptx and "#tilegpu.mma" in kernel.asm["ttgir"]
 
 
+def test_tf32x3_runs_three_tf32_dots_on_tensor_cores():
+    """"tf32x3" splits each operand into a tf32 part and the rest and issues three tf32
+    products: three times the mma instructions of "tf32", and no FMA-path dot."""
+    signature = {"a_ptr": "*fp32:16", "b_ptr": "*fp32:16", "c_ptr": "*fp32:16"}
+    count = {}
+    for precision in ("tf32", "tf32x3"):
+        kernel = tilec.compile(dot_kernel, signature=signature, target="sm_80",
+                               constexprs={"M": 64, "N": 64, "K": 32, "PRECISION": precision})
+        count[precision] = kernel.asm["ptx"].count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32")
+        assert "fma.rn.f32" not in kernel.asm["ptx"]
+    assert count["tf32"] > 0 and count["tf32x3"] == 3 * count["tf32"]
+
+
 def test_sm_75_keeps_the_fma_path():
     kernel = tilec.compile(dot_kernel, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16"},
                            target="sm_75", constexprs={"M": 32, "N": 32, "K": 32, "PRECISION": "ieee"})

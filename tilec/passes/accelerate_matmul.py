@@ -7,11 +7,12 @@ the target and the operand and accumulator types:
     f16       f32 or f16   -                m16n8k16 .f16
     bf16      f32          -                m16n8k16 .bf16
     f32       f32          tf32             m16n8k8  .tf32 (operands rounded to tf32 first)
+    f32       f32          tf32x3           three m16n8k8 .tf32 (see split_tf32x3)
     i8        i32          -                m16n8k32 .s8 (wrapping)
 
 (fp8 operands reach here widened to f16 by the semantic layer.) Everything else stays
-on the FMA path: f64, fp32 with input_precision "ieee" or "tf32x3", targets before sm_80,
-and shapes whose K is smaller than the instruction's.
+on the FMA path: f64, fp32 with input_precision "ieee", targets before sm_80, and shapes
+whose K is smaller than the instruction's.
 
 The dot then gets an `#tilegpu.mma` result (warps from `mma_warps_per_cta`; all along M
 for a chain of dots, as attention's), its operands
@@ -26,8 +27,8 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ..dialects import tilegpu
-from ..dialects._mlir import is_tensor, str_attr_value, tensor_type, walk_ops
+from ..dialects import tile, tilegpu
+from ..dialects._mlir import create_op, is_tensor, str_attr, str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
 from ..layout.encodings import DotOperandEncoding
 from ..layout.mma import MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_warps_per_cta
@@ -43,13 +44,14 @@ class MmaKind:
     k_width: int    # operand elements per 32-bit register
 
 
-def choose_mma(op: ir.Operation, target: Target) -> MmaKind | None:
-    """The tensor-core instruction for `op`, or None to keep it on the FMA path."""
+def choose_mma(op: ir.Operation, target: Target, precision: str | None = None) -> MmaKind | None:
+    """The tensor-core instruction for `op` (with `precision` in place of its
+    input_precision if given), or None to keep it on the FMA path."""
     if not target.at_least(80):
         return None
     a, acc = op.operands[0], op.operands[2]
     a_ty, out_ty = str(tensor_type(a.type).element_type), str(tensor_type(acc.type).element_type)
-    precision = str_attr_value(op, "input_precision", "ieee")
+    precision = precision or str_attr_value(op, "input_precision", "ieee")
     if a_ty == "f16" and out_ty in ("f32", "f16"):
         kind = MmaKind("f16", mma_v2_k_width(16))
     elif a_ty == "bf16" and out_ty == "f32":
@@ -65,6 +67,46 @@ def choose_mma(op: ir.Operation, target: Target) -> MmaKind | None:
     if k < mma_v2_instr_k(kind.k_width) or m < 16 or n < 8:
         return None
     return kind
+
+
+# The bits of an fp32 value that tf32 keeps: sign, exponent and the top 10 of its 23
+# mantissa bits.
+_TF32_MASK = -(1 << 13)  # 0xFFFFE000 as an i32
+
+
+def _tf32_halves(x: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """x = big + small exactly, `big` being x truncated to tf32 (so a tf32 instruction
+    reads it unchanged) and `small` the rest, at most 2^-10 of |x|."""
+    f32_ty = x.type
+    t = tensor_type(f32_ty)
+    i32_ty = ir.RankedTensorType.get(list(t.shape), ir.IntegerType.get_signless(32), t.encoding)
+    bits = create_op("arith.bitcast", [i32_ty], [x]).result
+    scalar_mask = create_op("arith.constant", [ir.IntegerType.get_signless(32)],
+                            attributes={"value": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), _TF32_MASK)}).result
+    kept = create_op("arith.andi", [i32_ty], [bits, tile.splat(scalar_mask, i32_ty)]).result
+    big = create_op("arith.bitcast", [f32_ty], [kept]).result
+    return big, create_op("arith.subf", [f32_ty], [x, big]).result
+
+
+def split_tf32x3(op: ir.Operation) -> None:
+    """An fp32 dot with input_precision "tf32x3" becomes three tf32 dots: with a = a_big +
+    a_small and b likewise, a @ b is a_big @ b_big + a_big @ b_small + a_small @ b_big up
+    to a_small @ b_small (about 2^-20 of |a||b|). The small products go into the
+    accumulator first, so the large one is added last."""
+    a, b, acc = op.operands
+    with ir.InsertionPoint(op), op.location:
+        a_big, a_small = _tf32_halves(a)
+        b_big, b_small = _tf32_halves(b)
+        partial = tile.dot(a_small, b_big, acc, "tf32")
+        partial = tile.dot(a_big, b_small, partial, "tf32")
+    op.operands[0], op.operands[1], op.operands[2] = a_big, b_big, partial
+    op.attributes["input_precision"] = str_attr("tf32")
+
+
+def _takes_tf32(op: ir.Operation, target: Target) -> bool:
+    """Whether `op`, with input_precision "tf32", would run on tensor cores."""
+    kind = choose_mma(op, target, precision="tf32")
+    return kind is not None and kind.ptx_type == "tf32"
 
 
 def _dots_fed(op: ir.Operation) -> list[ir.Operation]:
@@ -119,6 +161,9 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
     target = Target.parse(tilegpu.target_of(module_op))
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
+        for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
+            if str_attr_value(op, "input_precision") == "tf32x3" and _takes_tf32(op, target):
+                split_tf32x3(op)
         dots = [op for op in walk_ops(fn) if op.name == "tile.dot"]
         # A dot fed by another (the p @ v of attention) takes the warps of the dot that
         # feeds it, so the hand-over stays in registers.
