@@ -186,6 +186,59 @@ def test_2d_grid_and_callable_grid(backend):
 
 
 @tilec.jit
+def bias_activation_kernel(x_ptr, bias_ptr, y_ptr, stride, M: tl.constexpr, N: tl.constexpr, ROW_BIAS: tl.constexpr):
+    """A fused epilogue: a tile plus a broadcast bias (one value per column, or per row),
+    then a leaky ReLU."""
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * stride + rn[None, :])
+    if ROW_BIAS:
+        y = x + tl.load(bias_ptr + rm)[:, None]
+    else:
+        y = x + tl.load(bias_ptr + rn)[None, :]
+    y = tl.where(y > 0, y, 0.01 * y)
+    tl.store(y_ptr + rm[:, None] * stride + rn[None, :], y)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+@pytest.mark.parametrize("m,n,num_warps,row_bias", [(64, 256, 8, False), (64, 256, 8, True), (32, 128, 4, False),
+                                                   (128, 64, 4, True)])
+def test_broadcast_bias_activation(backend, rng, dtype, m, n, num_warps, row_bias):
+    stride = n + 8
+    x = rng.standard_normal((m, stride)).astype(dtype)
+    bias = rng.standard_normal(m if row_bias else n).astype(dtype)
+    y = device_array(np.full((m, stride), np.nan, dtype), backend)
+    bias_activation_kernel[(1,)](device_array(x, backend), device_array(bias, backend), y, stride, M=m, N=n,
+                                 ROW_BIAS=row_bias, num_warps=num_warps)
+    ref = x[:, :n].astype(np.float64) + (bias[:, None] if row_bias else bias[None, :]).astype(np.float64)
+    ref = np.where(ref > 0, ref, 0.01 * ref)
+    got = to_numpy(y)
+    tol = 2e-3 if dtype == np.float16 else 1e-6
+    np.testing.assert_allclose(got[:, :n].astype(np.float64), ref, rtol=tol, atol=tol)
+    assert np.isnan(got[:, n:]).all()  # the padding columns are left alone
+
+
+@pytest.mark.parametrize("dtype", ["fp16", "fp32"])
+@pytest.mark.parametrize("row_bias", [False, True])
+@pytest.mark.parametrize("m,n,num_warps", [(64, 256, 8), (32, 128, 4), (128, 64, 4)])
+def test_broadcast_bias_needs_no_shared_memory(dtype, row_bias, m, n, num_warps):
+    """Compiled, that kernel runs in the tile's vectorised layout throughout: the bias is
+    loaded straight into the broadcast's layout, nothing is exchanged between threads,
+    and no shared memory is used."""
+    from tilec.backend import toolkit
+    try:
+        toolkit.ptxas_path()
+    except toolkit.ToolkitError:
+        pytest.skip("ptxas is not available")
+    k = tilec.compile(bias_activation_kernel,
+                      signature={"x_ptr": f"*{dtype}:16", "bias_ptr": f"*{dtype}:16", "y_ptr": f"*{dtype}:16",
+                                 "stride": "i32:16"},
+                      constexprs={"M": m, "N": n, "ROW_BIAS": row_bias}, target="sm_90", num_warps=num_warps)
+    assert k.shared == 0 and "tilegpu.convert_layout" not in k.asm["ttgir"]
+    assert "bar.sync" not in k.asm["ptx"] and k.n_spills == 0
+
+
+@tilec.jit
 def broadcast_kernel(x_ptr, y_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
     rows = tl.arange(0, M)
     cols = tl.arange(0, N)

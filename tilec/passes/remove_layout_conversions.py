@@ -7,7 +7,10 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    a conversion converts the original value;
 2. rematerialise (backward): when the converted value is cheap to compute — index
    arithmetic built from make_range, splat, constants and elementwise ops — compute it
-   again directly in the wanted layout, and use that instead;
+   again directly in the wanted layout, and use that instead. Below a broadcast, what
+   gets broadcast is small next to the result, so a load there is repeated in the
+   wanted layout and a conversion there is redone from its source (`x + bias[None, :]`
+   loads the bias row in the tile's layout rather than converting the tile);
 3. sink (forward): when the value is expensive (a load, a reduction), move the
    conversion past its layout-agnostic users — elementwise ops and reductions (not
    broadcasts: the conversion is cheaper on their smaller operand) — by running those users in the value's own layout instead (their other
@@ -39,7 +42,7 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import is_tensor, walk_ops
-from ..dialects.op_facts import reads_any_layout
+from ..dialects.op_facts import is_pure, reads_any_layout
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
 from . import register_pass
 from .utils import erase_dead_ops, functions, is_elementwise
@@ -52,37 +55,53 @@ _CHEAP_SOURCES = {"tile.make_range", "tile.splat", "arith.constant"}
 
 class _Rewriter:
     def __init__(self):
-        self.memo: dict[tuple[ir.Value, Encoding], ir.Value | None] = {}
+        self.memo: dict[tuple[ir.Value, Encoding, bool], ir.Value | None] = {}
 
     # ------------------------------------------------------------------ rematerialisation
-    def rematerialize(self, value: ir.Value, layout: Encoding, depth: int = 0) -> ir.Value | None:
-        """`value` computed in `layout` without a conversion, or None if too costly."""
+    def rematerialize(self, value: ir.Value, layout: Encoding, depth: int = 0,
+                      below_broadcast: bool = False) -> ir.Value | None:
+        """`value` computed in `layout` without a conversion, or None if too costly.
+
+        Below a broadcast (`below_broadcast`), a conversion whose source cannot be
+        recomputed is redone from that source into the wanted layout: it then moves
+        fewer elements than converting the broadcast result would (a bias row added to
+        a tile converts the row, not the tile)."""
         if not is_tensor(value.type):
             return value
         if tilegpu.layout_of(value.type) == layout:
             return value
-        key = (value, layout)
+        key = (value, layout, below_broadcast)
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = None  # guards cycles
-        result = self._rematerialize(value, layout, depth) if depth < 32 else None
+        result = self._rematerialize(value, layout, depth, below_broadcast) if depth < 32 else None
         self.memo[key] = result
         return result
 
-    def _rematerialize(self, value: ir.Value, layout: Encoding, depth: int) -> ir.Value | None:
+    def _rematerialize(self, value: ir.Value, layout: Encoding, depth: int, below_broadcast: bool) -> ir.Value | None:
         if not isinstance(value, ir.OpResult):
             return None
         op = value.owner.operation
         name = op.name
         if name == "tilegpu.convert_layout":
-            return self.rematerialize(op.operands[0], layout, depth + 1)
+            found = self.rematerialize(op.operands[0], layout, depth + 1, below_broadcast)
+            if found is None and below_broadcast:
+                with ir.InsertionPoint.after(op), op.location:
+                    found = tilegpu.convert_layout(op.operands[0], layout)
+            return found
         if name in _CHEAP_SOURCES:
             operand_layouts = [None] * len(op.operands)
         elif is_elementwise(op) or name == "tile.broadcast":
             operand_layouts = [layout if is_tensor(v.type) else None for v in op.operands]
+            below_broadcast = below_broadcast or name == "tile.broadcast"
         elif name == "tile.expand_dims":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             operand_layouts = [SliceEncoding(axis, layout)]
+        elif name == "tile.load" and below_broadcast and is_pure(op):
+            # The load of what gets broadcast (a bias row): loaded again in the wanted
+            # layout, threads that share elements read the same addresses (served by the
+            # cache) instead of exchanging them through shared memory.
+            operand_layouts = [layout if is_tensor(v.type) else None for v in op.operands]
         else:
             return None
         operands = []
@@ -90,7 +109,7 @@ class _Rewriter:
             if want is None:
                 operands.append(operand)
                 continue
-            new = self.rematerialize(operand, want, depth + 1)
+            new = self.rematerialize(operand, want, depth + 1, below_broadcast)
             if new is None:
                 return None
             operands.append(new)
@@ -103,7 +122,7 @@ class _Rewriter:
                 attrs = {key: op.attributes[key] for key in op.attributes}
             clone = ir.Operation.create(name, results=new_types, operands=operands, attributes=attrs)
         for old_result, new_result in zip(op.results, clone.results):
-            self.memo[(old_result, layout)] = new_result  # siblings of multi-result ops
+            self.memo[(old_result, layout, below_broadcast)] = new_result  # siblings of multi-result ops
         return clone.results[value.result_number]
 
     # ------------------------------------------------------------------ rewrites of one conversion
