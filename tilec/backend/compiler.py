@@ -122,7 +122,8 @@ class _Compilation:
 def _passes(state: _Compilation, stage: str, pipeline: str, print_ir: bool | None = None) -> None:
     """Runs `pipeline` on the module; a failing pass becomes an InternalError naming a reproducer."""
     try:
-        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir)
+        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir,
+                     kernel=state.fn.__name__)
     except PassFailure as failure:
         path = _write_reproducer(state, failure)
         raise InternalCompilerError(
