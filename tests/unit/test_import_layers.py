@@ -39,7 +39,7 @@ def test_the_language_imports_no_higher_layer(module: str) -> None:
     assert higher == [], f"importing {module} imported {higher}"
 
 
-@pytest.mark.parametrize("module", ["tilec.layout.syntax"])
+@pytest.mark.parametrize("module", ["tilec.layout.syntax", "tilec.layout.drawing"])
 def test_the_layouts_need_no_ir(module: str) -> None:
     """Layouts, their text and their pictures are plain Python: no MLIR, no compiler."""
     result = subprocess.run([sys.executable, "-c", _SCRIPT, module], capture_output=True, text=True, timeout=120)

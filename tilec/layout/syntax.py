@@ -60,8 +60,8 @@ def _arrays(text: str) -> dict[str, tuple[int, ...]]:
 
 
 def _parse_blocked(text: str) -> BlockedEncoding:
-    fields = _arrays(text)
-    return BlockedEncoding(fields["sizePerThread"], fields["threadsPerWarp"], fields["warpsPerCTA"], fields["order"])
+    f = _fields(text, "blocked", arrays=("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order"))
+    return BlockedEncoding(f["sizePerThread"], f["threadsPerWarp"], f["warpsPerCTA"], f["order"])
 
 
 def _fields(text: str, kind: str, ints: tuple[str, ...] = (), arrays: tuple[str, ...] = (),
