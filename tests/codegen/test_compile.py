@@ -84,6 +84,16 @@ def test_every_stage_is_recorded():
     assert isinstance(k.asm["cubin"], bytes)
 
 
+def test_compilation_can_stop_after_a_stage():
+    from tilec.backend.compiler import compile_kernel
+    k = compile_kernel(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256},
+                       target="sm_90", stop_after="ttgir")
+    assert set(k.asm) == {"ttir", "ttgir"}
+    with pytest.raises(ValueError, match="no stage 'sass'; the stages are ttir, ttgir, llir, ptx, cubin"):
+        compile_kernel(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256},
+                       target="sm_90", stop_after="sass")
+
+
 def test_dump_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "dump_dir", str(tmp_path))
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
