@@ -33,3 +33,16 @@ def test_mma_text_is_what_the_ir_prints():
     assert encoding_text(MMA) == ("#tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2 : i32, "
                                   "warpsPerCTA = array<i32: 2, 2>}>")
 
+
+
+def test_integers_written_by_hand():
+    """Integers without their type, or of another integer type (as MLIR prints an untyped
+    one, `2 : i64`), read as MLIR's printed `: i32` form does."""
+    assert parse_encoding("#tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2, "
+                          "warpsPerCTA = array<i32: 2, 2>}>") == MMA
+    assert parse_encoding("#tilegpu.shared<{maxPhase = 8 : i64, order = array<i32: 1, 0>, perPhase = 1, vec = 8}>") \
+        == SwizzledSharedEncoding(8, 1, 8, (1, 0))
+    blocked = encoding_text(BLOCKED)
+    assert parse_encoding(f"#tilegpu.slice<{{dim = 1, parent = {blocked}}}>") == SliceEncoding(1, BLOCKED)
+    assert parse_encoding(f"#tilegpu.dot_op<{{kWidth = 2, opIdx = 0 : i64, parent = {encoding_text(MMA)}}}>") \
+        == DotOperandEncoding(0, MMA, 2)

@@ -51,7 +51,9 @@ def encoding_text(enc: Encoding | SharedEncoding) -> str:
 
 
 _ARRAY = re.compile(r"(\w+) = array<i32(?:: ([-\d, ]*))?>")
-_INT = re.compile(r"(\w+) = (-?\d+) : i32")
+# Integers as MLIR prints them (`2 : i32`); other integer types, or none, are read too,
+# for encodings written by hand.
+_INT = re.compile(r"(\w+) = (-?\d+)(?: : i\d+)?(?=[,}])")
 _BOOL = re.compile(r"(\w+) = (true|false)")
 
 
@@ -83,12 +85,13 @@ def parse_encoding(text: str) -> Encoding:
     if text.startswith("#tilegpu.blocked<"):
         return _parse_blocked(text)
     if text.startswith("#tilegpu.slice<"):
-        match = re.match(r"#tilegpu\.slice<\{dim = (\d+) : i32, parent = (.*)\}>$", text)
+        match = re.match(r"#tilegpu\.slice<\{dim = (\d+)(?: : i\d+)?, parent = (.*)\}>$", text)
         if not match:
             raise ValueError(f"malformed slice encoding {text}")
         return SliceEncoding(int(match.group(1)), parse_encoding(match.group(2)))
     if text.startswith("#tilegpu.dot_op<"):
-        match = re.match(r"#tilegpu\.dot_op<\{(?:kWidth = (\d+) : i32, )?opIdx = (\d+) : i32, parent = (.*)\}>$", text)
+        match = re.match(r"#tilegpu\.dot_op<\{(?:kWidth = (\d+)(?: : i\d+)?, )?opIdx = (\d+)(?: : i\d+)?, "
+                         r"parent = (.*)\}>$", text)
         if not match:
             raise ValueError(f"malformed dot_op encoding {text}")
         return DotOperandEncoding(int(match.group(2)), parse_encoding(match.group(3)), int(match.group(1) or 0))
