@@ -331,7 +331,8 @@ class _Panel:
 class _Figure:
     header: list[str]
     panels: list[_Panel]
-    legend: list[tuple[str, tuple[int, int]]]  # (label, colour) for images
+    color_by: str                               # images only: what the colours mean,
+    legend: list[tuple[str, tuple[int, int]]]   # and a swatch (label, colour) for each
 
 
 def _pick(n: int, limit: int | None) -> list[int | None]:
@@ -382,15 +383,14 @@ def _figure(m: LayoutMap, fields: Sequence[str], color_by: str, max_rows: int | 
     categories = _color_key(m, next(iter(m.offsets or m.holders)), color_by)[1]
     names = {"warp": "W", "lane": "T", "thread": "T", "register": "R", "bank": "b", "group": "g", "offset": "@"}
     legend = [(f"{names[color_by]}{i}", (i, categories)) for i in range(min(categories, 32))]
-    header = _header(m, fields) + [f"colour: {color_by}"]
-    return _Figure(header, panels, legend)
+    return _Figure(_header(m, fields), panels, color_by, legend)
 
 
 # ----------------------------------------------------------------------------- text
 
 
 def _text(figure: _Figure) -> str:
-    lines = list(figure.header[:-1])  # colours mean nothing here
+    lines = list(figure.header)
     for panel in figure.panels:
         lines.append("")
         if panel.title:
@@ -457,7 +457,7 @@ def _scene(figures: Sequence[_Figure], k: _Metrics) -> _Scene:
 
 def _place(figure: _Figure, k: _Metrics, scene: _Scene, y: int) -> int:
     """Adds `figure` to `scene` from height `y` down; returns where it ends."""
-    for line in figure.header:
+    for line in figure.header + [f"colour: {figure.color_by}"]:
         scene.texts.append((k.pad, y, line, False))
         y += k.line_h
     x = k.pad
