@@ -84,6 +84,16 @@ def test_every_stage_is_recorded():
     assert isinstance(k.asm["cubin"], bytes)
 
 
+def test_compilation_can_stop_after_a_stage():
+    from tilec.backend.compiler import compile_kernel
+    k = compile_kernel(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256},
+                       target="sm_90", stop_after="ttgir")
+    assert set(k.asm) == {"ttir", "ttgir"}
+    with pytest.raises(ValueError, match="no stage 'sass'; the stages are ttir, ttgir, llir, ptx, cubin"):
+        compile_kernel(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256},
+                       target="sm_90", stop_after="sass")
+
+
 def test_dump_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(config, "dump_dir", str(tmp_path))
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
@@ -105,7 +115,23 @@ def test_dump_ir_prints_every_pass():
     assert proc.returncode == 0, proc.stderr
     for name in ("tile-dce", "convert-tile-to-tilegpu", "tilegpu-coalesce", "tilegpu-remove-layout-conversions",
                  "convert-tilegpu-to-llvm"):
-        assert f"IR Dump After {name}" in proc.stderr
+        assert f"// -----// IR dump after {name} (kernel add_kernel) //----- //" in proc.stderr
+
+
+def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys):
+    monkeypatch.setattr(config, "dump_ir", True)
+    tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
+    tilec.compile(multiply_add, signature=dict.fromkeys(multiply_add.arg_names, "*fp32:16"))
+    headers = [line for line in capsys.readouterr().err.splitlines() if line.startswith("// -----// IR dump")]
+    passes = ["canonicalize", "cse", "tile-dce",                                              # ttir
+              "convert-tile-to-tilegpu", "tilegpu-coalesce", "tilegpu-remove-layout-conversions",
+              "tilegpu-accelerate-matmul", "tilegpu-remove-layout-conversions", "tilegpu-pipeline",
+              "tilegpu-optimize-dot-operands", "tile-dce", "canonicalize", "cse",             # ttgir
+              "tilegpu-allocate-shared-memory", "tilegpu-insert-barriers", "convert-tilegpu-to-llvm",
+              "convert-scf-to-cf", "convert-arith-to-llvm", "convert-math-to-llvm", "convert-cf-to-llvm",
+              "reconcile-unrealized-casts", "canonicalize", "cse"]                            # llir
+    assert headers == [f"// -----// IR dump after {name} (kernel {kernel}) //----- //"
+                       for kernel in ("add_kernel", "multiply_add") for name in passes]
 
 
 def test_compile_signature_errors():

@@ -83,3 +83,30 @@ def test_failing_upstream_pass_after_a_tilec_pass():
         run_pipeline(parse(FOLDABLE), f"tile-dce,cse,{FAILING}")
     assert info.value.pass_name == "canonicalize" and info.value.pipeline_item == FAILING
     assert "arith.addi" in info.value.ir_before
+
+
+def _dumps(text: str) -> list[tuple[str, str]]:
+    """(header, module text) of each IR dump in `text`."""
+    pieces = text.split("// -----// ")[1:]
+    return [(("// -----// " + piece).split("\n", 1)[0], piece.split("\n", 1)[1]) for piece in pieces]
+
+
+def test_print_ir_names_each_pass_and_the_kernel(capsys):
+    module = parse(FOLDABLE)
+    run_pipeline(module, "tile-dce,gpu.module(canonicalize,convert-arith-to-llvm),cse", print_ir=True,
+                 kernel="folded")
+    dumps = _dumps(capsys.readouterr().err)
+    assert [header for header, _ in dumps] == [
+        f"// -----// IR dump after {name} (kernel folded) //----- //"
+        for name in ("tile-dce", "canonicalize", "convert-arith-to-llvm", "cse")]
+    # Each dump is the whole module as that pass left it: the nested passes' too.
+    assert "arith.addi" in dumps[0][1] and "arith.addi" not in dumps[1][1]
+    assert "arith.constant" not in dumps[2][1] and dumps[3][1].startswith("module")
+    assert str(module).strip() == dumps[3][1].strip()
+
+
+def test_print_ir_without_a_kernel_and_off(capsys):
+    run_pipeline(parse(FOLDABLE), "cse", print_ir=True)
+    assert capsys.readouterr().err.startswith("// -----// IR dump after cse //----- //\nmodule")
+    run_pipeline(parse(FOLDABLE), "cse", kernel="quiet")
+    assert capsys.readouterr().err == ""

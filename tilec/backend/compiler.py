@@ -122,7 +122,8 @@ class _Compilation:
 def _passes(state: _Compilation, stage: str, pipeline: str, print_ir: bool | None = None) -> None:
     """Runs `pipeline` on the module; a failing pass becomes an InternalError naming a reproducer."""
     try:
-        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir)
+        run_pipeline(state.module, pipeline, print_ir=config.dump_ir if print_ir is None else print_ir,
+                     kernel=state.fn.__name__)
     except PassFailure as failure:
         path = _write_reproducer(state, failure)
         raise InternalCompilerError(
@@ -296,8 +297,13 @@ def _outermost_encodings(text: str):
         at = text.find("#tilegpu.", i + 1)
 
 
-def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: CompileOptions) -> CompiledKernel:
-    """Runs every stage for one specialisation of `fn`."""
+def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: CompileOptions,
+                        stop_after: str | None = None) -> CompiledKernel:
+    """Runs every stage for one specialisation of `fn`, or the stages up to `stop_after`
+    (a name of STAGES: the result then lacks the later stages, and cannot be launched)."""
+    names = [name for name, _ in STAGES]
+    if stop_after is not None and stop_after not in names:
+        raise ValueError(f"no stage {stop_after!r}; the stages are {', '.join(names)}")
     runtime = [(i, s) for i, s in enumerate(specs) if not s.is_constant]
     metadata = KernelMetadata(
         name=fn.__name__, target=options.target.name, num_warps=options.num_warps, num_stages=options.num_stages,
@@ -307,6 +313,8 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
         stage(state)
         if config.dump_dir:
             _dump(state, name)
+        if name == stop_after:
+            break
     return CompiledKernel(metadata, state.asm)
 
 
@@ -340,11 +348,13 @@ def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
 
 def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | Target | None,
                    num_warps: int = 4, num_stages: int = 3, debug: bool | None = None,
-                   enable_fp_fusion: bool = True) -> CompiledKernel:
+                   enable_fp_fusion: bool = True, stop_after: str | None = None) -> CompiledKernel:
     """`tilec.compile`: compile without a GPU from a signature and constexpr values.
 
     signature maps parameter names to types ("*fp32", "i32", ...; append ":16" to
-    declare a pointer 16-byte aligned or an integer divisible by 16).
+    declare a pointer 16-byte aligned or an integer divisible by 16). `stop_after` ends
+    the compilation after that stage (`python -m tilec compile --stage ttgir` needs no
+    CUDA toolkit).
     """
     if not isinstance(fn, KernelFunction):
         raise TypeError("tilec.compile expects a @tilec.jit function")
@@ -367,4 +377,4 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
         target = Target.parse(target or "sm_90")
     options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
                              enable_fp_fusion=bool(enable_fp_fusion))
-    return compile_specialized(fn, specs, options)
+    return compile_specialized(fn, specs, options, stop_after)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
@@ -167,13 +168,16 @@ def _text(snapshot: ir.Operation | None) -> str:
 
 
 def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
-                 print_ir: bool = False, verify_each: bool = True) -> None:
+                 print_ir: bool = False, verify_each: bool = True, kernel: str | None = None) -> None:
     """Runs the passes of `pipeline` on `module` in one PassManager.
 
     A failing pass raises PassFailure with the IR it was given: a tilec pass's is kept as
     it starts; for upstream passes the IR before each run of them is kept (printed by the
     tilec pass before, or here at the start), and on failure the run is replayed pass by
-    pass on that copy to name the one that fails."""
+    pass on that copy to name the one that fails.
+
+    `print_ir` prints the module to stderr after every pass, under a header naming the
+    pass and, when given, the `kernel` being compiled (see `_add_printer`)."""
     load_all_passes()
     items = parse_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
     groups = _upstream_groups(items)
@@ -184,12 +188,16 @@ def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
             info = None if isinstance(item, Nested) else PASSES.get(item[0])
             if info is None:
                 _check_upstream(item)
-                text = pipeline_text([item])
-                try:
-                    pm.add(text)
-                except ValueError:
-                    shown = text if isinstance(item, Nested) else item[0]
-                    raise ValueError(f"unknown pass {shown!r}; tilec passes: {sorted(PASSES)}") from None
+                # Printing needs a stop after each pass: a nested run is added pass by pass.
+                steps = _single_passes(item) if print_ir else [(None, pipeline_text([item]))]
+                for name, text in steps:
+                    try:
+                        pm.add(text)
+                    except ValueError:
+                        shown = text if isinstance(item, Nested) else item[0]
+                        raise ValueError(f"unknown pass {shown!r}; tilec passes: {sorted(PASSES)}") from None
+                    if print_ir:
+                        _add_printer(pm, name, kernel)
                 continue
             name, options = item
             unknown = set(options) - set(info.options)
@@ -200,9 +208,9 @@ def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
             defaults = {k.replace("-", "_"): v for k, v in info.options.items()}
             pm.add(_wrap(info, {**defaults, **values}, progress, pipeline_text([item]), groups.get(index + 1, [])),
                    name=name, argument=name, description=info.description)
+            if print_ir:
+                _add_printer(pm, name, kernel)
         pm.enable_verifier(verify_each)
-        if print_ir:
-            pm.enable_ir_printing()
         if 0 in groups:
             progress.upstream, progress.upstream_input = groups[0], _snapshot(module.operation)
         try:
@@ -217,6 +225,26 @@ def run_pipeline(module: ir.Module, pipeline: str | list[PipelineItem], *,
             raise
         if progress.failures:
             raise progress.failures[0]
+
+
+def ir_dump_header(pass_name: str, kernel: str | None = None) -> str:
+    """The line printed above the IR after a pass (TILEC_DUMP_IR, tilec.opt --print-ir-after-all)."""
+    where = f" (kernel {kernel})" if kernel else ""
+    return f"// -----// IR dump after {pass_name}{where} //----- //"
+
+
+def _add_printer(pm: passmanager.PassManager, pass_name: str, kernel: str | None) -> None:
+    """Adds a pass that prints the module after `pass_name`. MLIR's own IR printing names
+    only the pass (`IR Dump After CSE (cse)`), and several kernels compiled in one process
+    would be told apart by nothing; this header says which kernel too, and goes through
+    Python's sys.stderr (so it can be captured like any other output)."""
+
+    def print_module(op: ir.Operation, pass_) -> None:
+        print(ir_dump_header(pass_name, kernel), file=sys.stderr)
+        print(op.get_asm(), file=sys.stderr, flush=True)
+
+    pm.add(print_module, name=f"print-ir-after-{pass_name}", argument=f"print-ir-after-{pass_name}",
+           description=f"prints the IR after {pass_name}")
 
 
 def _check_upstream(item: PipelineItem) -> None:
