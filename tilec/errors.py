@@ -1,4 +1,14 @@
-"""Errors tilec raises to users."""
+"""Errors tilec raises to users.
+
+The errors about the user's program (`UserError`: a kernel that does not compile, a
+launch with the wrong arguments, a kernel too large for the GPU, the interpreter's
+out-of-bounds accesses and failed assertions) carry their own location, so the Python
+traceback of tilec's internals adds nothing but noise. The API entry points
+(`tilec.compile`, `kernel[grid](...)`, `kernel.warmup`, ...) therefore re-raise them
+without the frames below themselves (`hide_internal_frames`): Python then prints the
+user's own frames down to the call into tilec, and the message. `TILEC_DEBUG=1` keeps
+every frame.
+"""
 from __future__ import annotations
 
 import os
@@ -36,7 +46,28 @@ def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocati
     return location, call_stack
 
 
-class CompilationError(Exception):
+class UserError(Exception):
+    """An error in the user's program (its kernel or its launch), not in tilec: the
+    message says where and why, and the traceback stops at the call into tilec."""
+
+
+def hide_internal_frames(error: BaseException) -> None:
+    """Drops the frames below the current one from `error`'s traceback, for an API entry
+    point to re-raise it with a bare `raise` (which adds no frame: the user's frames
+    then end at the call into tilec). With TILEC_DEBUG=1 nothing is dropped, and a
+    CompilationError made from another exception (a likely tilec bug) shows that one as
+    its cause. Python 3.10 re-raises the traceback it caught, so there it is unchanged.
+    """
+    from .config import config
+    if config.debug:
+        original = getattr(error, "original", None)
+        if original is not None and error.__cause__ is None:
+            error.__cause__ = original
+        return
+    error.__traceback__ = None
+
+
+class CompilationError(UserError):
     """A kernel could not be compiled: where, and one sentence saying why.
 
     `location` is where the error happened; `call_stack` lists the call sites that led
@@ -50,7 +81,9 @@ class CompilationError(Exception):
         super().__init__(self._render())
 
     def with_call_site(self, site: SourceLocation) -> "CompilationError":
-        return CompilationError(self.message, self.location, (site,) + self.call_stack)
+        error = CompilationError(self.message, self.location, (site,) + self.call_stack)
+        error.original = getattr(self, "original", None)  # the exception it was made from, if any
+        return error
 
     def _render(self) -> str:
         if self.location is None:
@@ -66,7 +99,7 @@ class CompilationError(Exception):
         return (CompilationError, (self.message, self.location, self.call_stack))
 
 
-class OutOfResources(Exception):
+class OutOfResources(UserError):
     """A kernel needs more of a per-block resource (shared memory, registers) than the GPU has."""
 
     def __init__(self, resource: str, required: int, available: int, kernel: str = "", unit: str = "bytes"):
@@ -83,5 +116,5 @@ class InternalError(RuntimeError):
     """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
 
 
-class LaunchError(TypeError, ValueError):
+class LaunchError(UserError, TypeError, ValueError):
     """A kernel launch was given arguments it cannot accept (names the argument)."""

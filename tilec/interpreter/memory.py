@@ -29,6 +29,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..errors import UserError
+
 REGION_SPAN = 1 << 40
 FIRST_BASE = 1 << 44
 _REGION_SHIFT = np.uint64(40)
@@ -40,7 +42,7 @@ except ImportError:  # pragma: no cover - NumPy 1.x
     _byte_bounds = np.byte_bounds
 
 
-class OutOfBoundsAccess(IndexError):
+class OutOfBoundsAccess(UserError, IndexError):
     """A kernel loaded or stored outside the memory of its array arguments.
 
     Also raised for misaligned accesses and for stores into read-only arrays. The

@@ -6,11 +6,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import UserError
 from ..language.core import TilecSemanticError, block_type, tensor
 from .numpy_common import is_float, is_narrow, kernel_frame, numpy_dtype, round_to, tf32
 
 
-class DeviceAssertionError(AssertionError):
+class DeviceAssertionError(UserError, AssertionError):
     """`tl.device_assert` failed in an interpreted kernel.
 
     The message names the kernel, the source location, the program id, the message and

@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import CompilationError, LaunchError, OutOfResources
+from ..errors import CompilationError, LaunchError, OutOfResources, UserError, hide_internal_frames
 
 _config = _config_module.config
 
@@ -73,7 +73,11 @@ class _Wrapper:
 
     def __getitem__(self, grid) -> Callable:
         def launch(*args, **kwargs):
-            return self.run(*args, grid=grid, **kwargs)
+            try:
+                return self.run(*args, grid=grid, **kwargs)
+            except UserError as error:
+                hide_internal_frames(error)  # the user's frames end at this call
+                raise
         return launch
 
     @property
@@ -86,7 +90,8 @@ class _Wrapper:
 
     def _named(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         if len(args) > len(self.arg_names):
-            raise LaunchError(f"{self.__name__}() takes {len(self.arg_names)} arguments but {len(args)} were given")
+            raise LaunchError(f"{self.__name__}() takes {len(self.arg_names)} arguments but {len(args)} were given "
+                              f"(its parameters: {', '.join(self.arg_names)})")
         named = dict(zip(self.arg_names, args))
         for name, value in kwargs.items():
             if name in named:
@@ -110,7 +115,11 @@ class Heuristics(_Wrapper):
         return self.fn.run(*args, grid=grid, **self._with_values(args, kwargs))
 
     def warmup(self, *args, grid=None, **kwargs):
-        return self.fn.warmup(*args, grid=grid, **self._with_values(args, kwargs))
+        try:
+            return self.fn.warmup(*args, grid=grid, **self._with_values(args, kwargs))
+        except UserError as error:
+            hide_internal_frames(error)
+            raise
 
     def _with_values(self, args: tuple, kwargs: dict) -> dict:
         """`kwargs` plus each heuristic's value, computed in order (a later rule sees the
@@ -183,9 +192,13 @@ class Autotuner(_Wrapper):
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles every config that survives pruning; returns their CompiledKernels."""
-        named = self._named(args, kwargs)
-        return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config))
-                for config in self.prune_configs(named, kwargs)]
+        try:
+            named = self._named(args, kwargs)
+            return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config))
+                    for config in self.prune_configs(named, kwargs)]
+        except UserError as error:
+            hide_internal_frames(error)
+            raise
 
     def prune_configs(self, named: dict, kwargs: dict) -> list[Config]:
         configs = self.configs

@@ -13,7 +13,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import LaunchError
+from ..errors import LaunchError, UserError, hide_internal_frames
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
@@ -55,11 +55,17 @@ class JITFunction(KernelFunction):
         def launch(*args, **kwargs):
             try:
                 return fast_run(grid, *args, **kwargs)
+            except UserError as error:
+                hide_internal_frames(error)  # its message says where; the user's frames end here
+                raise
             except TypeError as error:
                 if error.__traceback__.tb_next is not None:
                     raise  # not a binding error: raised inside the launch
-                self._split_call(args, dict(kwargs))  # raises a LaunchError naming the argument
-                raise LaunchError(f"{self.__name__}(): {error}") from None
+                try:  # Python's binding failed: a LaunchError names the argument, without the TypeError
+                    raise self._binding_error(args, kwargs, error) from None
+                except LaunchError as launch_error:
+                    hide_internal_frames(launch_error)
+                    raise
 
         return launch
 
@@ -152,10 +158,22 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
         `compiled[grid](*args)` launches it, and runs this function's source in the interpreter)."""
         from .kernel import LaunchableKernel
-        options, values = self._split_call(args, kwargs)
-        return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
+        try:
+            options, values = self._split_call(args, kwargs)
+            return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
+        except UserError as error:
+            hide_internal_frames(error)
+            raise
 
     # ------------------------------------------------------------------ binding
+    def _binding_error(self, args: tuple, kwargs: dict, error: TypeError) -> LaunchError:
+        """The LaunchError for arguments that Python's binding refused with `error`."""
+        try:
+            self._split_call(args, dict(kwargs))
+        except LaunchError as launch_error:
+            return launch_error
+        return LaunchError(f"{self.__name__}(): {error}")
+
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
         options = {}
         if kwargs:
@@ -168,7 +186,8 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         if n == self._n_params and not kwargs:
             return options, list(args)
         if n > self._n_params:
-            raise LaunchError(f"{self.__name__}() takes {self._n_params} arguments but {n} were given")
+            raise LaunchError(f"{self.__name__}() takes {self._n_params} arguments but {n} were given "
+                              f"(its parameters: {', '.join(self.arg_names)})")
         values = list(args) + [_MISSING] * (self._n_params - n)
         for name, value in kwargs.items():
             try:
@@ -178,12 +197,17 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             if index < n:
                 raise LaunchError(f"{self.__name__}() got multiple values for argument '{name}'")
             values[index] = value
+        missing = []
         for i, value in enumerate(values):
             if value is _MISSING:
                 default = self._param_defaults[i]
                 if default is _MISSING:
-                    raise LaunchError(f"{self.__name__}() is missing argument '{self.arg_names[i]}'")
+                    missing.append(f"'{self.arg_names[i]}'")
                 values[i] = default
+        if missing:
+            names = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+            raise LaunchError(f"{self.__name__}() is missing {'argument' if len(missing) == 1 else 'arguments'} "
+                              f"{names}")
         return options, values
 
     def _resolve_grid(self, grid: Any, values: list) -> tuple[int, int, int]:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from .. import _launcher
 from ..backend.compiler import CompiledKernel, KernelMetadata
 from ..config import config
-from ..errors import LaunchError, OutOfResources
+from ..errors import LaunchError, OutOfResources, UserError, hide_internal_frames
 from . import driver
 
 # Signature type (as in CompiledKernel.metadata.params) -> the launcher's type code.
@@ -123,7 +123,14 @@ class LaunchableKernel(CompiledKernel):
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         """`compiled[grid](*args)`: `args` are all of the kernel's parameters, constexprs
         included; they must match the specialisation this kernel was compiled for."""
-        return lambda *args, stream=None: self._launch(grid, args, stream)
+        def launch(*args, stream=None):
+            try:
+                return self._launch(grid, args, stream)
+            except UserError as error:
+                hide_internal_frames(error)  # the user's frames end at this call
+                raise
+
+        return launch
 
     def _init_handles(self) -> None:
         """Nothing to do (kept for programs written for Triton): `n_regs`, `n_spills` and
@@ -134,7 +141,8 @@ class LaunchableKernel(CompiledKernel):
         interpreter, runs the @jit function it came from."""
         fn = self.fn
         if fn is not None and len(args) != fn._n_params:
-            raise LaunchError(f"{self.name}() takes {fn._n_params} arguments but {len(args)} were given")
+            raise LaunchError(f"{self.name}() takes {fn._n_params} arguments but {len(args)} were given "
+                              f"(its parameters: {', '.join(fn.arg_names)})")
         if config.interpret:
             if fn is None:
                 raise LaunchError(f"{self.name}: the interpreter runs a kernel from its source; launch it as "

@@ -1,0 +1,284 @@
+"""What a user sees on stderr when a kernel or a launch is wrong.
+
+Each test writes a small program into a file, runs it in a fresh Python, and checks the
+whole of stderr, as the user would read it: Python's traceback of the user's own
+frames (the call into tilec), then tilec's error with the kernel's file, line, the
+quoted source line and a caret. tilec's internal frames appear only with TILEC_DEBUG=1,
+and no error is chained to another ("During handling of the above exception ...").
+
+No GPU is needed: kernels are compiled with `tilec.compile(..., target="sm_90")` or
+`kernel.warmup`, or launched under TILEC_INTERPRET=1.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import tilec
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(tilec.__file__)))
+TILEC_DIR = os.path.dirname(os.path.abspath(tilec.__file__))
+HEADER = "import numpy as np\nimport tilec\nimport tilec.language as tl\n"
+CHAINED = ("During handling of the above exception", "The above exception was the direct cause")
+
+
+def run_program(tmp_path, body: str, *, interpret: bool = False, debug: bool = False) -> tuple[str, str]:
+    """Runs HEADER + `body` as tmp_path/kernels.py; returns (the file's path, stderr).
+    The program must fail."""
+    path = tmp_path / "kernels.py"
+    path.write_text(HEADER + textwrap.dedent(body))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("TILEC_")}
+    env.update(PYTHONPATH=REPO, TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    if interpret:
+        env["TILEC_INTERPRET"] = "1"
+    if debug:
+        env["TILEC_DEBUG"] = "1"
+    result = subprocess.run([sys.executable, str(path)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode != 0, f"the program did not fail:\n{result.stdout}\n{result.stderr}"
+    return str(path), result.stderr
+
+
+def line_of(path: str, text: str) -> int:
+    """The 1-based number of the one line of `path` containing `text`."""
+    hits = [i + 1 for i, line in enumerate(open(path).read().splitlines()) if text in line]
+    assert len(hits) == 1, f"{text!r} is on {len(hits)} lines of {path}"
+    return hits[0]
+
+
+def assert_user_traceback(stderr: str, path: str, call: str, error: str, *, max_lines: int = 12) -> list[str]:
+    """stderr is one short traceback: the frame of the user's line containing `call`,
+    no frame of tilec's, no chained exception, and the last line ends with `error` (a
+    regex). Returns the lines."""
+    lines = stderr.rstrip("\n").splitlines()
+    assert lines[0] == "Traceback (most recent call last):", stderr
+    frames = [line for line in lines if line.startswith("  File ")]
+    assert frames and frames[-1] == f'  File "{path}", line {line_of(path, call)}, in <module>', stderr
+    assert not any(TILEC_DIR in line or "<tilec" in line for line in frames), f"tilec's frames leak:\n{stderr}"
+    assert not any(chain in stderr for chain in CHAINED), f"a chained exception:\n{stderr}"
+    assert len(lines) <= max_lines, f"{len(lines)} lines:\n{stderr}"
+    assert re.search(error, stderr), f"{error!r} not in:\n{stderr}"
+    return lines
+
+
+def assert_points_at(stderr: str, path: str, source: str, kernel: str = "k", role: str = "at") -> None:
+    """The error names `path` at the line containing `source`, quotes it and puts a caret under it."""
+    lines = stderr.splitlines()
+    lineno = line_of(path, source)
+    header = re.compile(rf"(.*: )?{role} {re.escape(path)}:{lineno}:\d+ in {kernel}:")
+    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
+    assert found, f"no '{header.pattern}' line in:\n{stderr}"
+    i = found[0]
+    assert lines[i + 1].strip() == open(path).read().splitlines()[lineno - 1].strip(), stderr
+    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret under the source line:\n{stderr}"
+
+
+BAD_ARANGE = """
+@tilec.jit
+def k(x_ptr, n):
+    offs = tl.arange(0, n)
+    tl.store(x_ptr + offs, 1.0)
+"""
+
+# ============================================================================= compile errors
+
+
+def test_compile_error_from_tilec_compile(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="sm_90")
+""")
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"tilec.errors.CompilationError: at ")
+    assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+    assert stderr.rstrip().splitlines()[-1].startswith("arange's")
+
+
+def test_compile_error_from_warmup(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+k.warmup("*fp32", "i32", grid=(1,))
+""")
+    assert_user_traceback(stderr, path, "k.warmup(", r"CompilationError: at ")
+    assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+
+
+def test_compile_error_from_a_launch_in_the_interpreter(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+k[(1,)](np.zeros(16, np.float32), 16)
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](", r"CompilationError: at ")
+    assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+
+
+def test_compile_error_in_a_called_function_lists_the_call_site(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.jit
+def load_block(ptr, BLOCK: tl.constexpr):
+    return tl.load(ptr + tl.arange(0, BLOCK))
+
+
+@tilec.jit
+def k(x_ptr):
+    x = load_block(x_ptr, 100)
+    tl.store(x_ptr, tl.sum(x, axis=0))
+
+
+tilec.compile(k, signature={"x_ptr": "*fp32"}, target="sm_90")
+""")
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"the number of elements must be a power of 2$",
+                          max_lines=15)
+    assert_points_at(stderr, path, "x = load_block(x_ptr, 100)", role="called from")
+    assert_points_at(stderr, path, "return tl.load(ptr + tl.arange(0, BLOCK))", kernel="load_block")
+
+
+def test_compile_error_from_an_autotuned_launch(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.autotune(configs=[tilec.Config({"BLOCK": 16}), tilec.Config({"BLOCK": 32})], key=["n"])
+@tilec.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, n)
+
+
+k[(1,)](np.zeros(16, np.float32), 16)
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](", r"CompilationError: at ")
+    assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+
+
+def test_tilec_debug_shows_tilec_frames(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="sm_90")
+""", debug=True)
+    assert f'File "{TILEC_DIR}{os.sep}frontend{os.sep}code_generator.py"' in stderr
+    assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+
+
+def test_tilec_debug_shows_the_exception_a_compilation_error_was_made_from(tmp_path):
+    # A wrong keyword reaches the builtin as Python's TypeError; with TILEC_DEBUG=1 that
+    # TypeError and its frames are shown as the cause.
+    program = """
+@tilec.jit
+def k(x_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(x_ptr + offs, 1.0, mask=offs < 8, evict="first")
+
+
+tilec.compile(k, signature={"x_ptr": "*fp32"}, target="sm_90")
+"""
+    path, stderr = run_program(tmp_path, program)
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"CompilationError: at ")
+    path, stderr = run_program(tmp_path, program, debug=True)
+    assert "The above exception was the direct cause of the following exception" in stderr
+    assert stderr.startswith("Traceback (most recent call last):") and "TypeError" in stderr
+
+
+# ============================================================================= interpreter errors
+
+
+def test_semantic_error_while_interpreting(tmp_path):
+    # `and` on blocks passes the frontend (it is elementwise when compiled) but fails in Python.
+    path, stderr = run_program(tmp_path, """
+@tilec.jit
+def k(x_ptr):
+    v = tl.load(x_ptr + tl.arange(0, 16))
+    m = (v > 0) and (v < 1)
+    tl.store(x_ptr + tl.arange(0, 16), v, mask=m)
+
+
+k[(1,)](np.zeros(16, np.float32))
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](", r"\(interpreting kernel `k`, program id \(0, 0, 0\)\)$")
+    assert_points_at(stderr, path, "m = (v > 0) and (v < 1)")
+
+
+def test_out_of_bounds_access_in_the_interpreter(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.jit
+def k(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 32))
+    tl.store(x_ptr + tl.arange(0, 32), x)
+
+
+k[(1,)](np.zeros(16, np.float32))
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](", r"OutOfBoundsAccess: out-of-bounds load in kernel `k` at "
+                          + re.escape(path))
+
+
+def test_failed_device_assertion_in_the_interpreter(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.jit
+def k(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    tl.device_assert(x > 0, "x must be positive")
+
+
+k[(1,)](np.zeros(16, np.float32), debug=True)
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](", r"DeviceAssertionError: device assertion failed in kernel `k`"
+                          r" at .*: x must be positive")
+
+
+# ============================================================================= launch errors
+
+SCALE = """
+@tilec.jit
+def k(x_ptr, n, factor, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+x = np.zeros(16, np.float32)
+"""
+
+
+@pytest.mark.parametrize("interpret", [True, False], ids=["interpreter", "gpu-path"])
+def test_missing_arguments_at_launch(tmp_path, interpret):
+    # Python's own binding fails first (a TypeError); the LaunchError replaces it, unchained.
+    path, stderr = run_program(tmp_path, SCALE + "k[(1,)](x, 16)\n", interpret=interpret)
+    assert_user_traceback(stderr, path, "k[(1,)](x, 16)",
+                          r"\ntilec.errors.LaunchError: k\(\) is missing arguments 'factor' and 'BLOCK'$", max_lines=4)
+
+
+@pytest.mark.parametrize("interpret", [True, False], ids=["interpreter", "gpu-path"])
+def test_too_many_arguments_at_launch(tmp_path, interpret):
+    path, stderr = run_program(tmp_path, SCALE + "k[(1,)](x, 16, 2.0, 16, 5)\n", interpret=interpret)
+    assert_user_traceback(stderr, path, "k[(1,)](x, 16, 2.0, 16, 5)",
+                          r"\ntilec.errors.LaunchError: k\(\) takes 4 arguments but 5 were given "
+                          r"\(its parameters: x_ptr, n, factor, BLOCK\)$", max_lines=4)
+
+
+def test_unknown_keyword_at_launch(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + "k[(1,)](x, 16, 2.0, BLOK=16)\n", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](x, 16, 2.0, BLOK=16)",
+                          r"\ntilec.errors.LaunchError: k\(\) got an unexpected keyword argument 'BLOK'$", max_lines=4)
+
+
+def test_bad_argument_at_launch(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + "k[(1,)](x, [16], 2.0, BLOCK=16)\n", interpret=True)
+    assert_user_traceback(stderr, path, "k[(1,)](x, [16], 2.0, BLOCK=16)",
+                          r"\ntilec.errors.LaunchError: argument 'n' of k\(\) is a list \[16\]", max_lines=4)
+
+
+def test_bad_launch_option(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + "k[(1,)](x, 16, 2.0, BLOCK=16, num_warps=3)\n", interpret=True)
+    assert_user_traceback(stderr, path, "num_warps=3", r"num_warps must be a power of 2 between 1 and 32, got 3$",
+                          max_lines=4)
+
+
+def test_bad_arguments_to_warmup(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + 'k.warmup("*fp32", "i32", grid=(1,))\n')
+    assert_user_traceback(stderr, path, "k.warmup(",
+                          r"\ntilec.errors.LaunchError: k\(\) is missing arguments 'factor' and 'BLOCK'$", max_lines=4)
+
+
+def test_wrong_argument_count_for_a_compiled_kernel(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + """
+compiled = k.warmup("*fp32", "i32", "fp32", BLOCK=16, grid=(1,))
+compiled[(1,)](x, 16)
+""", interpret=True)
+    assert_user_traceback(stderr, path, "compiled[(1,)](x, 16)",
+                          r"LaunchError: k\(\) takes 4 arguments but 2 were given", max_lines=4)
