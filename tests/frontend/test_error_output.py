@@ -282,3 +282,27 @@ compiled[(1,)](x, 16)
 """, interpret=True)
     assert_user_traceback(stderr, path, "compiled[(1,)](x, 16)",
                           r"LaunchError: k\(\) takes 4 arguments but 2 were given", max_lines=4)
+
+
+@pytest.mark.parametrize("interpret", [True, False], ids=["interpreter", "gpu-path"])
+def test_kernel_called_without_a_grid(tmp_path, interpret):
+    # Triton: RuntimeError "Cannot call @triton.jit'd outside of the scope of a kernel".
+    path, stderr = run_program(tmp_path, SCALE + "k(x, 16, 2.0, BLOCK=16)\n", interpret=interpret)
+    assert_user_traceback(stderr, path, "k(x, 16, 2.0, BLOCK=16)",
+                          r"\ntilec.errors.LaunchError: k\(\) is a kernel: launch it on a grid of programs with "
+                          r"k\[grid\]\(\.\.\.\), e.g. k\[\(num_programs,\)\]\(\.\.\.\); a @jit function is called "
+                          r"directly only from inside another kernel$", max_lines=4)
+
+
+def test_autotuned_kernel_called_without_a_grid(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.autotune(configs=[tilec.Config({"BLOCK": 16})], key=["n"])
+@tilec.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+k(np.zeros(16, np.float32), 16)
+""", interpret=True)
+    assert_user_traceback(stderr, path, "k(np.zeros(16, np.float32), 16)",
+                          r"LaunchError: k\(\) is a kernel: launch it on a grid of programs with k\[grid\]", max_lines=4)

@@ -11,7 +11,8 @@ import inspect
 import textwrap
 from typing import Any, Callable
 
-from ..language.core import LibraryFunction, is_constexpr_annotation
+from ..errors import LaunchError, hide_internal_frames
+from ..language.core import LibraryFunction, inside_kernel, is_constexpr_annotation
 from .early_returns import rewrite_early_returns
 from .loop_exits import rewrite_loop_exits
 
@@ -82,11 +83,24 @@ class KernelFunction:
         return self._hash
 
     def __call__(self, *args, **kwargs):
-        # Called from inside another kernel (the interpreter, or Python directly).
+        # Called from inside another kernel by the interpreter; the compiler inlines calls.
+        if not inside_kernel():
+            try:  # raised and re-raised here so that the traceback ends at the user's call
+                raise called_without_grid(self.__name__)
+            except LaunchError as error:
+                hide_internal_frames(error)
+                raise
         return self.fn(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"
+
+
+def called_without_grid(name: str) -> LaunchError:
+    """The error for a kernel called like a Python function from host code."""
+    return LaunchError(f"{name}() is a kernel: launch it on a grid of programs with {name}[grid](...), e.g. "
+                       f"{name}[(num_programs,)](...); a @jit function is called directly only from inside "
+                       "another kernel")
 
 
 # The KernelFunction of each library function of the language, made on its first call.

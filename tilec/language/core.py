@@ -384,6 +384,11 @@ def current_semantic():
     return sem
 
 
+def inside_kernel() -> bool:
+    """Whether a kernel is being compiled or interpreted right now (not host code)."""
+    return _active_semantic.get() is not None
+
+
 _active_caller: contextvars.ContextVar = contextvars.ContextVar("tilec_caller", default=None)
 
 

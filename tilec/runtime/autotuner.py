@@ -25,6 +25,7 @@ from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
 from ..errors import CompilationError, LaunchError, OutOfResources, UserError, hide_internal_frames
+from ..frontend.kernel_function import called_without_grid
 
 _config = _config_module.config
 
@@ -79,6 +80,13 @@ class _Wrapper:
                 hide_internal_frames(error)  # the user's frames end at this call
                 raise
         return launch
+
+    def __call__(self, *args, **kwargs):
+        try:  # raised and re-raised here so that the traceback ends at the user's call
+            raise called_without_grid(self.__name__)
+        except LaunchError as error:
+            hide_internal_frames(error)
+            raise
 
     @property
     def kernel(self) -> Any:
