@@ -84,6 +84,8 @@ def k(x_ptr, n):
     offs = tl.arange(0, n)
     tl.store(x_ptr + offs, 1.0)
 """
+MISSING_CONSTEXPR = ("arange's start and end must be constexpr integers, and its end is only known when the kernel "
+                     "runs; 'n' is a parameter of k without tl.constexpr: declare it `n: tl.constexpr`")
 
 # ============================================================================= compile errors
 
@@ -94,7 +96,7 @@ tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="sm_90")
 """)
     assert_user_traceback(stderr, path, "tilec.compile(k", r"tilec.errors.CompilationError: at ")
     assert_points_at(stderr, path, "offs = tl.arange(0, n)")
-    assert stderr.rstrip().splitlines()[-1].startswith("arange's")
+    assert stderr.rstrip().splitlines()[-1] == MISSING_CONSTEXPR
 
 
 def test_compile_error_from_warmup(tmp_path):
@@ -111,6 +113,7 @@ k[(1,)](np.zeros(16, np.float32), 16)
 """, interpret=True)
     assert_user_traceback(stderr, path, "k[(1,)](", r"CompilationError: at ")
     assert_points_at(stderr, path, "offs = tl.arange(0, n)")
+    assert stderr.rstrip().splitlines()[-1] == MISSING_CONSTEXPR
 
 
 def test_compile_error_in_a_called_function_lists_the_call_site(tmp_path):

@@ -299,29 +299,81 @@ def dtype_called_like_a_cast(x_ptr):
 # ============================================================================= constexprs
 
 
-# Triton: "arange's arguments must be of type tl.constexpr".
-@bad_kernel("arange's start and end must be constexpr integers", caret_at="tl.arange")
-def arange_with_runtime_bound(x_ptr, n):
-    offs = tl.arange(0, n)  # <-
+# Where a kernel parameter missing its tl.constexpr annotation is used as a constant,
+# the error names it and shows the declaration to write.
+
+# Triton: "arange's arguments must be of type tl.constexpr" (the parameter is not named).
+@bad_kernel("arange's start and end must be constexpr integers, and its end is only known when the kernel runs; "
+            "'BLOCK' is a parameter of arange_with_runtime_bound without tl.constexpr: declare it "
+            "`BLOCK: tl.constexpr`", caret_at="tl.arange")
+def arange_with_runtime_bound(x_ptr, BLOCK):
+    offs = tl.arange(0, BLOCK)  # <-
 
 
 # Triton: wraps the tensor in a constexpr without complaint; it fails later, where it is used.
-@bad_kernel("'block' is annotated tl.constexpr, but its value is only known when the kernel runs")
+@bad_kernel("'block' is annotated tl.constexpr, but its value is only known when the kernel runs; 'n' is a "
+            "parameter of constexpr_annotation_of_runtime_value without tl.constexpr: declare it `n: tl.constexpr`")
 def constexpr_annotation_of_runtime_value(x_ptr, n):
     block: tl.constexpr = n  # <-
 
 
 # Triton: "Shape element 0 must have type `constexpr[int]`".
-@bad_kernel("shape dimensions must be constexpr integers")
+@bad_kernel("shape dimensions must be constexpr integers, got a value known only at run time; 'n' is a parameter "
+            "of zeros_with_runtime_shape without tl.constexpr: declare it `n: tl.constexpr`")
 def zeros_with_runtime_shape(x_ptr, n):
     x = tl.zeros((n,), tl.float32)  # <-
 
 
+# Triton: "Shape element 1 must have type `constexpr[int]`".
+@bad_kernel("shape dimensions must be constexpr integers, got a value known only at run time; 'N' is a parameter "
+            "of reshape_with_runtime_shape without tl.constexpr: declare it `N: tl.constexpr`")
+def reshape_with_runtime_shape(x_ptr, N):
+    x = tl.reshape(tl.arange(0, 16), [4, N])  # <-
+
+
 # Triton: AssertionError "... used as tl.static_range end value is not a constexpr".
-@bad_kernel("tl.static_range bounds must be constexpr integers", caret_at="tl.static_range")
+@bad_kernel("tl.static_range bounds must be constexpr integers, and this one is only known when the kernel runs; "
+            "'n' is a parameter of static_range_with_runtime_bound without tl.constexpr: declare it "
+            "`n: tl.constexpr`", caret_at="tl.static_range")
 def static_range_with_runtime_bound(x_ptr, n):
     for i in tl.static_range(n):  # <-
         pass
+
+
+# Triton: "reduce axis must be a constexpr" style failures (the parameter is not named).
+@bad_kernel("the reduction axis must be a constexpr int; this one is only known when the kernel runs; 'AXIS' is "
+            "a parameter of reduction_axis_parameter without tl.constexpr: declare it `AXIS: tl.constexpr`")
+def reduction_axis_parameter(x_ptr, AXIS):
+    y = tl.sum(tl.arange(0, 16), axis=AXIS)  # <-
+
+
+# An alias still names the parameter it holds.
+@bad_kernel("'BLOCK' is a parameter of aliased_parameter without tl.constexpr: declare it `BLOCK: tl.constexpr`",
+            caret_at="tl.arange")
+def aliased_parameter(x_ptr, BLOCK):
+    size = BLOCK
+    offs = tl.arange(0, size)  # <-
+
+
+# A value computed from a parameter is not the parameter: the general advice.
+@bad_kernel("arange's start and end must be constexpr integers, and its end is only known when the kernel runs; "
+            "mark it tl.constexpr", caret_at="tl.arange")
+def value_computed_from_a_parameter(x_ptr, BLOCK):
+    offs = tl.arange(0, BLOCK * 2)  # <-
+
+
+# Triton: "static_assert requires a constexpr condition" style failure.
+@bad_kernel("static_assert needs a compile-time (constexpr) condition; use tl.device_assert to check a value known "
+            "only at run time", caret_at="tl.static_assert")
+def static_assert_on_a_runtime_value(x_ptr, BLOCK):
+    tl.static_assert(BLOCK >= 16)  # <-
+
+
+# Triton: indexing a tuple with a tensor fails inside its tuple class.
+@bad_kernel("a tuple can only be indexed by a compile-time constant; 'i' is a parameter of tuple_index_parameter "
+            "without tl.constexpr: declare it `i: tl.constexpr`")
+def tuple_index_parameter(x_ptr, i):
+    y = (1.0, 2.0)[i]  # <-
 
 
 # Triton: CompileTimeAssertionFailure with the message.
@@ -682,6 +734,16 @@ def recursive(out_ptr):
     recursive(out_ptr)  # <-
 
 
+@tilec.jit
+def load_block(ptr, BLOCK):
+    return tl.load(ptr + tl.arange(0, BLOCK))  # <-
+
+
+@tilec.jit
+def callee_parameter_without_constexpr(out_ptr, n):
+    y = load_block(out_ptr, n)  # <-
+
+
 @pytest.mark.parametrize("kernel, fragment, caret_at", [
     # Triton: TypeError from inspect.getcallargs ("scale() takes 2 positional arguments but 3 were given").
     (too_many_arguments, "bad arguments for scale(): too many positional arguments", "scale("),
@@ -689,7 +751,8 @@ def recursive(out_ptr):
     (unknown_keyword, "bad arguments for scale(): got an unexpected keyword argument 'bias'", "scale("),
     # Triton: does not enforce the annotation on callees; FACTOR is a run-time value there.
     (runtime_value_for_constexpr_parameter,
-     "argument 'FACTOR' of scale() is a tl.constexpr parameter, but the value passed is only known at run time",
+     "argument 'FACTOR' of scale() is a tl.constexpr parameter, but the value passed is only known at run time; "
+     "'n' is a parameter of runtime_value_for_constexpr_parameter without tl.constexpr: declare it `n: tl.constexpr`",
      "scale("),
     # Triton: emits a recursive tt.call, which its inliner cannot remove later.
     (recursive, "recursion is not supported", "recursive("),
@@ -697,6 +760,15 @@ def recursive(out_ptr):
 def test_bad_call_to_a_jit_function(kernel, fragment, caret_at):
     err = compile_error(kernel)
     assert_clear_error(err, kernel, fragment, caret_at)
+
+
+def test_a_callee_parameter_without_constexpr_is_named_in_the_callee():
+    # Triton: "arange's arguments must be of type tl.constexpr", at the callee's line.
+    err = compile_error(callee_parameter_without_constexpr)
+    assert_points_at(str(err), callee_parameter_without_constexpr, role="called from", caret_at="load_block(")
+    assert_points_at(str(err), load_block, role="at", caret_at="tl.arange")
+    assert err.message.endswith("'BLOCK' is a parameter of load_block without tl.constexpr: declare it "
+                                "`BLOCK: tl.constexpr`")
 
 
 # ============================================================================= where the kernel is defined

@@ -17,7 +17,7 @@ from mlir import ir
 from ..errors import CompilationError, SourceLocation
 from ..language import builtins as lang
 from ..language import core as tl
-from ..language.core import TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
+from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction, kernel_function_of
@@ -206,6 +206,8 @@ class CodeGenerator(ast.NodeVisitor):
                 return super().visit(node)
         except CompilationError:
             raise
+        except ConstexprRequired as exc:
+            raise self.error(node, self.needs_constexpr(exc.message, exc.value, exc.hint)) from None
         except TilecSemanticError as exc:
             raise self.error(node, str(exc)) from None
         except RecursionError:
@@ -214,6 +216,17 @@ class CodeGenerator(ast.NodeVisitor):
             err = self.error(node, f"{type(exc).__name__}: {exc}")
             err.original = exc
             raise err from None
+
+    def needs_constexpr(self, message: str, value: Any, hint: str = "mark it tl.constexpr") -> str:
+        """`message` about a run-time `value` where a compile-time one is needed, ending
+        with how to fix it: when `value` is still what a parameter of this function
+        received (not tl.constexpr), declare that parameter tl.constexpr; else `hint`."""
+        names = [name for index, name in enumerate(self.fn.arg_names)
+                 if index not in self.fn.constexprs and value is not None and self.scope.get(name) is value]
+        if not names:
+            return f"{message}; {hint}"
+        return (f"{message}; '{names[0]}' is a parameter of {self.fn.__name__} without tl.constexpr: declare it "
+                f"`{names[0]}: tl.constexpr`")
 
     def generic_visit(self, node: ast.AST) -> Any:
         message = _UNSUPPORTED_STATEMENTS.get(type(node)) or _UNSUPPORTED_EXPRESSIONS.get(type(node))
@@ -283,8 +296,9 @@ class CodeGenerator(ast.NodeVisitor):
         annotation = self.visit(node.annotation) if not isinstance(node.annotation, ast.Constant) else node.annotation.value
         if tl.is_constexpr_annotation(_unwrap(annotation)) or _unwrap(annotation) is constexpr:
             if isinstance(value, tensor):
-                raise self.error(node, f"'{ast.unparse(node.target)}' is annotated tl.constexpr, but its value is "
-                                       "only known when the kernel runs")
+                raise self.error(node, self.needs_constexpr(
+                    f"'{ast.unparse(node.target)}' is annotated tl.constexpr, but its value is only known when the "
+                    "kernel runs", value, "compute it from constexprs only"))
             value = constexpr(value)
         self.assign(node.target, value)
 
@@ -472,7 +486,12 @@ class CodeGenerator(ast.NodeVisitor):
         iterable = _unwrap(self.visit(node.iter))
         if isinstance(iterable, lang.static_range):
             bounds = [_unwrap(iterable.start), _unwrap(iterable.end), _unwrap(iterable.step)]
-            if any(isinstance(b, tensor) or not isinstance(b, int) for b in bounds):
+            runtime = [b for b in bounds if isinstance(b, tensor)]
+            if runtime:
+                raise self.error(node.iter, self.needs_constexpr(
+                    "tl.static_range bounds must be constexpr integers, and this one is only known when the kernel "
+                    "runs", runtime[0], "use range() for a loop over run-time bounds"))
+            if any(not isinstance(b, int) for b in bounds):
                 raise self.error(node.iter, "tl.static_range bounds must be constexpr integers")
             self._unrolled_for(node, [constexpr(i) for i in py.range(*bounds)])
             return
@@ -850,7 +869,8 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, f"a kernel cannot launch another kernel ({base.__name__}[grid](...)); call the "
                                    f"@jit function directly: {base.__name__}(...)")
         if isinstance(index, tensor):
-            raise self.error(node.slice, "a tuple can only be indexed by a compile-time constant")
+            raise self.error(node.slice, self.needs_constexpr("a tuple can only be indexed by a compile-time constant",
+                                                              index))
         return _sanitize(base[_unwrap(index)])
 
     def _visit_index(self, node: ast.expr) -> Any:
@@ -946,7 +966,8 @@ class CodeGenerator(ast.NodeVisitor):
         if any(isinstance(a, tensor) for a in args) and fn in (py.int, py.float, py.bool, py.abs):
             if fn is py.abs:
                 return self.semantic.abs(args[0])
-            raise self.error(node, f"{fn.__name__}() needs a compile-time value; convert tensors with .to(...)")
+            raise self.error(node, self.needs_constexpr(f"{fn.__name__}() needs a compile-time value",
+                                                        args[0], "convert tensors with .to(...)"))
         raw_args = [a if isinstance(a, tensor) else _unwrap(a) for a in args]
         raw_kwargs = {k: v if isinstance(v, tensor) else _unwrap(v) for k, v in kwargs.items()}
         return _sanitize(fn(*raw_args, **raw_kwargs))
@@ -965,8 +986,9 @@ class CodeGenerator(ast.NodeVisitor):
         scope: dict[str, Any] = {}
         for index, (name, value) in enumerate(bound.arguments.items()):
             if index in callee.constexprs and isinstance(value, tensor):
-                raise self.error(node, f"argument '{name}' of {callee.__name__}() is a tl.constexpr parameter, but "
-                                       "the value passed is only known at run time")
+                raise self.error(node, self.needs_constexpr(
+                    f"argument '{name}' of {callee.__name__}() is a tl.constexpr parameter, but the value passed is "
+                    "only known at run time", value, "pass a compile-time value"))
             scope[name] = _sanitize(value)
         generator = CodeGenerator(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1,
                                   active_calls=self.active_calls + (callee,))

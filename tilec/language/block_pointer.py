@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import core
-from .core import TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic, tensor
+from .core import (ConstexprRequired, TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic,
+                   tensor)
 
 __all__ = [
     "BlockPointer", "TensorDescriptor", "tensor_descriptor", "make_block_ptr", "advance",
@@ -93,8 +94,8 @@ def _static_ints(values: Sequence[Any], what: str) -> tuple[int, ...]:
     out = []
     for v in values:
         if isinstance(v, tensor):
-            raise _error(f"{what} must be compile-time constants (tl.constexpr), got a value known only "
-                         "at run time")
+            raise ConstexprRequired(f"{what} must be compile-time constants (tl.constexpr), got a value known "
+                                    "only at run time", v)
         if isinstance(v, bool) or not isinstance(v, int):
             raise _error(f"{what} must be integers, got {v!r}")
         out.append(v)

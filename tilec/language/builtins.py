@@ -432,7 +432,8 @@ def static_assert(cond, msg="") -> None:
     """Fails compilation when the constexpr `cond` is false."""
     cond = _unwrap(cond)
     if isinstance(cond, tensor):
-        raise core.TilecSemanticError("static_assert needs a compile-time (constexpr) condition")
+        raise core.ConstexprRequired("static_assert needs a compile-time (constexpr) condition", cond,
+                                     hint="use tl.device_assert to check a value known only at run time")
     if not cond:
         raise core.TilecSemanticError(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg) else "static_assert failed")
 

@@ -646,6 +646,17 @@ class TilecSemanticError(Exception):
     """A rule of the language was broken. The frontend adds the source location."""
 
 
+class ConstexprRequired(TilecSemanticError):
+    """A value known only at run time (`value`, a tensor) where the language needs a
+    compile-time one: a shape, an arange bound, an axis. The message is `message`, then
+    `hint`, which says how to make the value constant; the frontend replaces the hint by
+    the parameter to declare tl.constexpr when `value` is a kernel parameter's."""
+
+    def __init__(self, message: str, value: Any, hint: str = "mark it tl.constexpr"):
+        self.message, self.value, self.hint = message, value, hint
+        super().__init__(f"{message}; {hint}")
+
+
 def next_power_of_2(n: int) -> int:
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()

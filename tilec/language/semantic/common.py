@@ -9,7 +9,7 @@ from typing import Any
 
 from .. import core as tl
 from ..builder import Builder
-from ..core import TilecSemanticError, _unwrap, dtype, tensor
+from ..core import ConstexprRequired, TilecSemanticError, _unwrap, dtype, tensor
 
 MAX_TENSOR_NUMEL = 1 << 20
 
@@ -33,7 +33,8 @@ def _axis_arg(axis: Any, what: str) -> int:
             raise _error(f"the {what} axis must be a single int, got {tuple(_unwrap(a) for a in axis)}; "
                          "reduce one axis at a time")
         if isinstance(axis, tensor):
-            raise _error(f"the {what} axis must be a constexpr int; this one is only known when the kernel runs")
+            raise ConstexprRequired(f"the {what} axis must be a constexpr int; this one is only known when the "
+                                    "kernel runs", axis)
         raise _error(f"the {what} axis must be an int, got {axis!r}")
     return int(axis)
 

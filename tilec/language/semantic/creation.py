@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from .. import core as tl
-from ..core import _unwrap, block_type, tensor
+from ..core import ConstexprRequired, _unwrap, block_type, tensor
 from .common import SemanticState, _axis_arg, _dtype_arg, _error
 
 
@@ -30,6 +30,10 @@ class CreationRules(SemanticState):
 
     def arange(self, start: Any, end: Any) -> tensor:
         start, end = _unwrap(start), _unwrap(end)
+        for bound, which in ((start, "start"), (end, "end")):
+            if isinstance(bound, tensor):
+                raise ConstexprRequired(f"arange's start and end must be constexpr integers, and its {which} is "
+                                        "only known when the kernel runs", bound)
         if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
             raise _error("arange's start and end must be constexpr integers "
                          f"(got {type(start).__name__} and {type(end).__name__}); mark them tl.constexpr")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import core as tl
-from ..core import _unwrap, block_type, tensor
+from ..core import ConstexprRequired, _unwrap, block_type, tensor
 from .common import SemanticState, _error
 
 
@@ -48,6 +48,9 @@ class GatherHistogramRules(SemanticState):
             raise _error(f"histogram needs a 1-D tensor, got shape {list(x.type.shape)}")
         if not x.dtype.is_int() or x.dtype.is_bool():
             raise _error(f"histogram needs integer values, got {x.dtype}")
+        if isinstance(num_bins, tensor):
+            raise ConstexprRequired("num_bins must be a constexpr power of two; this one is only known when the "
+                                    "kernel runs", num_bins)
         if not isinstance(num_bins, int) or isinstance(num_bins, bool) or num_bins < 1 or num_bins & (num_bins - 1):
             raise _error(f"num_bins must be a constexpr power of two, got {num_bins!r}")
         if _unwrap(mask) is not None:

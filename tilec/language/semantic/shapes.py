@@ -9,7 +9,7 @@ import math
 from typing import Any, Sequence
 
 from .. import core as tl
-from ..core import _unwrap, block_type, tensor
+from ..core import ConstexprRequired, _unwrap, block_type, tensor
 from .common import MAX_TENSOR_NUMEL, SemanticState, _axis_arg, _error
 
 
@@ -20,9 +20,11 @@ class ShapeRules(SemanticState):
     def validate_block_shape(shape: Sequence[int]) -> tuple[int, ...]:
         dims = [_unwrap(s) for s in shape]
         for dim in dims:
-            if isinstance(dim, tensor) or not isinstance(dim, int) or isinstance(dim, bool):
-                what = "a value known only at run time" if isinstance(dim, tensor) else repr(dim)
-                raise _error(f"shape dimensions must be constexpr integers, got {what}; mark the size tl.constexpr")
+            if isinstance(dim, tensor):
+                raise ConstexprRequired("shape dimensions must be constexpr integers, got a value known only at "
+                                        "run time", dim, hint="mark the size tl.constexpr")
+            if not isinstance(dim, int) or isinstance(dim, bool):
+                raise _error(f"shape dimensions must be constexpr integers, got {dim!r}; mark the size tl.constexpr")
         shape = tuple(dims)
         numel = 1
         for dim in shape:
