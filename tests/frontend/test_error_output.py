@@ -193,8 +193,11 @@ def k(x_ptr):
 
 k[(1,)](np.zeros(16, np.float32))
 """, interpret=True)
-    assert_user_traceback(stderr, path, "k[(1,)](", r"\(interpreting kernel `k`, program id \(0, 0, 0\)\)$")
+    lines = assert_user_traceback(stderr, path, "k[(1,)](", r"\(interpreting kernel `k`, program id \(0, 0, 0\)\)$")
     assert_points_at(stderr, path, "m = (v > 0) and (v < 1)")
+    assert lines[-2] == ("a block of shape [16] has no single Python value, which `and`, `or`, `not` and `a if c else "
+                         "b` need in the interpreter (compiled, they work elementwise); use `&`, `|`, `== 0` and "
+                         "tl.where, or reduce the block first (tl.max, tl.sum)")
 
 
 def test_out_of_bounds_access_in_the_interpreter(tmp_path):

@@ -422,9 +422,13 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         if testing_an_assert():
             return self._assert_statement(x)
         if x.ndim != 0:
-            raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; only "
-                                     "scalars can be used in `if`, `while`, `range` and `assert` (reduce it "
-                                     "first; to check every element, use tl.device_assert(cond, msg))")
+            # The frontend refuses blocks in `if`, `while` and `range` before the first
+            # program; what reaches here is Python's `and`, `or`, `not` and `a if c else b`,
+            # which the compiler makes elementwise but Python runs on one truth value.
+            raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value, which `and`, "
+                                     "`or`, `not` and `a if c else b` need in the interpreter (compiled, they work "
+                                     "elementwise); use `&`, `|`, `== 0` and tl.where, or reduce the block first "
+                                     "(tl.max, tl.sum)")
         if is_narrow(x.dtype):
             return float(x.astype(np.float32))
         return x.item()
