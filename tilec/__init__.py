@@ -26,12 +26,12 @@ def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_s
     that `compiled[grid](*args)` launches (tilec.runtime.kernel.LaunchableKernel).
     `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do."""
     from .backend.compiler import compile_kernel
-    from .errors import UserError, hide_internal_frames
+    from .errors import hide_internal_frames
     from .runtime.kernel import LaunchableKernel
     try:
         return LaunchableKernel.of(compile_kernel(
             fn, signature=signature or {}, constexprs=constexprs or {}, target=target, num_warps=num_warps,
             num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion))
-    except UserError as error:
+    except Exception as error:
         hide_internal_frames(error)  # the user's frames and the error's own location are what matter
         raise

@@ -12,6 +12,7 @@ every frame.
 from __future__ import annotations
 
 import os
+import sysconfig
 from dataclasses import dataclass
 
 
@@ -33,6 +34,9 @@ class SourceLocation:
 
 
 _TILEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# Python's own library and installed packages: code tilec calls, not the user's.
+_LIBRARY_DIRS = tuple(sorted({os.path.abspath(path) + os.sep for key, path in sysconfig.get_paths().items()
+                              if key in ("stdlib", "platstdlib", "purelib", "platlib")}))
 
 
 def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocation, ...]):
@@ -52,11 +56,16 @@ class UserError(Exception):
 
 
 def hide_internal_frames(error: BaseException) -> None:
-    """Drops the frames below the current one from `error`'s traceback, for an API entry
-    point to re-raise it with a bare `raise` (which adds no frame: the user's frames
-    then end at the call into tilec). With TILEC_DEBUG=1 nothing is dropped, and a
-    CompilationError made from another exception (a likely tilec bug) shows that one as
-    its cause. Python 3.10 re-raises the traceback it caught, so there it is unchanged.
+    """Trims `error`'s traceback for an API entry point to re-raise it with a bare
+    `raise` (which adds no frame of its own): Python then prints the user's frames down
+    to the call into tilec, and
+      - for a `UserError`, nothing below it: the message says where;
+      - for another exception raised in user code that tilec called back (the
+        interpreted kernel's body, a grid function), the frames from that code inward;
+      - for anything else (a tilec bug), every frame.
+    With TILEC_DEBUG=1 nothing is dropped, and a CompilationError made from another
+    exception (a likely tilec bug) shows that one as its cause. (Python 3.10 re-raises
+    the traceback it caught, so there the traceback stays whole.)
     """
     from .config import config
     if config.debug:
@@ -64,7 +73,24 @@ def hide_internal_frames(error: BaseException) -> None:
         if original is not None and error.__cause__ is None:
             error.__cause__ = original
         return
-    error.__traceback__ = None
+    if isinstance(error, UserError):
+        error.__traceback__ = None
+        return
+    tb = error.__traceback__
+    while tb is not None and not _is_user_code(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next
+    if tb is not None:
+        error.__traceback__ = tb
+
+
+def _is_user_code(filename: str) -> bool:
+    """Whether a frame's file is the user's: not tilec's, not Python's own library or an
+    installed package (which tilec calls too), not generated code (`<...>`)."""
+    if filename.startswith("<"):
+        return False
+    path = os.path.abspath(filename)
+    return not path.startswith(_TILEC_DIR) and not any(path.startswith(prefix) for prefix in _LIBRARY_DIRS)
+
 
 
 class CompilationError(UserError):

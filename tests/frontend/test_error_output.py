@@ -52,13 +52,13 @@ def line_of(path: str, text: str) -> int:
 
 
 def assert_user_traceback(stderr: str, path: str, call: str, error: str, *, max_lines: int = 12) -> list[str]:
-    """stderr is one short traceback: the frame of the user's line containing `call`,
-    no frame of tilec's, no chained exception, and the last line ends with `error` (a
+    """stderr is one short traceback: first the frame of the user's line containing
+    `call`, no frame of tilec's, no chained exception, and the last line ends with `error` (a
     regex). Returns the lines."""
     lines = stderr.rstrip("\n").splitlines()
     assert lines[0] == "Traceback (most recent call last):", stderr
     frames = [line for line in lines if line.startswith("  File ")]
-    assert frames and frames[-1] == f'  File "{path}", line {line_of(path, call)}, in <module>', stderr
+    assert frames and frames[0] == f'  File "{path}", line {line_of(path, call)}, in <module>', stderr
     assert not any(TILEC_DIR in line or "<tilec" in line for line in frames), f"tilec's frames leak:\n{stderr}"
     assert not any(chain in stderr for chain in CHAINED), f"a chained exception:\n{stderr}"
     assert len(lines) <= max_lines, f"{len(lines)} lines:\n{stderr}"
@@ -312,3 +312,32 @@ k(np.zeros(16, np.float32), 16)
 """, interpret=True)
     assert_user_traceback(stderr, path, "k(np.zeros(16, np.float32), 16)",
                           r"LaunchError: k\(\) is a kernel: launch it on a grid of programs with k\[grid\]", max_lines=4)
+
+
+# ============================================================================= errors in the user's own code
+
+
+def test_error_in_a_grid_function_shows_the_users_frames_only(tmp_path):
+    path, stderr = run_program(tmp_path, SCALE + """
+def grid(meta):
+    return (tilec.cdiv(meta["n"], meta["BLOK"]),)
+
+
+k[grid](x, 16, 2.0, BLOCK=16)
+""", interpret=True)
+    lines = assert_user_traceback(stderr, path, "k[grid](x, 16, 2.0, BLOCK=16)", r"\nKeyError: 'BLOK'$")
+    assert f'  File "{path}", line {line_of(path, "return (tilec.cdiv")}, in grid' in lines
+
+
+def test_error_in_a_heuristic_shows_the_users_frames_only(tmp_path):
+    path, stderr = run_program(tmp_path, """
+@tilec.heuristics({"BLOCK": lambda args: args["N"] * 2})
+@tilec.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)
+
+
+k.warmup("*fp32", "i32", grid=(1,))
+""")
+    lines = assert_user_traceback(stderr, path, 'k.warmup("*fp32", "i32", grid=(1,))', r"\nKeyError: 'N'$")
+    assert any(line.endswith("in <lambda>") for line in lines), stderr

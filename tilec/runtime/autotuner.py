@@ -24,7 +24,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import CompilationError, LaunchError, OutOfResources, UserError, hide_internal_frames
+from ..errors import CompilationError, LaunchError, OutOfResources, hide_internal_frames
 from ..frontend.kernel_function import called_without_grid
 
 _config = _config_module.config
@@ -76,7 +76,7 @@ class _Wrapper:
         def launch(*args, **kwargs):
             try:
                 return self.run(*args, grid=grid, **kwargs)
-            except UserError as error:
+            except Exception as error:
                 hide_internal_frames(error)  # the user's frames end at this call
                 raise
         return launch
@@ -125,7 +125,7 @@ class Heuristics(_Wrapper):
     def warmup(self, *args, grid=None, **kwargs):
         try:
             return self.fn.warmup(*args, grid=grid, **self._with_values(args, kwargs))
-        except UserError as error:
+        except Exception as error:
             hide_internal_frames(error)
             raise
 
@@ -204,7 +204,7 @@ class Autotuner(_Wrapper):
             named = self._named(args, kwargs)
             return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config))
                     for config in self.prune_configs(named, kwargs)]
-        except UserError as error:
+        except Exception as error:
             hide_internal_frames(error)
             raise
 

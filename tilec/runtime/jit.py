@@ -13,7 +13,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import LaunchError, UserError, hide_internal_frames
+from ..errors import LaunchError, hide_internal_frames
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
@@ -55,17 +55,15 @@ class JITFunction(KernelFunction):
         def launch(*args, **kwargs):
             try:
                 return fast_run(grid, *args, **kwargs)
-            except UserError as error:
-                hide_internal_frames(error)  # its message says where; the user's frames end here
+            except Exception as error:
+                if type(error) is TypeError and error.__traceback__.tb_next is None:
+                    try:  # Python's binding failed: a LaunchError names the argument, without the TypeError
+                        raise self._binding_error(args, kwargs, error) from None
+                    except LaunchError as launch_error:
+                        hide_internal_frames(launch_error)
+                        raise
+                hide_internal_frames(error)  # the user's frames end at this call (see tilec.errors)
                 raise
-            except TypeError as error:
-                if error.__traceback__.tb_next is not None:
-                    raise  # not a binding error: raised inside the launch
-                try:  # Python's binding failed: a LaunchError names the argument, without the TypeError
-                    raise self._binding_error(args, kwargs, error) from None
-                except LaunchError as launch_error:
-                    hide_internal_frames(launch_error)
-                    raise
 
         return launch
 
@@ -161,7 +159,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         try:
             options, values = self._split_call(args, kwargs)
             return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
-        except UserError as error:
+        except Exception as error:
             hide_internal_frames(error)
             raise
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from .. import _launcher
 from ..backend.compiler import CompiledKernel, KernelMetadata
 from ..config import config
-from ..errors import LaunchError, OutOfResources, UserError, hide_internal_frames
+from ..errors import LaunchError, OutOfResources, hide_internal_frames
 from . import driver
 
 # Signature type (as in CompiledKernel.metadata.params) -> the launcher's type code.
@@ -126,7 +126,7 @@ class LaunchableKernel(CompiledKernel):
         def launch(*args, stream=None):
             try:
                 return self._launch(grid, args, stream)
-            except UserError as error:
+            except Exception as error:
                 hide_internal_frames(error)  # the user's frames end at this call
                 raise
 
