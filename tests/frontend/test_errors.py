@@ -273,9 +273,57 @@ def forbidden_python_builtin(x_ptr):
 
 
 # Triton: NameError "Cannot access global variable GLOBAL_LIST from within @jit'ed function ...".
-@bad_kernel("global 'GLOBAL_LIST' of type list cannot be used in a kernel", caret_at="GLOBAL_LIST")
+@bad_kernel("global 'GLOBAL_LIST' of type list cannot be used in a kernel: a kernel reads globals once, when it "
+            "is compiled, so they must be constants; make it a tuple", caret_at="GLOBAL_LIST")
 def mutable_global(x_ptr):
     y = GLOBAL_LIST[0]  # <-
+
+
+# ============================================================================= lists
+# A list literal is a constant tuple in a kernel, as in Triton (`tl.zeros([M, N], ...)`
+# works); what a list cannot do there is said in terms of lists.
+
+# Triton: to_tensor fails on its tl.tuple ("... cannot be converted to a tensor" style).
+@bad_kernel("a list of 2 values cannot be used as a tensor: a list in a kernel is a constant tuple (for shapes and "
+            "unrolled loops); build a block with tl.arange, tl.full or tl.where", caret_at="tl.store")
+def list_stored_as_a_block(x_ptr):
+    tl.store(x_ptr + tl.arange(0, 2), [1.0, 2.0])  # <-
+
+
+@bad_kernel("a list of 2 values cannot be used as a tensor", caret_at="x + [1.0, 2.0]")
+def list_added_to_a_block(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 2))
+    y = x + [1.0, 2.0]  # <-
+
+
+# Triton: AttributeError "'tuple' object has no attribute 'append'".
+@bad_kernel("a list in a kernel is a constant tuple (as in Triton), so it has no 'append'; make a new list instead, "
+            "e.g. `values = values + [x]` in a tl.static_range loop", caret_at="values.append")
+def list_append(x_ptr):
+    values = []
+    values.append(tl.load(x_ptr))  # <-
+
+
+# Triton: visit_Subscript_Store asserts the target is a tl.tuple (an AssertionError).
+@bad_kernel("item assignment is not supported: a list in a kernel is constant; make a new one instead, e.g. "
+            "`t = t[:i] + [x] + t[i + 1:]`", caret_at="sizes[0]")
+def list_item_assignment(x_ptr):
+    sizes = [16, 32]
+    sizes[0] = 64  # <-
+
+
+@bad_kernel("item assignment is not supported: a tuple in a kernel is constant; make a new one instead, e.g. "
+            "`t = t[:i] + (x,) + t[i + 1:]`", caret_at="sizes[0]")
+def tuple_item_assignment(x_ptr):
+    sizes = (16, 32)
+    sizes[0] = 64  # <-
+
+
+# A tuple literal is not the result of tl.max(..., return_indices=True): no hint about it.
+@bad_kernel("a tuple of 2 values cannot be used as one value here; unpack it first (`a, b = ...`)",
+            caret_at="tl.store")
+def tuple_stored_as_a_value(x_ptr):
+    tl.store(x_ptr, (1.0, 2.0))  # <-
 
 
 # Triton: AttributeError "module 'triton.language' has no attribute 'foo'".

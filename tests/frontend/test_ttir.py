@@ -474,6 +474,28 @@ def test_static_range_is_unrolled_by_the_frontend():
     """, "--implicit-check-not=scf.for")
 
 
+@tilec.jit
+def list_literals(x_ptr, out_ptr, N: tl.constexpr):
+    values = []
+    for i in tl.static_range(N):
+        values = values + [tl.load(x_ptr + i)]  # the way to grow a list (no append: it is a tuple)
+    a, b, c = values
+    block = tl.zeros([16], tl.float32) + a * b + c
+    tl.store(out_ptr + tl.arange(0, 16), block)
+
+
+def test_list_literals_are_constant_tuples():
+    # As in Triton: shapes, unpacking, and concatenation in an unrolled loop.
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32"}
+    compile_to_cubin(list_literals, signature, {"N": 3})
+    filecheck(frontend_ir(list_literals, signature, {"N": 3}), """
+        CHECK-COUNT-3: "tile.load"
+        CHECK-NOT:     "tile.load"
+        CHECK:         arith.mulf
+        CHECK:         "tile.store"
+    """)
+
+
 # ----------------------------------------------------------------------------- calls
 
 

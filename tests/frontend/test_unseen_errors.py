@@ -693,7 +693,7 @@ def sum_tuple_axis(x_ptr):
     y = tl.sum(x, axis=(0, 1))  # <-
 
 
-@bad(r"a tuple of 2 values cannot be used as one value here; unpack it first")
+@bad(r"a tuple of 2 values cannot be used as one value here; unpack it first \(`a, b = \.\.\.`\)$")
 def store_max_with_indices_tuple(x_ptr):
     y = tl.max(tl.load(x_ptr + tl.arange(0, 16)), axis=0, return_indices=True)
     tl.store(x_ptr, y)  # <-

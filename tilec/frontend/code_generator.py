@@ -155,7 +155,7 @@ def _rebuild(template: Any, leaves: Any) -> Any:
         return template.tilec_replace([_rebuild(field, leaves) for field in template.tilec_fields()])
     if isinstance(template, tuple):
         items = [_rebuild(item, leaves) for item in template]
-        return type(template)(items) if isinstance(template, tl.tuple_value) else tuple(items)
+        return type(template)(items) if isinstance(template, (tl.tuple_value, tl.list_value)) else tuple(items)
     return template
 
 
@@ -258,6 +258,9 @@ class CodeGenerator(ast.NodeVisitor):
         if value is None or isinstance(value, (bool, int, float, str, tuple)):
             # Plain globals are read at compile time, as constants.
             return _sanitize(value) if not isinstance(value, tuple) else constexpr(value)
+        if isinstance(value, list):
+            raise self.error(node, f"global '{name}' of type list cannot be used in a kernel: a kernel reads "
+                                   "globals once, when it is compiled, so they must be constants; make it a tuple")
         raise self.error(node, f"global '{name}' of type {type(value).__name__} cannot be used in a kernel; "
                                "only constants (tl.constexpr), @jit functions and modules can")
 
@@ -324,6 +327,11 @@ class CodeGenerator(ast.NodeVisitor):
                 self.assign(elt, item)
             return
         if isinstance(target, ast.Subscript):
+            base = self.scope.get(target.value.id) if isinstance(target.value, ast.Name) else None
+            if isinstance(_unwrap(base), tuple):
+                what, item = ("list", "[x]") if isinstance(_unwrap(base), tl.list_value) else ("tuple", "(x,)")
+                raise self.error(target, f"item assignment is not supported: a {what} in a kernel is constant; "
+                                         f"make a new one instead, e.g. `t = t[:i] + {item} + t[i + 1:]`")
             raise self.error(target, "item assignment is not supported: tensors are immutable in kernels; "
                                      "build a new tensor with tl.where")
         if isinstance(target, ast.Attribute):
@@ -725,7 +733,7 @@ class CodeGenerator(ast.NodeVisitor):
         return tuple(self._visit_elements(node.elts))
 
     def visit_List(self, node: ast.List) -> tuple:
-        return tuple(self._visit_elements(node.elts))
+        return tl.list_value(self._visit_elements(node.elts))  # a tuple, as in Triton
 
     def _visit_elements(self, elts: Sequence[ast.expr]) -> list[Any]:
         values = []
@@ -853,6 +861,10 @@ class CodeGenerator(ast.NodeVisitor):
         try:
             value = getattr(target, node.attr)
         except AttributeError:
+            if isinstance(target, tl.list_value):
+                raise self.error(node, f"a list in a kernel is a constant tuple (as in Triton), so it has no "
+                                       f"'{node.attr}'; make a new list instead, e.g. `values = values + [x]` in a "
+                                       "tl.static_range loop") from None
             what = "tensor" if isinstance(target, tensor) else type(target).__name__
             if hasattr(target, "__name__"):
                 what = target.__name__

@@ -601,6 +601,11 @@ class tuple_value(tuple):
     """A tuple of kernel values (returned by split, reductions of tuples, calls)."""
 
 
+class list_value(tuple):
+    """A list literal in a kernel. As in Triton, it is a tuple: fixed, and good for
+    shapes, unpacking and unrolled loops; its own type lets errors call it a list."""
+
+
 class aggregate:
     """A composite kernel value (a block pointer, a tensor descriptor) made of fields.
 

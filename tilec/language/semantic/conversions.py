@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import _unwrap, dtype, tensor
+from ..core import _unwrap, dtype, list_value, tensor
 from .common import SemanticState, _INT_RANGES, _error, python_scalar_type
 
 
@@ -23,9 +23,12 @@ class ConversionRules(SemanticState):
             raise _error("None cannot be used as a value here")
         if isinstance(value, dtype):
             raise _error(f"{value!r} is a type, not a value")
-        if isinstance(value, (tuple, list)):
+        if isinstance(value, (list, list_value)):
+            raise _error(f"a list of {len(value)} values cannot be used as a tensor: a list in a kernel is a constant "
+                         "tuple (for shapes and unrolled loops); build a block with tl.arange, tl.full or tl.where")
+        if isinstance(value, tuple):
             raise _error(f"a tuple of {len(value)} values cannot be used as one value here; unpack it first "
-                         "(e.g. `values, indices = tl.max(x, axis=0, return_indices=True)`)")
+                         f"(`{', '.join('abcdefgh'[:min(len(value), 8)])}{', ...' if len(value) > 8 else ''} = ...`)")
         ty = ty if ty is not None else python_scalar_type(value)
         if isinstance(value, float) and not ty.is_floating():
             raise _error(f"the float constant {value} cannot become {ty} without losing its value; "
