@@ -138,6 +138,12 @@ class OutOfResources(UserError):
         return (OutOfResources, (self.resource, self.required, self.available, self.kernel, self.unit))
 
 
+def dtype_argument_error(kernel: str, name: str, value: object) -> str:
+    """The message for a type (tl.float16) passed to a parameter that is not tl.constexpr."""
+    return (f"argument '{name}' of {kernel}() is the type {value!r}, which only a tl.constexpr parameter can take: "
+            f"declare it `{name}: tl.constexpr`")
+
+
 class InternalError(RuntimeError):
     """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
 

@@ -160,22 +160,23 @@ tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="sm_90")
 
 
 def test_tilec_debug_shows_the_exception_a_compilation_error_was_made_from(tmp_path):
-    # A wrong keyword reaches the builtin as Python's TypeError; with TILEC_DEBUG=1 that
-    # TypeError and its frames are shown as the cause.
+    # Folding the constants raises Python's ZeroDivisionError, which becomes a located
+    # CompilationError; with TILEC_DEBUG=1 that exception and its frames are its cause.
     program = """
 @tilec.jit
-def k(x_ptr):
-    offs = tl.arange(0, 16)
-    tl.store(x_ptr + offs, 1.0, mask=offs < 8, evict="first")
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK // 0)
 
 
-tilec.compile(k, signature={"x_ptr": "*fp32"}, target="sm_90")
+tilec.compile(k, signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16}, target="sm_90")
 """
     path, stderr = run_program(tmp_path, program)
-    assert_user_traceback(stderr, path, "tilec.compile(k", r"CompilationError: at ")
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"\nZeroDivisionError: integer division or modulo by zero$")
+    assert_points_at(stderr, path, "offs = tl.arange(0, BLOCK // 0)")
     path, stderr = run_program(tmp_path, program, debug=True)
-    assert "The above exception was the direct cause of the following exception" in stderr
-    assert stderr.startswith("Traceback (most recent call last):") and "TypeError" in stderr
+    cause, _, error = stderr.partition("The above exception was the direct cause of the following exception")
+    assert "ZeroDivisionError: integer division or modulo by zero" in cause and TILEC_DIR in cause, stderr
+    assert "CompilationError" in error
 
 
 # ============================================================================= interpreter errors

@@ -19,6 +19,8 @@ import math
 import os
 import re
 
+import numpy as np
+
 import pytest
 
 import tilec
@@ -95,6 +97,7 @@ def assert_clear_error(err: CompilationError, kernel, fragment: str, caret_at: s
     sentence = text.splitlines()[-1]
     assert sentence == err.message and "\n" not in err.message, f"the message is not one final line:\n{text}"
     assert fragment in sentence, f"{fragment!r} not in the message:\n{text}"
+    assert not re.match(r"[A-Z]\w*(Error|Exception): ", sentence), f"a Python exception's name leaks:\n{text}"
     assert "Traceback" not in text and TILEC_DIR not in text, f"Python internals leak into the error:\n{text}"
     # Raised `from None`: pytest and Python print no chained traceback above it.
     assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
@@ -261,9 +264,72 @@ def plain_python_call(x_ptr):
 
 
 # Triton: math.sqrt(tensor) fails inside Python ("must be real number, not tensor").
-@bad_kernel("'sqrt' is a plain Python function", caret_at="math.sqrt")
+@bad_kernel("'math.sqrt' is a function of math, which cannot run in a kernel; use tl.sqrt", caret_at="math.sqrt")
 def module_function_call(x_ptr):
     y = math.sqrt(tl.load(x_ptr))  # <-
+
+
+# Triton: np.exp(tensor) fails inside NumPy.
+@bad_kernel("'np.exp' is a function of numpy, which cannot run in a kernel; use tl.exp", caret_at="np.exp")
+def numpy_function_call(x_ptr):
+    y = np.exp(tl.load(x_ptr))  # <-
+
+
+@bad_kernel("'np.linalg.norm' is a function of numpy, which cannot run in a kernel; a kernel calls only tl "
+            "functions, @tilec.jit functions and a few Python builtins", caret_at="np.linalg.norm")
+def numpy_function_without_a_counterpart(x_ptr):
+    y = np.linalg.norm(tl.load(x_ptr))  # <-
+
+
+@bad_kernel("'np.float32' is a function of numpy, which cannot run in a kernel; convert with x.to(tl.float32)",
+            caret_at="np.float32")
+def numpy_type_as_a_cast(x_ptr):
+    y = np.float32(tl.load(x_ptr))  # <-
+
+
+class Point:
+    pass
+
+
+# Triton: calls the class in Python; the object then fails where it is used.
+@bad_kernel("'Point' is a class, and a kernel cannot make Python objects", caret_at="Point()")
+def class_instantiated(x_ptr):
+    p = Point()  # <-
+
+
+# Triton: TypeError "load() got an unexpected keyword argument 'msk'".
+@bad_kernel("tl.load() got an unexpected keyword argument 'msk'; did you mean 'mask'?", caret_at="tl.load")
+def misspelled_keyword_of_a_builtin(x_ptr):
+    y = tl.load(x_ptr + tl.arange(0, 16), msk=None)  # <-
+
+
+# torch's spelling of the axis.
+@bad_kernel("tl.sum() got an unexpected keyword argument 'dim'; did you mean 'axis'?", caret_at="tl.sum")
+def torch_keyword_of_a_builtin(x_ptr):
+    y = tl.sum(tl.arange(0, 16), dim=0)  # <-
+
+
+@bad_kernel("x.sum() got an unexpected keyword argument 'dim'; did you mean 'axis'?", caret_at="x.sum")
+def torch_keyword_of_a_tensor_method(x_ptr):
+    x = tl.arange(0, 16)
+    y = x.sum(dim=0)  # <-
+
+
+@bad_kernel("tl.store() got an unexpected keyword argument 'foo'; its parameters: pointer, value, mask, "
+            "boundary_check, cache_modifier, eviction_policy", caret_at="tl.store")
+def unknown_keyword_of_a_builtin(x_ptr):
+    tl.store(x_ptr, 1.0, foo=1)  # <-
+
+
+@bad_kernel("tl.where() missing 1 required positional argument: 'y'", caret_at="tl.where")
+def missing_argument_of_a_builtin(x_ptr):
+    y = tl.where(tl.arange(0, 16) > 3, 1.0)  # <-
+
+
+@bad_kernel("tl.range() got an unexpected keyword argument 'stages'; did you mean 'num_stages'?", caret_at="tl.range")
+def misspelled_keyword_of_tl_range(x_ptr, n):
+    for i in tl.range(0, n, stages=2):  # <-
+        pass
 
 
 # Triton: NameError "open is not defined" (only a few Python builtins are in its namespace).
@@ -336,6 +402,13 @@ def unknown_language_function(x_ptr):
 @bad_kernel("'tensor' has no attribute 'foo'")
 def unknown_tensor_method(x_ptr):
     y = tl.load(x_ptr).foo()  # <-
+
+
+# Triton: runs the string's conversion to the pointer's element type and fails in Python.
+@bad_kernel("the string 'gelu' is a compile-time constant, not a number or a tensor",
+            constexprs={"ACTIVATION": "gelu"}, caret_at="tl.store")
+def string_stored(x_ptr, ACTIVATION: tl.constexpr):
+    tl.store(x_ptr, ACTIVATION)  # <-
 
 
 # Triton: dtypes are not callable ("'dtype' object is not callable").
@@ -599,6 +672,12 @@ def power_operator(x_ptr):
     y = tl.load(x_ptr) ** 2  # <-
 
 
+# The message is the language's, not Python's TypeError ("unsupported operand type(s) for ** ...").
+@bad_kernel("`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication", caret_at="2 **")
+def power_of_a_constant_to_a_tensor(x_ptr):
+    y = 2 ** tl.load(x_ptr)  # <-
+
+
 # ============================================================================= axes and control flow
 
 
@@ -648,6 +727,34 @@ def name_from_loop_body(x_ptr, n):
 def if_on_a_block(x_ptr):
     if tl.arange(0, 16) > 3:  # <-
         pass
+
+
+@bad_kernel("a `while` condition must be a scalar, not a block; reduce the block to one value first (e.g. "
+            "`tl.max(x, axis=0) > 0`)", caret_at="x > 0")
+def while_on_a_block(x_ptr):
+    x = tl.arange(0, 16)
+    while x > 0:  # <-
+        x = x - 1
+
+
+# Triton: compares the pointer with 0 (a pointer/integer mismatch).
+@bad_kernel("an `if` condition must be a number or a bool, not a pointer (*fp32); to test an optional argument, "
+            "compare it with None (`if x_ptr is not None:`)", caret_at="x_ptr:")
+def if_on_a_pointer(x_ptr):
+    if x_ptr:  # <-
+        tl.store(x_ptr, 1.0)
+
+
+@bad_kernel("`is` needs compile-time operands, not tensors; only `x is None` and `x is not None` may test a tensor",
+            caret_at="x_ptr is y_ptr")
+def identity_of_two_tensors(x_ptr, y_ptr):
+    if x_ptr is y_ptr:  # <-
+        pass
+
+
+@bad_kernel("len() needs a block or a tuple, and this is a scalar (int32)", caret_at="len(")
+def len_of_a_scalar(x_ptr, n):
+    m = len(n)  # <-
 
 
 # Triton: "For loop bounds and step must all be ints, are (int32, fp32, int32)".
@@ -773,6 +880,16 @@ def unknown_keyword(out_ptr):
 
 
 @tilec.jit
+def misspelled_keyword(out_ptr):
+    y = scale(1.0, factor=2)  # <-
+
+
+@tilec.jit
+def argument_given_twice(out_ptr):
+    y = scale(1.0, 2, x=3)  # <-
+
+
+@tilec.jit
 def runtime_value_for_constexpr_parameter(out_ptr, n):
     y = scale(1.0, n)  # <-
 
@@ -794,9 +911,11 @@ def callee_parameter_without_constexpr(out_ptr, n):
 
 @pytest.mark.parametrize("kernel, fragment, caret_at", [
     # Triton: TypeError from inspect.getcallargs ("scale() takes 2 positional arguments but 3 were given").
-    (too_many_arguments, "bad arguments for scale(): too many positional arguments", "scale("),
-    (missing_argument, "bad arguments for scale(): missing a required argument: 'FACTOR'", "scale("),
-    (unknown_keyword, "bad arguments for scale(): got an unexpected keyword argument 'bias'", "scale("),
+    (too_many_arguments, "scale() takes 2 arguments but 3 were given (its parameters: x, FACTOR)", "scale("),
+    (missing_argument, "scale() is missing argument 'FACTOR'", "scale("),
+    (unknown_keyword, "scale() got an unexpected keyword argument 'bias'; its parameters: x, FACTOR", "scale("),
+    (misspelled_keyword, "scale() got an unexpected keyword argument 'factor'; did you mean 'FACTOR'?", "scale("),
+    (argument_given_twice, "scale() got multiple values for argument 'x'", "scale("),
     # Triton: does not enforce the annotation on callees; FACTOR is a run-time value there.
     (runtime_value_for_constexpr_parameter,
      "argument 'FACTOR' of scale() is a tl.constexpr parameter, but the value passed is only known at run time; "

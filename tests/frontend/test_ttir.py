@@ -496,6 +496,33 @@ def test_list_literals_are_constant_tuples():
     """)
 
 
+@tilec.jit
+def optional_bias(x_ptr, bias_ptr, ACTIVATION: tl.constexpr):
+    offs = tl.arange(0, tl.constexpr(16))
+    x = tl.load(x_ptr + offs)
+    if bias_ptr is not None:  # a None argument is a constant: decided while compiling, as in Triton
+        x += tl.load(bias_ptr + offs)
+    if ACTIVATION.startswith("relu"):  # a method of a constant runs while compiling
+        x = tl.maximum(x, 0.0)
+    tl.store(x_ptr + offs, x)
+
+
+@pytest.mark.parametrize("bias, loads", [("*fp32", 2), (None, 1)])
+def test_compile_time_tests_of_arguments(bias, loads):
+    signature = {"x_ptr": "*fp32"}
+    constexprs = {"ACTIVATION": "relu6"}
+    if bias is None:
+        constexprs["bias_ptr"] = None
+    else:
+        signature["bias_ptr"] = bias
+    compile_to_cubin(optional_bias, signature, constexprs)
+    filecheck(frontend_ir(optional_bias, signature, constexprs), f"""
+        CHECK-COUNT-{loads}: "tile.load"
+        CHECK:               arith.maxnumf
+        CHECK:               "tile.store"
+    """, "--implicit-check-not=scf.if", "--implicit-check-not=tile.load")
+
+
 # ----------------------------------------------------------------------------- calls
 
 

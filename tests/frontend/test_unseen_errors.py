@@ -628,7 +628,7 @@ def scale(x, FACTOR: tl.constexpr):
     return x * FACTOR
 
 
-@bad(r"bad arguments for scale\(\): multiple values for argument 'FACTOR'", caret_at="scale(")
+@bad(r"scale\(\) got multiple values for argument 'FACTOR'", caret_at="scale(")
 def jit_call_duplicate_argument(x_ptr):
     y = scale(1.0, 2, FACTOR=3)  # <-
 
@@ -791,6 +791,10 @@ BAD_LAUNCHES = {
                                        r"the grid must be a tuple of 1 to 3 integers.*got 'x'"),
     "list_for_a_scalar": (lambda: launched[(1,)](X, [4], BLOCK=16), r"argument 'n' of launched\(\) is a list"),
     "dict_for_a_scalar": (lambda: launched[(1,)](X, {"a": 1}, BLOCK=16), r"argument 'n' of launched\(\) is a dict"),
+    # Triton: a type goes to tl.constexpr parameters (OUT_DTYPE: tl.constexpr).
+    "dtype_for_a_scalar": (lambda: launched[(1,)](None, tl.float16, BLOCK=16),
+                           r"argument 'n' of launched\(\) is the type tl.float16, which only a tl.constexpr "
+                           r"parameter can take: declare it `n: tl.constexpr`"),
     # Only the GPU launch path (its argument checks run before any GPU is needed):
     "gpu_list_for_a_pointer": (lambda: launched[(1,)]([1.0, 2.0], 4, BLOCK=16),
                                r"argument 'x_ptr' of launched\(\) is a list \[1\.0, 2\.0\]; expected a GPU tensor"),
@@ -818,7 +822,8 @@ BAD_LAUNCHES = {
                                      r"tl.constexpr argument 'BLOCK' of launched\(\) must be a hashable compile-time value .*got ndarray"),
 }
 # Which paths each launch is checked on.
-BOTH = ["too_many_arguments", "unknown_keyword", "misspelled_launch_option", "argument_given_twice"]
+BOTH = ["too_many_arguments", "unknown_keyword", "misspelled_launch_option", "argument_given_twice",
+        "dtype_for_a_scalar"]
 INTERP_ONLY = ["negative_grid", "grid_as_a_string", "grid_none", "empty_grid", "grid_callable_returns_a_string",
                "list_for_a_scalar", "dict_for_a_scalar", "float_grid", "num_warps_not_a_power_of_2",
                "num_warps_too_large", "complex_array", "int_beyond_64_bits", "launch_array_for_a_constexpr"]

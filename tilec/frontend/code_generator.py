@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import ast
 import builtins as py
+import difflib
+import inspect
 import operator
+import re
+import sys
+import types
 from typing import Any, Sequence
 
 from mlir import ir
 
 from ..errors import CompilationError, SourceLocation
+from .. import language as tl_package
 from ..language import builtins as lang
 from ..language import core as tl
 from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
@@ -159,6 +165,65 @@ def _rebuild(template: Any, leaves: Any) -> Any:
     return template
 
 
+# Keywords that other array libraries use for a parameter of the language.
+_KEYWORD_SYNONYMS = {"dim": "axis", "keepdim": "keep_dims", "keepdims": "keep_dims"}
+
+
+def _binding_problem(fn: Any, args: list[Any], kwargs: dict[str, Any], message: str, spelled: str) -> str | None:
+    """Python's `message` about a call of `fn` whose arguments do not fit its parameters,
+    naming the function as the kernel spelled it, with the parameter a misspelled keyword
+    probably meant; None when the arguments fit (the TypeError came from inside)."""
+    try:
+        signature = inspect.signature(fn)
+        signature.bind(*args, **kwargs)
+        return None
+    except ValueError:
+        return None  # no signature to compare with
+    except TypeError:
+        pass
+    text = re.sub(r"^[\w.]+\(\) ", f"{spelled}() ", message)
+    unexpected = re.search(r"unexpected keyword argument '(\w+)'", message)
+    if unexpected:
+        names = [name for name in signature.parameters if name != "self" and not name.startswith("_")]
+        keyword = unexpected.group(1)
+        close = _KEYWORD_SYNONYMS[keyword] if _KEYWORD_SYNONYMS.get(keyword) in names else _closest(keyword, names)
+        text += f"; did you mean '{close}'?" if close else f"; its parameters: {', '.join(names)}"
+    return text
+
+
+def _closest(keyword: str, names: list[str]) -> str | None:
+    """The parameter a misspelled keyword most likely meant (case aside), if any."""
+    lowered = {name.lower(): name for name in names}
+    close = difflib.get_close_matches(keyword.lower(), list(lowered), n=1)
+    return lowered[close[0]] if close else None
+
+
+def _arguments_problem(name: str, signature: inspect.Signature, args: list[Any], kwargs: dict[str, Any],
+                       error: TypeError) -> str:
+    """Why a call of the @jit function `name` does not bind (`error`, from
+    `signature.bind`), said as a launch of a kernel says it."""
+    params = list(signature.parameters.values())
+    kinds = {p.kind for p in params}
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(args) > len(positional) and inspect.Parameter.VAR_POSITIONAL not in kinds:
+        return f"{name}() takes {len(positional)} arguments but {len(args)} were given " \
+               f"(its parameters: {', '.join(p.name for p in params)})"
+    given = set(positional[:len(args)])
+    for keyword in kwargs:
+        if keyword in given:
+            return f"{name}() got multiple values for argument '{keyword}'"
+        if keyword not in signature.parameters and inspect.Parameter.VAR_KEYWORD not in kinds:
+            close = _closest(keyword, [p.name for p in params])
+            hint = f"; did you mean '{close}'?" if close else f"; its parameters: {', '.join(p.name for p in params)}"
+            return f"{name}() got an unexpected keyword argument '{keyword}'{hint}"
+    missing = [f"'{p.name}'" for p in params if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               and p.name not in given and p.name not in kwargs]
+    if missing:
+        names = missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + " and " + missing[-1]
+        return f"{name}() is missing {'argument' if len(missing) == 1 else 'arguments'} {names}"
+    return f"bad arguments for {name}(): {error}"
+
+
 def _describe(structure: Any) -> str:
     if structure[0] == "tensor":
         return str(structure[1])
@@ -250,7 +315,6 @@ class CodeGenerator(ast.NodeVisitor):
         raise self.error(node, f"name '{name}' is not defined")
 
     def _global_value(self, name: str, value: Any, node: ast.AST) -> Any:
-        import types
         if isinstance(value, (constexpr, KernelFunction, tl.dtype, types.ModuleType)) or is_builtin(value):
             return value
         if isinstance(value, type) or callable(value):
@@ -369,9 +433,15 @@ class CodeGenerator(ast.NodeVisitor):
             return
         if cond.type.is_block():
             raise self.error(node.test, "an `if` condition must be a scalar; for tensors use tl.where")
-        if not cond.dtype.is_bool():
-            cond = self.semantic.compare("ne", cond, 0)
-        self._runtime_if(node, cond)
+        self._runtime_if(node, self._scalar_condition(cond, "an `if`", node.test))
+
+    def _scalar_condition(self, cond: tensor, what: str, node: ast.AST) -> tensor:
+        """A run-time scalar as a condition: `!= 0` unless it is a bool already; a
+        pointer has no truth value in a kernel (it is not compared with NULL)."""
+        if cond.dtype.is_ptr():
+            raise self.error(node, f"{what} condition must be a number or a bool, not a pointer ({cond.dtype}); to "
+                                   "test an optional argument, compare it with None (`if x_ptr is not None:`)")
+        return cond if cond.dtype.is_bool() else self.semantic.compare("ne", cond, 0)
 
     def _runtime_if(self, node: ast.If, cond: tensor) -> None:
         before = dict(self.scope)
@@ -708,9 +778,9 @@ class CodeGenerator(ast.NodeVisitor):
                                                     "`break`: the loop would never end")
                     cond = sem.to_tensor(False)
                 if cond.type.is_block():
-                    raise self.error(node.test, "a `while` condition must be a scalar")
-                if not cond.dtype.is_bool():
-                    cond = sem.compare("ne", cond, 0)
+                    raise self.error(node.test, "a `while` condition must be a scalar, not a block; reduce the block "
+                                                "to one value first (e.g. `tl.max(x, axis=0) > 0`)")
+                cond = self._scalar_condition(cond, "a `while`", node.test)
                 self.builder.scf_condition(cond.handle, [a for a in before_block.arguments])
             bind(after_block)
             with ir.InsertionPoint(after_block):
@@ -780,10 +850,14 @@ class CodeGenerator(ast.NodeVisitor):
         for op, comparator in zip(node.ops, node.comparators):
             right = self.visit(comparator)
             if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                lv, rv = _unwrap(left), _unwrap(right)
                 if isinstance(left, tensor) or isinstance(right, tensor):
                     symbol = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
-                    raise self.error(node, f"`{symbol}` needs compile-time operands, not tensors")
-                lv, rv = _unwrap(left), _unwrap(right)
+                    if isinstance(op, (ast.In, ast.NotIn)) or (lv is not None and rv is not None):
+                        raise self.error(node, f"`{symbol}` needs compile-time operands, not tensors"
+                                               + ("; only `x is None` and `x is not None` may test a tensor"
+                                                  if symbol.startswith("is") else ""))
+                    # `x_ptr is not None`: a None argument is a constant, so a tensor is never None (as in Triton)
                 value = {ast.Is: lambda: lv is rv, ast.IsNot: lambda: lv is not rv,
                          ast.In: lambda: lv in rv, ast.NotIn: lambda: lv not in rv}[type(op)]()
                 step = constexpr(value)
@@ -828,8 +902,7 @@ class CodeGenerator(ast.NodeVisitor):
             return self.visit(node.body if _unwrap(test) else node.orelse)
         if test.type.is_block():
             return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
-        if not test.dtype.is_bool():
-            test = self.semantic.compare("ne", test, 0)
+        test = self._scalar_condition(test, "a conditional expression's", node.test)
         draft = self.builder.create_if(test.handle, [])
         then_block, else_block = draft.regions[0].blocks[0], draft.regions[1].blocks[0]
         self.control_depth += 1
@@ -940,21 +1013,66 @@ class CodeGenerator(ast.NodeVisitor):
         if fn is py.range:
             fn = lang.range
         if isinstance(fn, type) and issubclass(fn, lang.range):
-            return fn(*args, **kwargs)
+            return self.call_language(fn, args, kwargs, node)
         if is_builtin(fn):
-            return _sanitize(fn(*args, **kwargs))
+            return _sanitize(self.call_language(fn, args, kwargs, node))
         if fn in _ALLOWED_PYTHON_BUILTINS:
             return self.call_python_builtin(fn, args, kwargs, node)
         owner = getattr(fn, "__self__", None)
         if isinstance(owner, (tensor, tl.dtype, constexpr, lang.range)):
-            return _sanitize(fn(*args, **kwargs))
+            return _sanitize(self.call_language(fn, args, kwargs, node))
+        if isinstance(owner, (bool, int, float, str, tuple)) and not any(
+                isinstance(a, tensor) for a in [*args, *kwargs.values()]):
+            # A method of a compile-time constant (`ACTIVATION.startswith("gelu")`) runs now.
+            return _sanitize(fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()}))
+        if fn is constexpr:
+            if len(args) != 1 or kwargs or isinstance(args[0], tensor):
+                raise self.error(node, "tl.constexpr(value) takes one compile-time value")
+            return constexpr(_unwrap(args[0]))
         if isinstance(fn, tl.dtype):
             raise self.error(node, f"{fn!r} is a type, not a function: use `x.to({fn!r})` to convert a value")
         if isinstance(fn, type) and issubclass(fn, tl.dtype):
             return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         name = getattr(fn, "__name__", repr(fn))
+        library = self._module_of_call(node.func)
+        if library is not None:  # np.exp, math.sqrt, torch.relu: another library's function
+            ours = getattr(tl_package, name, None)
+            instead = f"use tl.{name}" if is_builtin(ours) else f"convert with x.to(tl.{name})" \
+                if isinstance(ours, tl.dtype) else \
+                "a kernel calls only tl functions, @tilec.jit functions and a few Python builtins"
+            raise self.error(node, f"'{ast.unparse(node.func)}' is a function of {library.__name__}, which cannot run "
+                                   f"in a kernel; {instead}")
+        if isinstance(fn, type):
+            raise self.error(node, f"'{ast.unparse(node.func)}' is a class, and a kernel cannot make Python objects; "
+                                   "it computes with tensors and compile-time constants")
         raise self.error(node, f"'{name}' is a plain Python function and cannot be called from a kernel; "
                                "decorate it with @tilec.jit (or use a tl builtin)")
+
+    def _module_of_call(self, func: ast.expr) -> Any:
+        """The module (not the language's) that `func`, a dotted name such as `np.exp`,
+        is read from; None for anything else."""
+        base = func
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if base is func or not isinstance(base, ast.Name) or base.id in self.scope:
+            return None
+        value = next((namespace[base.id] for namespace in (self._closure, self.fn.globals) if base.id in namespace),
+                     None)
+        if not isinstance(value, types.ModuleType) or value.__name__.startswith("tilec"):
+            return None
+        return sys.modules.get(value.__name__.partition(".")[0], value)
+
+    def call_language(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
+        """Calls a function of the language (a builtin, a tensor method, tl.range). Arguments
+        that do not fit its parameters are reported with the name as the kernel wrote it
+        (`tl.load() got an unexpected keyword argument 'msk'; did you mean 'mask'?`)."""
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as exc:
+            problem = _binding_problem(fn, args, kwargs, str(exc), ast.unparse(node.func))
+            if problem is None:
+                raise  # raised inside the function: the general report
+            raise self.error(node, problem) from None
 
     def call_python_builtin(self, fn: Any, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
         if fn in (py.min, py.max) and any(isinstance(a, tensor) for a in args):
@@ -973,7 +1091,7 @@ class CodeGenerator(ast.NodeVisitor):
             return constexpr(isinstance(value if isinstance(value, tensor) else _unwrap(value), classes))
         if fn in (py.len,) and args and isinstance(args[0], tensor):
             if not args[0].type.is_block():
-                raise self.error(node, "len() of a scalar")
+                raise self.error(node, f"len() needs a block or a tuple, and this is a scalar ({args[0].type})")
             return constexpr(args[0].type.shape[0])
         if any(isinstance(a, tensor) for a in args) and fn in (py.int, py.float, py.bool, py.abs):
             if fn is py.abs:
@@ -993,7 +1111,7 @@ class CodeGenerator(ast.NodeVisitor):
         try:
             bound = callee.signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise self.error(node, f"bad arguments for {callee.__name__}(): {exc}") from None
+            raise self.error(node, _arguments_problem(callee.__name__, callee.signature, args, kwargs, exc)) from None
         bound.apply_defaults()
         scope: dict[str, Any] = {}
         for index, (name, value) in enumerate(bound.arguments.items()):

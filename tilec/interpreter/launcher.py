@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import CompilationError, LaunchError, SourceLocation
+from ..errors import CompilationError, LaunchError, SourceLocation, dtype_argument_error
 from ..frontend.kernel_function import KernelFunction
 from ..language import core as tl
 from ..language.core import TilecSemanticError, activate_semantic, tensor
@@ -182,6 +182,8 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         return tl._unwrap(value)
     if value is None or isinstance(value, str):
         return value  # as in the compiled path, None and strings are constexprs
+    if isinstance(value, tl.dtype):
+        raise LaunchError(dtype_argument_error(fn.__name__, name, value))
     try:
         ty = specialize.scalar_type(value)
     except LaunchError as error:

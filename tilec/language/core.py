@@ -9,6 +9,7 @@ the operation.
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 from typing import Any, Callable, Sequence
 
@@ -544,7 +545,8 @@ class tensor:
     def __rshift__(self, other): return current_semantic().shr(self, other)
     # Triton takes the signedness of a reflected shift from the tensor, the right operand.
     def __rrshift__(self, other): return current_semantic().shr(other, self, signed_from=self)
-    def __pow__(self, other): raise TypeError("`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication")
+    def __pow__(self, other): raise TilecSemanticError(_NO_POWER)
+    def __rpow__(self, other): raise TilecSemanticError(_NO_POWER)
 
     # -- comparisons
     def __lt__(self, other): return current_semantic().compare("lt", self, other)
@@ -582,8 +584,7 @@ class tensor:
         from . import builtins
         fn = getattr(builtins, name, None)
         if fn is not None and getattr(fn, "__tilec_builtin__", False) and getattr(fn, "__tilec_method__", False):
-            def method(*args, **kwargs):
-                return fn(self, *args, **kwargs)
+            method = functools.partial(fn, self)  # a partial, so that its signature is the builtin's, less `self`
             method.__tilec_builtin__ = True
             method.__name__ = name
             return method
@@ -649,6 +650,9 @@ def is_builtin(fn: Any) -> bool:
 
 class TilecSemanticError(Exception):
     """A rule of the language was broken. The frontend adds the source location."""
+
+
+_NO_POWER = "`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication"
 
 
 class ConstexprRequired(TilecSemanticError):

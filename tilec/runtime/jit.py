@@ -13,7 +13,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import LaunchError, hide_internal_frames
+from ..errors import LaunchError, dtype_argument_error, hide_internal_frames
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
@@ -273,6 +273,8 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             return ArgSpec(name, ty)
         if isinstance(value, str) and not types_as_strings:
             return ArgSpec(name, constant=value, is_constant=True)
+        if isinstance(value, tl.dtype) and not types_as_strings:
+            raise LaunchError(dtype_argument_error(self.__name__, name, value))
         if isinstance(value, (str, tl.dtype)):
             # warmup with a type instead of a value: "*fp32", "i32:16", tl.float32
             try:

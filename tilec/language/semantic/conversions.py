@@ -29,7 +29,9 @@ class ConversionRules(SemanticState):
         if isinstance(value, tuple):
             raise _error(f"a tuple of {len(value)} values cannot be used as one value here; unpack it first "
                          f"(`{', '.join('abcdefgh'[:min(len(value), 8)])}{', ...' if len(value) > 8 else ''} = ...`)")
-        ty = ty if ty is not None else python_scalar_type(value)
+        if ty is None or not isinstance(value, (bool, int, float)):
+            own = python_scalar_type(value)  # a string or another non-number fails here, named
+            ty = ty if ty is not None else own
         if isinstance(value, float) and not ty.is_floating():
             raise _error(f"the float constant {value} cannot become {ty} without losing its value; "
                          "convert explicitly")
