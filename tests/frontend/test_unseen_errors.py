@@ -849,3 +849,26 @@ def test_float_for_a_pointer_fails_at_the_load_in_the_interpreter(monkeypatch):
         launched[(1,)](1.5, 4, BLOCK=16)
     assert_located(info.value, launched, r"load expects a pointer or a tensor of pointers, got fp32",
                    caret_at="tl.load")
+
+
+@tilec.jit
+def fill_one(x_ptr):
+    tl.store(x_ptr, 1.0)
+
+
+def test_launch_option_target_must_be_a_target(monkeypatch):
+    monkeypatch.setattr(config, "interpret", True)
+    with pytest.raises(LaunchError, match=r"fill_one\(\): launch option target must look like 'sm_90', got 'sm90'"):
+        fill_one[(1,)](X, target="sm90")
+
+
+def test_launch_option_target_must_be_the_gpus(monkeypatch):
+    # A launch runs on its GPU, so it compiles for that GPU's target; another one is refused
+    # (it used to be ignored). The GPU here is simulated: an sm_90 device 0.
+    from tilec.runtime import driver
+    monkeypatch.setattr(driver, "device_of", lambda values, specs, name: 0)
+    monkeypatch.setattr(driver, "target_of", lambda device: "sm_90")
+    with pytest.raises(LaunchError, match=r"fill_one\(\): launch option target='sm_80', but a launch compiles for "
+                                          r"the GPU it runs on \(sm_90\); compile for another target with "
+                                          r"kernel.warmup\(\.\.\., target=\.\.\.\) or tilec.compile"):
+        fill_one[(1,)](None, target="sm_80")

@@ -310,6 +310,10 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
         target = driver.target_of(device) if load else options.get("target") or driver.default_target()
+        if load and options.get("target") not in (None, target):
+            raise LaunchError(f"{self.__name__}(): launch option target={options['target']!r}, but a launch compiles "
+                              f"for the GPU it runs on ({target}); compile for another target with "
+                              "kernel.warmup(..., target=...) or tilec.compile")
         compile_options = CompileOptions(
             num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)),
@@ -341,6 +345,11 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             if name in ("num_warps", "num_stages", "maxnreg", "num_ctas") and value is not None and (
                     not isinstance(value, int) or isinstance(value, bool) or value < 0):
                 raise LaunchError(f"{self.__name__}(): launch option {name} must be a non-negative int, got {value!r}")
+        if options.get("target") is not None:
+            try:
+                Target.parse(options["target"])
+            except ValueError as error:
+                raise LaunchError(f"{self.__name__}(): launch option {error}") from None
         num_warps = options.get("num_warps")
         if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
             raise LaunchError(f"{self.__name__}(): launch option num_warps must be a power of 2 between 1 and 32, "
