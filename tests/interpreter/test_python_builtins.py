@@ -244,3 +244,15 @@ def test_python_builtins_outside_kernels_are_untouched():
     assert KERNEL_BUILTINS["max"]([1, 9, 3]) == 9
     assert KERNEL_BUILTINS["max"]([1, 2], key=lambda v: -v) == 1
     assert KERNEL_BUILTINS["abs"](tl.constexpr(-4)) == 4
+
+
+@tilec.jit
+def prints_its_shape(x_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.static_print("x is", x)
+
+
+def test_static_print_prints_once_per_program(capsys):
+    # The frontend check before the first program compiles the kernel without printing.
+    prints_its_shape[(2,)](np.zeros(16, np.float32), BLOCK=16)
+    assert capsys.readouterr().out == "x is tensor(fp32[16])\n" * 2

@@ -15,6 +15,7 @@ called): an out-of-bounds access becomes `OutOfBoundsAccess`, a broken language 
 from __future__ import annotations
 
 import contextlib
+import io
 import linecache
 import os
 from types import CodeType, FrameType, TracebackType
@@ -90,7 +91,9 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> N
     from ..runtime.driver import default_target
     from ..target import Target
     try:
-        generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()))
+        # tl.static_print prints while the program runs; this check is not a compilation to show.
+        with contextlib.redirect_stdout(io.StringIO()):
+            generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()))
     except CompilationError:
         raise
     except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works
