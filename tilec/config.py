@@ -8,7 +8,8 @@ TILEC_CACHE_DIR=path    on-disk kernel cache (default ~/.cache/tilec)
 TILEC_ALWAYS_COMPILE=1  ignore both caches (in memory and on disk)
 TILEC_DUMP_IR=1         print the IR after every stage and pass to stderr (implies always-compile)
 TILEC_DUMP_DIR=path     write each stage of every compiled kernel to this directory
-TILEC_DEBUG=1           debug mode: device asserts and overflow checks (part of the cache key)
+TILEC_DEBUG=1           debug mode: device asserts and overflow checks (part of the cache key);
+                        errors keep tilec's own frames in their tracebacks
 TILEC_CUDA_HOME=path    CUDA toolkit holding bin/ptxas and nvvm/libdevice (else CUDA_HOME, /usr/local/cuda, PATH)
 TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
 TILEC_PRINT_AUTOTUNING=1  print each config @autotune chooses, with the time tuning took
