@@ -144,6 +144,11 @@ def dtype_argument_error(kernel: str, name: str, value: object) -> str:
             f"declare it `{name}: tl.constexpr`")
 
 
+class UsageError(UserError, TypeError, ValueError):
+    """One of tilec's functions was given arguments it cannot take (tilec.compile's
+    signature, an unknown target, ...); a TypeError and a ValueError, as LaunchError."""
+
+
 class InternalError(RuntimeError):
     """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
 

@@ -342,3 +342,19 @@ k.warmup("*fp32", "i32", grid=(1,))
 """)
     lines = assert_user_traceback(stderr, path, 'k.warmup("*fp32", "i32", grid=(1,))', r"\nKeyError: 'N'$")
     assert any(line.endswith("in <lambda>") for line in lines), stderr
+
+
+def test_bad_arguments_to_tilec_compile(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+tilec.compile(k, signature={"x_ptr": "*fp32"}, target="sm_90")
+""")
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"\ntilec.errors.UsageError: tilec.compile: parameter 'n' "
+                          r"of k is in neither signature nor constexprs$", max_lines=4)
+
+
+def test_bad_target_for_tilec_compile(tmp_path):
+    path, stderr = run_program(tmp_path, BAD_ARANGE + """
+tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="hopper")
+""")
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"\ntilec.errors.UsageError: tilec.compile: target must "
+                          r"look like 'sm_90', got 'hopper'$", max_lines=4)

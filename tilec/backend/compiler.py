@@ -16,7 +16,7 @@ from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
-from ..errors import InternalError, OutOfResources
+from ..errors import InternalError, OutOfResources, UsageError
 from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
@@ -339,9 +339,9 @@ def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
     try:
         ty = tl.dtype_from_signature(type_text)
     except ValueError as exc:
-        raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__}: {exc}") from None
+        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: {exc}") from None
     if div_text and div_text not in ("1", "16"):
-        raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1 or 16 "
+        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1 or 16 "
                          f"(written '{text}'), got {div_text!r}")
     return ArgSpec(name, ty, divisibility=int(div_text) if div_text else 1)
 
@@ -357,7 +357,7 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
     CUDA toolkit).
     """
     if not isinstance(fn, KernelFunction):
-        raise TypeError("tilec.compile expects a @tilec.jit function")
+        raise UsageError(f"tilec.compile expects a @tilec.jit function, got {fn!r}")
     specs = []
     for index, name in enumerate(fn.arg_names):
         if name in constexprs:
@@ -367,14 +367,17 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
         elif name in fn.defaults:
             specs.append(ArgSpec(name, constant=fn.defaults[name], is_constant=True))
         else:
-            raise ValueError(f"tilec.compile: parameter '{name}' of {fn.__name__} is in neither signature nor constexprs")
+            raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__} is in neither signature nor constexprs")
     unknown = (set(signature) | set(constexprs)) - set(fn.arg_names)
     if unknown:
-        raise ValueError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
+        raise UsageError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else config.debug
-    if not isinstance(target, Target):
-        target = Target.parse(target or "sm_90")
-    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
-                             enable_fp_fusion=bool(enable_fp_fusion))
+    try:
+        if not isinstance(target, Target):
+            target = Target.parse(target or "sm_90")
+        options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
+                                 enable_fp_fusion=bool(enable_fp_fusion))
+    except ValueError as exc:
+        raise UsageError(f"tilec.compile: {exc}") from None
     return compile_specialized(fn, specs, options, stop_after)
