@@ -35,6 +35,11 @@ _BINARY_OPERATORS = {
     ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
 
+_OPERATOR_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+    ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
+}
+
 _COMPARE_OPERATORS = {
     ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
     ast.Eq: operator.eq, ast.NotEq: operator.ne,
@@ -436,12 +441,15 @@ class CodeGenerator(ast.NodeVisitor):
         self._runtime_if(node, self._scalar_condition(cond, "an `if`", node.test))
 
     def _scalar_condition(self, cond: tensor, what: str, node: ast.AST) -> tensor:
-        """A run-time scalar as a condition: `!= 0` unless it is a bool already; a
-        pointer has no truth value in a kernel (it is not compared with NULL)."""
-        if cond.dtype.is_ptr():
-            raise self.error(node, f"{what} condition must be a number or a bool, not a pointer ({cond.dtype}); to "
-                                   "test an optional argument, compare it with None (`if x_ptr is not None:`)")
+        """A run-time scalar as a condition: `!= 0` unless it is a bool already."""
+        self._not_a_pointer(cond, f"{what} condition", node)
         return cond if cond.dtype.is_bool() else self.semantic.compare("ne", cond, 0)
+
+    def _not_a_pointer(self, value: Any, what: str, node: ast.AST) -> None:
+        """A pointer has no truth value in a kernel (it is not compared with NULL)."""
+        if isinstance(value, tensor) and value.dtype.is_ptr():
+            raise self.error(node, f"{what} needs a number or a bool, not a pointer ({value.dtype}); to test an "
+                                   "optional argument, compare it with None (`if x_ptr is not None:`)")
 
     def _runtime_if(self, node: ast.If, cond: tensor) -> None:
         before = dict(self.scope)
@@ -818,8 +826,12 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(op, ast.MatMult):
             raise self.error(node, "`@` (matrix multiplication, tl.dot) is not supported yet")
         fn = _BINARY_OPERATORS[type(op)]
-        if not isinstance(lhs, (tensor, constexpr)) and not isinstance(rhs, (tensor, constexpr)):
-            return _sanitize(fn(lhs, rhs))
+        if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):  # folded now, in Python
+            try:
+                return _sanitize(fn(lhs, rhs))
+            except TypeError:
+                raise self.error(node, f"`{_OPERATOR_SYMBOLS[type(op)]}` cannot combine the constants "
+                                       f"{_unwrap(lhs)!r} and {_unwrap(rhs)!r}") from None
         if isinstance(lhs, tensor) or isinstance(rhs, tensor):
             if not isinstance(lhs, tensor):
                 lhs = _unwrap(lhs)
@@ -834,6 +846,7 @@ class CodeGenerator(ast.NodeVisitor):
         operand = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
             if isinstance(operand, tensor):
+                self._not_a_pointer(operand, "`not`", node)
                 return operand.logical_not()
             return constexpr(not _unwrap(operand))
         if isinstance(node.op, ast.USub):
@@ -868,12 +881,14 @@ class CodeGenerator(ast.NodeVisitor):
                               right if isinstance(right, tensor) else _unwrap(right))
                 else:
                     step = constexpr(fn(_unwrap(left), _unwrap(right)))
-            result = step if result is None else self._logical(result, step, "and")
+            result = step if result is None else self._logical(result, step, "and", node)
             left = right
         return result
 
-    def _logical(self, lhs: Any, rhs: Any, kind: str) -> Any:
+    def _logical(self, lhs: Any, rhs: Any, kind: str, node: ast.AST) -> Any:
         if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+            self._not_a_pointer(lhs, f"`{kind}`", node)
+            self._not_a_pointer(rhs, f"`{kind}`", node)
             return self.semantic.logical_and(lhs, rhs) if kind == "and" else self.semantic.logical_or(lhs, rhs)
         return constexpr(_unwrap(lhs) and _unwrap(rhs)) if kind == "and" else constexpr(_unwrap(lhs) or _unwrap(rhs))
 
@@ -891,7 +906,7 @@ class CodeGenerator(ast.NodeVisitor):
                 if result is None:
                     result = value
                     continue
-            result = value if result is None else self._logical(result, value, kind)
+            result = value if result is None else self._logical(result, value, kind, node)
         return result
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
@@ -956,7 +971,12 @@ class CodeGenerator(ast.NodeVisitor):
         if isinstance(index, tensor):
             raise self.error(node.slice, self.needs_constexpr("a tuple can only be indexed by a compile-time constant",
                                                               index))
-        return _sanitize(base[_unwrap(index)])
+        index = _unwrap(index)
+        if isinstance(base, tuple) and isinstance(index, int) and not -len(base) <= index < len(base):
+            what = "list" if isinstance(base, tl.list_value) else "tuple"
+            raise self.error(node.slice, f"index {index} is out of range for a {what} of {len(base)} "
+                                         f"value{'s' if len(base) != 1 else ''}")
+        return _sanitize(base[index])
 
     def _visit_index(self, node: ast.expr) -> Any:
         if isinstance(node, ast.Slice):
