@@ -872,3 +872,13 @@ def test_launch_option_target_must_be_the_gpus(monkeypatch):
                                           r"the GPU it runs on \(sm_90\); compile for another target with "
                                           r"kernel.warmup\(\.\.\., target=\.\.\.\) or tilec.compile"):
         fill_one[(1,)](None, target="sm_80")
+
+
+def test_launch_option_target_may_name_the_gpus(monkeypatch):
+    # sm_90a is the GPU's own sm_90: accepted (the launch then fails later, compiling a
+    # kernel that stores to None).
+    from tilec.runtime import driver
+    monkeypatch.setattr(driver, "device_of", lambda values, specs, name: 0)
+    monkeypatch.setattr(driver, "target_of", lambda device: "sm_90")
+    with pytest.raises(CompilationError, match="store expects a pointer"):
+        fill_one[(1,)](None, target="sm_90a")

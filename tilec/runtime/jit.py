@@ -310,9 +310,10 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
         target = driver.target_of(device) if load else options.get("target") or driver.default_target()
-        if load and options.get("target") not in (None, target):
-            raise LaunchError(f"{self.__name__}(): launch option target={options['target']!r}, but a launch compiles "
-                              f"for the GPU it runs on ({target}); compile for another target with "
+        requested = options.get("target")
+        if load and requested is not None and _target(requested).capability != _target(target).capability:
+            raise LaunchError(f"{self.__name__}(): launch option target={_target(requested).name!r}, but a launch "
+                              f"compiles for the GPU it runs on ({target}); compile for another target with "
                               "kernel.warmup(..., target=...) or tilec.compile")
         compile_options = CompileOptions(
             num_warps=int(options.get("num_warps", 4)),
@@ -347,7 +348,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
                 raise LaunchError(f"{self.__name__}(): launch option {name} must be a non-negative int, got {value!r}")
         if options.get("target") is not None:
             try:
-                Target.parse(options["target"])
+                _target(options["target"])
             except ValueError as error:
                 raise LaunchError(f"{self.__name__}(): launch option {error}") from None
         num_warps = options.get("num_warps")
@@ -460,6 +461,10 @@ def _slow_key(value: Any, specialize_alignment: bool) -> Any:
         return ("a", cai["typestr"], aligned, _device_of_array(value, "", ""))
     # Unknown objects: a key that never matches twice, so the slow path explains the error.
     return ("?", id(value), object())
+
+
+def _target(value: str | Target) -> Target:
+    return value if isinstance(value, Target) else Target.parse(value)
 
 
 def _spec_from_type(name: str, value: Any) -> ArgSpec:
