@@ -435,6 +435,102 @@ def test_dot_half_precision_accumulator(backend, batch, m, n, k):
     assert_whole_dot_half_accumulated(a, b, to_numpy(c), batch)
 
 
+@tilec.jit
+def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     PRECISION: tl.constexpr, OUT: tl.constexpr):
+    """[M, K] @ [K, N] with M or N below 16 (a matrix-vector product at M = 1 or N = 1),
+    plus a loaded accumulator."""
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    acc = tl.load(c_ptr + m[:, None] * N + n[None, :])
+    tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=OUT))
+
+
+@pytest.mark.parametrize("dtype,precision,rtol", [("float16", "ieee", 2e-3), ("float32", "ieee", 1e-5),
+                                                  ("float32", "tf32", 3e-3), ("int8", "ieee", 0),
+                                                  ("float64", "ieee", 1e-12)])
+@pytest.mark.parametrize("m,n,k", [(1, 64, 32), (64, 1, 16), (1, 1, 64), (2, 16, 16), (8, 8, 32), (16, 4, 16),
+                                   (4, 128, 16)])
+def test_dot_with_small_m_or_n(backend, dtype, precision, rtol, m, n, k):
+    """M and N may be as small as 1 (Triton's lower bounds on NVIDIA GPUs: M, N >= 1 and
+    K >= 16, 4 for fp64)."""
+    if dtype == "float64":
+        k = max(4, k // 4)  # fp64 takes K down to 4
+    rng = np.random.default_rng(m * 1000 + n * 10 + k)
+    if dtype == "int8":
+        a, b = rng.integers(-100, 100, (m, k)).astype(np.int8), rng.integers(-100, 100, (k, n)).astype(np.int8)
+        acc = rng.integers(-1000, 1000, (m, n)).astype(np.int32)
+        out = tl.int32
+    else:
+        np_dtype = {"float16": np.float16, "float32": np.float32, "float64": np.float64}[dtype]
+        a, b = rng.standard_normal((m, k)).astype(np_dtype), rng.standard_normal((k, n)).astype(np_dtype)
+        acc = rng.standard_normal((m, n)).astype(np.float64 if dtype == "float64" else np.float32)
+        out = tl.float64 if dtype == "float64" else tl.float32
+    c = device_array(acc, backend)
+    small_dot_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, M=m, N=n, K=k,
+                           PRECISION=precision, OUT=out)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + acc.astype(np.float64)
+    got = to_numpy(c).astype(np.float64)
+    if dtype == "int8":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < rtol
+
+
+@tilec.jit
+def dot_out_dtype_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, OUT: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = tl.dot(a, b, out_dtype=OUT)
+    tl.static_assert(c.dtype == c_ptr.dtype.element_ty)  # the result type, checked at compile time
+    tl.store(c_ptr + m[:, None] * N + n[None, :], c)
+
+
+@pytest.mark.parametrize("dtype,out,result", [
+    ("int8", tl.int8, np.int32),          # integer dots accumulate in int32 whatever out_dtype says
+    ("int8", tl.float32, np.int32),
+    ("float64", tl.float32, np.float64),  # fp64 dots in fp64
+    ("float32", tl.float16, np.float32),  # fp32 dots in fp32
+])
+def test_dot_out_dtype_only_chooses_for_fp16(backend, dtype, out, result):
+    """As in Triton, out_dtype picks the accumulator of fp16 and fp8 dots; other dots keep
+    theirs and ignore it."""
+    rng = np.random.default_rng(7)
+    if dtype == "int8":
+        a, b = rng.integers(-100, 100, (16, 32)).astype(np.int8), rng.integers(-100, 100, (32, 16)).astype(np.int8)
+    else:
+        np_dtype = np.float64 if dtype == "float64" else np.float32
+        a, b = rng.standard_normal((16, 32)).astype(np_dtype), rng.standard_normal((32, 16)).astype(np_dtype)
+    c = device_array(np.full((16, 16), -7, result), backend)
+    dot_out_dtype_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, M=16, N=16, K=32, OUT=out)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    got = to_numpy(c)
+    assert got.dtype == result
+    if dtype == "int8":
+        np.testing.assert_array_equal(got, ref.astype(np.int32))
+    else:
+        # fp32 inputs take tf32 by default
+        np.testing.assert_allclose(got, ref, rtol=1e-2 if dtype == "float32" else 1e-12, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [tl.float16, tl.float32, tl.float64])
+def test_dot_refuses_a_bf16_accumulator(dtype):
+    """Triton's words, so searches and tests that match them keep working."""
+    @tilec.jit
+    def bf16_out(x_ptr, DT: tl.constexpr):
+        a = tl.zeros((16, 16), DT)
+        tl.store(x_ptr + tl.arange(0, 16), tl.sum(tl.dot(a, a, out_dtype=tl.bfloat16), axis=0))
+
+    with pytest.raises(tilec.CompilationError, match=r"out_dtype=bfloat16 is unsupported"):
+        tilec.compile(bf16_out, signature={"x_ptr": "*bf16"}, constexprs={"DT": dtype}, target="sm_90")
+
+
 def assert_whole_dot_half_accumulated(a: np.ndarray, b: np.ndarray, got: np.ndarray, batch: int) -> None:
     """`got` from whole_dot_kernel with OUT=float16 is within the error of once-per-16
     rounding: never beyond its bound, and about one standard deviation on average."""
