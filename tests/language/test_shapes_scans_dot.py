@@ -553,3 +553,49 @@ def test_dot_in_slices_bounds_shared_memory():
     kernel = tilec.compile(whole_dot_kernel, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
                            constexprs={"B": 0, "M": 32, "N": 32, "K": 1024, "PRECISION": "ieee", "OUT": tl.float32})
     assert kernel.metadata.shared <= 48 * 1024 + 4
+
+
+# ----------------------------------------------------------------------------- exchanges beyond shared memory
+
+@tilec.jit
+def wide_exchange_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr, TRANS: tl.constexpr):
+    """A layout conversion (or a transpose) of more elements than shared memory holds:
+    x is read contiguously, y with a stride of 2, so their sum needs one of them in the
+    other's layout; the transpose of an N x N tile exchanges every element."""
+    if TRANS:
+        r = tl.arange(0, N)
+        x = tl.load(x_ptr + r[:, None] * N + r[None, :])
+        tl.store(out_ptr + r[:, None] * N + r[None, :], tl.trans(x) * 2)
+    else:
+        offs = tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        y = tl.load(y_ptr + offs * 2)
+        tl.store(out_ptr + offs, x + y)
+
+
+@pytest.mark.parametrize("n,trans", [(65536, False), (256, True)])
+def test_exchange_larger_than_shared_memory(backend, rng, n, trans):
+    """256 KiB of fp32 to exchange on a GPU with 227 KiB of shared memory: done in rounds
+    rather than refused."""
+    x = rng.standard_normal(n * n if trans else n).astype(np.float32)
+    y = rng.standard_normal(2 * n).astype(np.float32)
+    out = device_array(np.full_like(x, np.nan), backend)
+    wide_exchange_kernel[(1,)](device_array(x, backend), device_array(y, backend), out, N=n, TRANS=trans,
+                               num_warps=8)
+    expected = (x.reshape(n, n).T * 2).ravel() if trans else x + y[::2]
+    np.testing.assert_array_equal(to_numpy(out), expected)
+
+
+def test_exchange_rounds_fit_shared_memory():
+    """Compiled for sm_90, the 256 KiB conversion takes half of shared memory (64 KiB, plus
+    a spare slot) and ptxas accepts the rounds."""
+    from tilec.backend import toolkit
+    try:
+        toolkit.ptxas_path()
+    except toolkit.ToolkitError:
+        pytest.skip("ptxas is not available")
+    kernel = tilec.compile(wide_exchange_kernel, signature={"x_ptr": "*fp32:16", "y_ptr": "*fp32:16",
+                                                            "out_ptr": "*fp32:16"},
+                           constexprs={"N": 65536, "TRANS": False}, target="sm_90", num_warps=8)
+    assert kernel.shared == 64 * 1024 + 16
+    assert kernel.asm["ptx"].count("bar.sync") >= 4 * 2 - 1  # four rounds: a barrier after each write and read
