@@ -267,7 +267,7 @@ def dot_int_acc_for_fp16(x_ptr):
     c = tl.dot(a, a, acc)  # <-
 
 
-@bad(r"input_precision must be 'tf32', 'tf32x3' or 'ieee', got 'bogus'")
+@bad(r"input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6', got 'bogus'")
 def dot_bad_input_precision(x_ptr):
     a = tl.zeros((16, 16), tl.float32)
     c = tl.dot(a, a, input_precision="bogus")  # <-

@@ -314,7 +314,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 @pytest.mark.parametrize("dtype,precision,rtol", [
     ("float16", "ieee", 2e-3), ("bfloat16", "ieee", 1e-2), ("float32", "ieee", 1e-5), ("float32", "tf32", 3e-3),
-    ("float32", "tf32x3", 1e-5), ("int8", "ieee", 0),
+    ("float32", "tf32x3", 1e-5), ("float32", "bf16x3", 1e-4), ("float32", "bf16x6", 1e-5), ("int8", "ieee", 0),
 ])
 @pytest.mark.parametrize("shape,blocks", [((64, 64, 64), (32, 32, 16)), ((100, 70, 50), (32, 64, 32)),
                                           ((16, 16, 16), (16, 16, 16))])
@@ -369,7 +369,7 @@ def whole_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: t
 
 @pytest.mark.parametrize("dtype,out,precision,rtol", [
     ("float32", "float32", "ieee", 1e-5), ("float32", "float32", "tf32", 3e-3), ("float32", "float32", "tf32x3", 1e-5),
-    ("float16", "float32", "ieee", 2e-3),
+    ("float32", "float32", "bf16x3", 1e-4), ("float32", "float32", "bf16x6", 1e-5), ("float16", "float32", "ieee", 2e-3),
     ("float16", "float16", "ieee", None), ("int8", "int32", "ieee", 0)])
 @pytest.mark.parametrize("batch,m,n,k", [
     (0, 32, 16, 1024),   # K beyond what fits in shared memory at once: processed in slices

@@ -12,6 +12,11 @@ from ..core import _unwrap, block_type, tensor
 from .common import SemanticState, _error
 
 
+# The input precisions of an fp32 dot: tf32 (operands rounded to tf32), ieee (full fp32),
+# and fp32 emulated with three tf32 products or three / six bf16 products.
+_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+
 class MatrixProductRules(SemanticState):
     """tl.dot: operand types, shapes and precisions."""
 
@@ -19,7 +24,7 @@ class MatrixProductRules(SemanticState):
             out_dtype: Any = None) -> tensor:
         """acc + a @ b for [M, K] x [K, N] (or batched [B, M, K] x [B, K, N]) tensors, K at
         least 16 (4 for fp64). fp16/fp8 accumulate in fp32 (or out_dtype fp16), bf16 in
-        fp32, int8 in int32, fp32 in fp32 (input_precision tf32, tf32x3 or ieee), fp64 in
+        fp32, int8 in int32, fp32 in fp32 (input_precision tf32, tf32x3, bf16x3, bf16x6 or ieee), fp64 in
         fp64."""
         a, b = self._block(a, "dot"), self._block(b, "dot")
         if len(a.type.shape) != len(b.type.shape) or len(a.type.shape) not in (2, 3):
@@ -54,8 +59,8 @@ class MatrixProductRules(SemanticState):
         if precision is None:
             tf32 = _unwrap(allow_tf32)
             precision = "tf32" if tf32 is None or tf32 else "ieee"
-        if precision not in ("tf32", "tf32x3", "ieee"):
-            raise _error(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {precision!r}")
+        if precision not in _PRECISIONS:
+            raise _error(f"input_precision must be one of {', '.join(repr(p) for p in _PRECISIONS)}, got {precision!r}")
         # As Triton: out_dtype chooses the accumulator of fp16 (and fp8) dots only; integer,
         # fp32, bf16 and fp64 dots accumulate in int32, fp32, fp32 and fp64 whatever it says,
         # and a bf16 accumulator is refused.
