@@ -131,10 +131,16 @@ def full_with_block_value(x_ptr):
     y = tl.full((16,), tl.arange(0, 16), tl.int32)  # <-
 
 
-# Triton: "invalid axis 3. Expected 0 <= axis <= 1".
-@bad(r"expand_dims axis 3 is out of range for a tensor of rank 1")
+# Triton: "invalid axis 3. Expected -2 <= axis < 2".
+@bad(r"expand_dims axis 3 is out of range for a tensor of rank 1 \(invalid axis 3. Expected -2 <= axis < 2\)")
 def expand_dims_bad_axis(x_ptr):
     y = tl.expand_dims(tl.arange(0, 16), 3)  # <-
+
+
+# A negative axis is named as written, not as counted from the front (-3 once said -1).
+@bad(r"expand_dims axis -3 is out of range for a tensor of rank 1 \(invalid axis -3. Expected -2 <= axis < 2\)")
+def expand_dims_bad_negative_axis(x_ptr):
+    y = tl.expand_dims(tl.arange(0, 16), -3)  # <-
 
 
 # Triton: "Cannot broadcast, the expanded size of the tensor (32) must match the existing size (16)".
