@@ -2,11 +2,12 @@
 
 One file per compiled kernel, named by a SHA-256 over everything that changes the
 generated code: the kernel's source and that of every @jit function it calls, the
-specialisation of its arguments, the compile options (target included), and a
-fingerprint of tilec's own source. Writes go to a temporary file in the same
-directory and are published with `os.replace`, so a reader sees either nothing or a
-whole file, and concurrent processes compiling the same kernel are harmless (the last
-rename wins with identical content). Unreadable entries are treated as misses.
+specialisation of its arguments, the compile options (target included), and the
+compiler's fingerprint (tilec's own code and the toolchain, see `compiler_fingerprint`).
+Writes go to a temporary file in the same directory and are published with
+`os.replace`, so a reader sees either nothing or a whole file, and concurrent processes
+compiling the same kernel are harmless (the last rename wins with identical content).
+Unreadable entries are treated as misses.
 """
 from __future__ import annotations
 
@@ -16,39 +17,85 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..backend.compiler import CompiledKernel
+from ..backend.kernel_data import TILEC_VERSION, CompiledKernel
 from ..config import config
 
 _SUFFIX = ".tilec"
 
 
+# ----------------------------------------------------------------------------- keys
+
+
 @functools.lru_cache(maxsize=1)
 def compiler_fingerprint() -> str:
-    """Hash of tilec's Python sources and of the toolchain it drives (MLIR bindings,
-    ptxas, libdevice), so a changed compiler never reuses old kernels."""
-    from ..backend import toolkit
+    """The identity of the compiler: tilec's version and own Python files, the MLIR
+    bindings, ptxas and libdevice, so that a changed compiler never reuses old kernels.
+
+    Computed once per process from file metadata alone (path, size, modification time):
+    no file is read and no tool is run, so a cache hit in a new process costs a few
+    hundred `stat` calls instead of hashing tilec's sources and running `ptxas
+    --version`. Editing a file of tilec (an editable install) changes its modification
+    time, and so the fingerprint: a developer never gets a kernel compiled by older
+    code. Only a file put back with both its old size and its old time (`cp -p` of an
+    old copy) would go unnoticed; `TILEC_ALWAYS_COMPILE=1` or `clear()` covers that.
+    """
+    digest = hashlib.sha256(TILEC_VERSION.encode() + b"\0")
     root = Path(__file__).resolve().parent.parent
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
-    for describe in (_bindings_version, toolkit.ptxas_version, _libdevice_identity):
+    for identity in _tree_identity(root):
+        digest.update(identity.encode() + b"\0")
+    for describe in (_bindings_identity, _ptxas_identity, _libdevice_identity):
         try:
-            digest.update(describe().encode())
+            part = describe()
         except Exception:  # a missing tool fails later, where it is needed
-            digest.update(b"?")
+            part = "?"
+        digest.update(part.encode() + b"\0")
     return digest.hexdigest()
 
 
-def _bindings_version() -> str:
-    from importlib import metadata
-    return metadata.version("xtc-mlir-python-bindings")
+def _tree_identity(root: Path) -> list[str]:
+    """`relative path:size:mtime_ns` of every Python file under `root`, sorted."""
+    found = []
+
+    def walk(directory: str, prefix: str) -> None:
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        walk(entry.path, prefix + entry.name + "/")
+                elif entry.name.endswith(".py"):
+                    st = entry.stat()
+                    found.append(f"{prefix}{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+
+    walk(str(root), "")
+    return sorted(found)
+
+
+def _file_identity(path: str) -> str:
+    st = os.stat(path)
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _bindings_identity() -> str:
+    """The MLIR bindings' native libraries (LLVM's NVPTX back end is in them), found
+    without importing `mlir`."""
+    import importlib.util
+    module = importlib.util.find_spec("mlir")
+    locations = list(module.submodule_search_locations or []) if module is not None else []
+    if not locations:
+        return "?"
+    libraries = os.path.join(locations[0], "_mlir_libs")
+    return ";".join(sorted(_file_identity(os.path.join(libraries, name)) for name in os.listdir(libraries)
+                           if name.endswith(".so") or ".so." in name or name.endswith((".dylib", ".pyd", ".dll"))))
+
+
+def _ptxas_identity() -> str:
+    from ..backend import toolkit
+    return _file_identity(toolkit.ptxas_path())
 
 
 def _libdevice_identity() -> str:
     from ..backend import toolkit
-    path = toolkit.libdevice_path()
-    return f"{path}:{os.path.getsize(path)}"
+    return _file_identity(toolkit.libdevice_path())
 
 
 def kernel_key(source_hash: str, specialization: tuple, options: object) -> str:

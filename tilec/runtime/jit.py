@@ -13,6 +13,7 @@ import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
+from ..backend.kernel_data import options_cache_key, signature_specs
 from ..errors import LaunchError
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
@@ -280,29 +281,23 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
 
         The slow path: `run` calls it only when its cheap key misses.
         """
-        from ..backend.compiler import CompileOptions, compile_specialized
-        from . import cache, driver
+        from . import driver
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
         target = driver.target_of(device) if load else options.get("target") or driver.default_target()
-        compile_options = CompileOptions(
-            num_warps=int(options.get("num_warps", 4)),
-            num_stages=int(options.get("num_stages", 3)),
-            target=target if isinstance(target, Target) else Target.parse(target),
-            debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
-            enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
-        )
-        spec_key = tuple(s.key() for s in specs)
-        by_spec = (device, spec_key, compile_options)
+        option_values = {
+            "num_warps": int(options.get("num_warps", 4)),
+            "num_stages": int(options.get("num_stages", 3)),
+            "target": target,
+            "debug": bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
+            "enable_fp_fusion": bool(options.get("enable_fp_fusion", True)),
+        }
+        by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values))
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel
-        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options.cache_key())
-        compiled = None if _config.always_compile else cache.load(disk_key)
-        if compiled is None:
-            compiled = compile_specialized(self, specs, compile_options)
-            cache.store(disk_key, compiled)
+        compiled = load_or_compile(self, specs, option_values)
         if not load:
             return compiled
         from .kernel import LaunchableKernel, LoadedKernel
@@ -325,12 +320,60 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
     def cache_hash(self) -> str:
         """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""
         if self._cache_hash is None:
-            import hashlib
-            digest = hashlib.sha256()
-            for part in sorted(_dependencies(self)):
-                digest.update(part.encode())
-            self._cache_hash = digest.hexdigest()
+            self._cache_hash = _hash_dependencies(self)
         return self._cache_hash
+
+
+# ----------------------------------------------------------------------------- disk cache and tilec.compile
+
+
+def source_hash(fn: KernelFunction) -> str:
+    """Hash of `fn`'s source, the @jit functions it calls and the globals it reads
+    (computed once per JITFunction)."""
+    return fn.cache_hash() if isinstance(fn, JITFunction) else _hash_dependencies(fn)
+
+
+def _hash_dependencies(fn: KernelFunction) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    for part in sorted(_dependencies(fn)):
+        digest.update(part.encode())
+    return digest.hexdigest()
+
+
+def load_or_compile(fn: KernelFunction, specs: list[ArgSpec], option_values: dict[str, Any]):
+    """The CompiledKernel of `fn` for this specialisation: from the disk cache, else
+    compiled now and stored there.
+
+    `option_values` holds one plain value per `CompileOptions` field, the target as its
+    name or a Target: the cache is looked up before a `CompileOptions` is built, since
+    parsing a target asks ptxas for its version, which a hit need not know.
+    """
+    from . import cache
+    disk_key = cache.kernel_key(source_hash(fn), tuple(s.key() for s in specs), options_cache_key(option_values))
+    compiled = None if _config.always_compile else cache.load(disk_key)
+    if compiled is None:
+        from ..backend import compiler  # imports MLIR: only when something must be compiled
+        target = option_values["target"]
+        options = compiler.CompileOptions(**{**option_values,
+                                             "target": target if isinstance(target, Target) else Target.parse(target)})
+        compiled = compiler.compile_specialized(fn, specs, options)
+        cache.store(disk_key, compiled)
+    return compiled
+
+
+def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, Any], *, target: Any,
+                      num_warps: int, num_stages: int, debug: bool | None, enable_fp_fusion: bool):
+    """`tilec.compile`: the kernel for a signature, through the disk cache, as a LaunchableKernel."""
+    from .kernel import LaunchableKernel
+    if not isinstance(fn, KernelFunction):
+        raise TypeError("tilec.compile expects a @tilec.jit function")
+    specs = signature_specs(fn, signature, constexprs)
+    if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
+        debug = fn.debug if fn.debug is not None else _config.debug
+    option_values = {"num_warps": num_warps, "num_stages": num_stages, "target": target or "sm_90",
+                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion)}
+    return LaunchableKernel.of(load_or_compile(fn, specs, option_values))
 
 
 def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:

@@ -16,7 +16,7 @@ import operator
 from typing import Any, Callable, Sequence
 
 from .. import _launcher
-from ..backend.compiler import CompiledKernel, KernelMetadata
+from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
 from ..errors import LaunchError, OutOfResources
 from . import driver
