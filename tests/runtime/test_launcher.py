@@ -301,20 +301,31 @@ def _fake_compiled(params, param_indices, num_warps=4, shared=0, name="add_kerne
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    """Replaces the driver and the launcher; returns the list of launches made."""
+    """Replaces the driver and the launcher's Launcher; returns the list of launches made,
+    each (function, grid, block, shared bytes, stream, codes, parameter values, names, context)."""
     launches = []
 
     def load_cubin(cubin, kernel_name, shared_bytes, device):
         return driver.LoadedFunction(function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0,
                                      max_threads=1024, static_shared=0)
 
-    def launch(*args):
-        _launcher.pack(args[7], args[8], args[9])  # the real argument checks
-        launches.append(args)
+    class RecordingLauncher:
+        def __init__(self, function, block_x, shared_bytes, codes, names, context, param_indices):
+            self.real = _launcher.Launcher(function, block_x, shared_bytes, codes, names, context, param_indices)
+            self.fields = (function, block_x, shared_bytes, codes, names, context)
+            self.param_indices = param_indices
+
+        def __call__(self, grid_x, grid_y, grid_z, stream, values):
+            if 0 in (grid_x, grid_y, grid_z):
+                return self.real(grid_x, grid_y, grid_z, stream, values)  # launches nothing, needs no driver
+            self.real.pack(values)  # the real argument checks
+            function, block, shared, codes, names, context = self.fields
+            launches.append((function, (grid_x, grid_y, grid_z), block, shared, stream, codes,
+                             tuple(values[i] for i in self.param_indices), names, context))
 
     monkeypatch.setattr(driver, "load_cubin", load_cubin)
     monkeypatch.setattr(driver, "current_stream", lambda device: 0x77)
-    monkeypatch.setattr(kernel_module, "_launcher", SimpleNamespace(launch=launch))
+    monkeypatch.setattr(kernel_module, "_launcher", SimpleNamespace(Launcher=RecordingLauncher))
     return launches
 
 
@@ -327,15 +338,15 @@ def test_loaded_kernel_launch(fake_gpu):
     kernel.launch((4, 2, 1), [x, 1, 1000, 128], stream=5)
     kernel.launch((0, 1, 1), [x, 1, 1000, 128])  # empty grid: nothing to run
     assert fake_gpu == [
-        (0x1234, 4, 1, 1, 256, 1024, 0x77, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
-        (0x1234, 4, 2, 1, 256, 1024, 5, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+        (0x1234, (4, 1, 1), 256, 1024, 0x77, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+        (0x1234, (4, 2, 1), 256, 1024, 5, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
     ]
 
 
 def test_loaded_kernel_with_one_and_no_params(fake_gpu):
     LoadedKernel(_fake_compiled([("n", "i64")], [1]), 0).launch((1, 1, 1), ["unused", 7])
     LoadedKernel(_fake_compiled([], []), 0).launch((1, 1, 1), ["unused"])
-    assert [call[7:9] for call in fake_gpu] == [("l", (7,)), ("", ())]
+    assert [call[5:7] for call in fake_gpu] == [("l", (7,)), ("", ())]
 
 
 def test_loaded_kernel_errors_name_kernel_and_parameter(fake_gpu):
@@ -344,6 +355,77 @@ def test_loaded_kernel_errors_name_kernel_and_parameter(fake_gpu):
         kernel.launch((1, 1, 1), [None, 5000000000])
     with pytest.raises(LaunchError, match=r"add_kernel\(\): argument 'x_ptr' is a host \(CPU\) tensor"):
         kernel.launch((1, 1, 1), [FakeTensor(8, is_cuda=False), 1])
+    with pytest.raises(LaunchError, match=r"add_kernel\(\): got 1 arguments; the kernel reads argument 1"):
+        kernel.launch((1, 1, 1), [None])
+
+
+# ------------------------------------------------------------------------- Launcher, without a GPU
+
+def make_launcher(codes="PiP", indices=(0, 2, 4), names=("x", "n", "out"), block=128, shared=0):
+    return _launcher.Launcher(0x1234, block, shared, codes, names, 0x9ABC, list(indices))
+
+
+def test_launcher_selects_and_packs_the_kernel_parameters():
+    launcher = make_launcher()
+    assert (launcher.function, launcher.block_x, launcher.shared_bytes, launcher.codes, launcher.names,
+            launcher.context) == (0x1234, 128, 0, "PiP", ("x", "n", "out"), 0x9ABC)
+    args = (FakeTensor(0x1000), "BLOCK", 7, None, FakeCupyArray(0x2000), 99)
+    assert launcher.pack(args) == _launcher.pack("PiP", [args[0], 7, args[4]])
+    assert launcher.pack(list(args)) == launcher.pack(args)
+    assert make_launcher("", (), ()).pack(()) == b""
+    # Pointers given as addresses (what the generated launcher passes for torch tensors).
+    assert launcher.pack((0x1000, 0, 7, 0, 0x2000)) == launcher.pack(args)
+
+
+def test_launcher_empty_grid_launches_nothing_and_reads_nothing():
+    launcher = make_launcher()
+    assert launcher(0, 1, 1, 0, ()) is None
+    assert launcher(5, 0, 1, None, ("not", "checked")) is None
+
+
+def test_launcher_refuses_bad_calls():
+    launcher = make_launcher()
+    good = (0x1000, None, 7, None, 0x2000)
+    with pytest.raises(TypeError, match=r"^argument 'n': expected an int for int32, got float$"):
+        launcher.pack((0x1000, None, 7.5, None, 0x2000))
+    with pytest.raises(ValueError, match="got 3 arguments; the kernel reads argument 4"):
+        launcher.pack(good[:3])
+    with pytest.raises(TypeError, match="args must be a tuple or list"):
+        launcher.pack(5)
+    with pytest.raises(ValueError, match="grid dimensions must be positive 32-bit integers"):
+        launcher(-1, 1, 1, 0, good)
+    with pytest.raises(ValueError, match="grid dimensions must be positive 32-bit integers"):
+        launcher(2**32, 1, 1, 0, good)
+    with pytest.raises(TypeError, match="grid dimensions must be ints, got str"):
+        launcher("1", 1, 1, 0, good)
+    with pytest.raises(TypeError, match="the stream is a str"):
+        launcher(1, 1, 1, "stream", good)
+    with pytest.raises(TypeError, match="positionally"):
+        launcher(1, 1, 1, 0)
+    with pytest.raises(TypeError, match="positionally"):
+        launcher(1, 1, 1, 0, good, stream=0)
+
+
+def test_launcher_construction_checks():
+    with pytest.raises(ValueError, match="function handle is null"):
+        _launcher.Launcher(0, 128, 0, "P", ("x",), 0, [0])
+    with pytest.raises(ValueError, match="got 2 arguments for 1 type codes"):
+        _launcher.Launcher(1, 128, 0, "P", ("x",), 0, [0, 1])
+    with pytest.raises(ValueError, match="one str per parameter"):
+        _launcher.Launcher(1, 128, 0, "P", ("x", "y"), 0, [0])
+    with pytest.raises(ValueError, match="unknown type code 'z'"):
+        _launcher.Launcher(1, 128, 0, "z", ("x",), 0, [0])
+    with pytest.raises(ValueError, match="must not be negative"):
+        _launcher.Launcher(1, 128, 0, "P", ("x",), 0, [-1])
+    with pytest.raises(ValueError, match="block size must be positive"):
+        _launcher.Launcher(1, 0, 0, "P", ("x",), 0, [0])
+    assert "codes='P'" in repr(_launcher.Launcher(1, 32, 0, "P", ("x",), 0, [0]))
+
+
+@pytest.mark.skipif(_launcher.available(), reason="a CUDA driver is present")
+def test_launcher_without_driver_raises_runtime_error():
+    with pytest.raises(RuntimeError, match="cannot launch"):
+        make_launcher()(1, 1, 1, 0, (0x1000, None, 7, None, 0x2000))
 
 
 # ------------------------------------------------------------------------- on a GPU
@@ -411,7 +493,44 @@ def test_kernel_receives_what_was_packed(tmp_path):
     out = torch.full((13 * 8,), 0xAB, dtype=torch.uint8, device="cuda")
     kernel.launch((2, 1, 1), [out] + PARAM_VALUES[1:])
     torch.cuda.synchronize()
+    assert kernel.launcher.pack([out] + PARAM_VALUES[1:]) == _launcher.pack(PARAM_CODES, [out] + PARAM_VALUES[1:])
     stored = out.cpu().numpy().tobytes()
     for slot, (code, value) in enumerate(zip(PARAM_CODES[1:], PARAM_VALUES[1:])):
         expected = _launcher.pack(code, [value])
         assert stored[slot * 8: slot * 8 + len(expected)] == expected, (code, value)
+
+
+# ------------------------------------------------------------------------- GridCall
+
+def test_grid_call_passes_the_grid_and_reports_what_does_not_bind():
+    def launcher(grid, a, b=2, *, option=None):
+        if a == "fails inside":
+            raise TypeError("raised by the launcher itself")
+        return grid, a, b, option
+
+    reports = []
+
+    def on_bad_call(args, kwargs, error):
+        reports.append((args, kwargs, str(error)))
+        raise LaunchError(f"bad call: {error}")
+
+    call = _launcher.GridCall(launcher, (4, 2), on_bad_call)
+    assert (call.function, call.grid) == (launcher, (4, 2))
+    assert call(1) == ((4, 2), 1, 2, None)
+    assert call(1, 3, option=5) == ((4, 2), 1, 3, 5)
+    assert call(a=9) == ((4, 2), 9, 2, None)
+    many = list(range(30))  # more arguments than fit on the stack
+    with pytest.raises(LaunchError, match="positional arguments"):
+        call(*many)
+    with pytest.raises(LaunchError, match="missing 1 required positional argument: 'a'"):
+        call()
+    with pytest.raises(LaunchError, match="multiple values for argument 'a'"):
+        call(1, a=2)
+    with pytest.raises(LaunchError, match="unexpected keyword argument 'c'"):
+        call(1, c=3)
+    assert reports[-1][:2] == ((1,), {"c": 3})
+    with pytest.raises(TypeError, match="raised by the launcher itself"):  # not a binding error: unchanged
+        call("fails inside")
+    assert len(reports) == 4
+    with pytest.raises(TypeError, match="must be callable"):
+        _launcher.GridCall(launcher, (1,), None)
