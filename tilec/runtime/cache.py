@@ -45,9 +45,7 @@ import functools
 import hashlib
 import json
 import os
-import shutil
 import stat
-import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -225,6 +223,7 @@ _warned_unwritable: set[str] = set()
 
 def store(key: str, kernel: CompiledKernel) -> None:
     """Writes `kernel` under `key`, atomically; failures warn once and are otherwise ignored."""
+    import tempfile  # imported here: a process that only reads the cache need not
     path = _path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -370,6 +369,8 @@ def _is_stale(entry: os.DirEntry, now: float) -> bool:
 def _remove_stale_ptxas_folders(now: float) -> None:
     """Work folders of ptxas runs whose process was killed (toolkit.assemble removes its
     own otherwise): this user's `tilec-ptxas-*` in the temporary directory, an hour old."""
+    import shutil
+    import tempfile
     base = tempfile.gettempdir()
     try:
         listing = list(os.scandir(base))
@@ -439,6 +440,7 @@ def _prune_if_due() -> None:
 def clear() -> int:
     """Removes every cached kernel, temporary file and autotuning choice (reproducers of
     failed passes stay). Returns how many kernels were removed."""
+    import shutil
     root = cache_dir()
     removed = sum(1 for entry in list(_entry_files(root)) if _remove(entry.path))
     for entry in list(_temporary_files(root)):
