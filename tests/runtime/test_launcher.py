@@ -534,3 +534,86 @@ def test_grid_call_passes_the_grid_and_reports_what_does_not_bind():
     assert len(reports) == 4
     with pytest.raises(TypeError, match="must be callable"):
         _launcher.GridCall(launcher, (1,), None)
+
+
+# ------------------------------------------------------------------------- a stand-in libcuda
+
+FAKE_LIBCUDA = r"""
+/* libcuda.so.1 for tests: records what cuLaunchKernel receives; every call succeeds. */
+#include <string.h>
+unsigned long long current_context = 0x9ABC, pushed = 0, launches = 0;
+unsigned long long last_function, last_stream, last_grid[3], last_block[3], last_shared;
+unsigned long long n_params = 0, params[16];
+int cuInit(unsigned int flags) { return 0; }
+int cuGetErrorName(int e, const char** s) { *s = "FAKE_ERROR"; return 0; }
+int cuGetErrorString(int e, const char** s) { *s = "a fake error"; return 0; }
+int cuCtxGetCurrent(void** ctx) { *ctx = (void*)current_context; return 0; }
+int cuCtxPushCurrent_v2(void* ctx) { pushed++; return 0; }
+int cuCtxPopCurrent_v2(void** ctx) { return 0; }
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void* stream, void** kernel_params, void** extra) {
+    launches++;
+    last_function = (unsigned long long)f; last_stream = (unsigned long long)stream; last_shared = shared;
+    last_grid[0] = gx; last_grid[1] = gy; last_grid[2] = gz;
+    last_block[0] = bx; last_block[1] = by; last_block[2] = bz;
+    for (unsigned long long i = 0; i < n_params && i < 16; ++i) memcpy(&params[i], kernel_params[i], 8);
+    return 0;
+}
+"""
+
+_THROUGH_THE_DRIVER = r"""
+import ctypes, json, sys
+sys.path.insert(0, {tests!r})
+from tilec import _launcher
+assert _launcher.available()
+fake = ctypes.CDLL("libcuda.so.1")
+value = lambda name: ctypes.c_ulonglong.in_dll(fake, name).value
+array = lambda name, n: list((ctypes.c_ulonglong * n).in_dll(fake, name))
+ctypes.c_ulonglong.in_dll(fake, "n_params").value = 4
+from tilec.runtime import driver
+from tilec.runtime.jit import JITFunction
+from tilec.config import config
+config.cache_dir = {cache!r}
+driver.load_cubin = lambda cubin, name, shared, device: driver.LoadedFunction(
+    function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0, max_threads=1024, static_shared=0)
+driver.device_of = lambda values, specs, name: 0
+driver.target_of = lambda device: "sm_90"
+from test_launch_path import FakeTensor, scale_kernel
+fn = JITFunction(scale_kernel)
+x, out = FakeTensor(1 << 20), FakeTensor(2 << 20)
+seen = []
+for grid, stream in [((3,), None), ((3,), None), ((2, 5), 77)]:  # a miss, then two hits
+    fn[grid](x, out, 1000, 2.5, stream=stream)
+    seen.append([value("launches"), value("last_function"), array("last_grid", 3), array("last_block", 3),
+                 value("last_stream"), array("params", 4), value("pushed")])
+ctypes.c_ulonglong.in_dll(fake, "current_context").value = 0  # no context current: pushed for the launch
+fn[(1,)](x, out, 1000, 2.5)
+seen.append(value("pushed"))
+print(json.dumps(seen))
+"""
+
+
+def test_launches_reach_the_driver_with_their_parameters(tmp_path):
+    """The whole launch path, GridCall, the generated launcher and Launcher included,
+    down to cuLaunchKernel of a stand-in libcuda that records what it is given."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
+        pytest.skip("needs a C compiler and ptxas")
+    (tmp_path / "fake_cuda.c").write_text(FAKE_LIBCUDA)
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
+                    str(tmp_path / "fake_cuda.c")], check=True)
+    script = tmp_path / "through_the_driver.py"
+    script.write_text(_THROUGH_THE_DRIVER.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
+    import os
+    import sys
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    seen = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    factor = struct.unpack("<I", struct.pack("<f", 2.5))[0]
+    for launch, (count, grid, stream) in zip(seen, [(1, [3, 1, 1], 0), (2, [3, 1, 1], 0), (3, [2, 5, 1], 77)]):
+        assert launch[:5] == [count, 0x1234, grid, [128, 1, 1], stream]
+        x, out, n, scale = launch[5]  # 8-byte slots: n an int32, the factor an fp32, in their low bytes
+        assert (x, out, n & 0xFFFFFFFF, scale & 0xFFFFFFFF) == (1 << 20, 2 << 20, 1000, factor)
+        assert launch[6] == 0  # the kernel's context was current: nothing pushed
+    assert seen[3] == 1
