@@ -28,6 +28,7 @@ def compile_erf():
 def reproducers(monkeypatch, tmp_path):
     monkeypatch.setattr(config, "reproducer_dir", str(tmp_path))
     monkeypatch.setattr(config, "dump_ir", False)
+    monkeypatch.setattr(config, "always_compile", True)  # the compilation must run to fail: no cache hits
     return tmp_path
 
 

@@ -291,6 +291,7 @@ def test_launch_host_overhead(cubin):
     torch.cuda.synchronize()
     timings = {}
     for label, launch in [("LoadedKernel.launch", lambda: kernel.launch(grid, values)),
+                          ("Launcher", lambda: kernel.launcher(1, 1, 1, 0, values)),
                           ("_launcher.launch", lambda: _launcher.launch(kernel.function, 1, 1, 1, 32, 0, 0, "P",
                                                                         values, None, kernel.context))]:
         start = time.perf_counter()
