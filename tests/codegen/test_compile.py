@@ -119,7 +119,7 @@ def test_dump_ir_prints_every_pass():
         assert f"// -----// IR dump after {name} (kernel add_kernel) //----- //" in proc.stderr
 
 
-def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys):
+def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys, fresh_cache):  # a hit compiles nothing
     monkeypatch.setattr(config, "dump_ir", True)
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
     tilec.compile(multiply_add, signature=dict.fromkeys(multiply_add.arg_names, "*fp32:16"))
