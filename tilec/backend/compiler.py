@@ -3,6 +3,10 @@
 Each stage transforms the previous one's output, records its text in `asm`, and can be
 dumped (TILEC_DUMP_IR, TILEC_DUMP_DIR). When a pass fails, the IR it was given is
 written to a reproducer file together with the command that reruns that pass.
+
+Only the last stages use the CUDA toolkit: ptx links libdevice when the kernel calls one
+of its functions, cubin runs ptxas. When one of them is not installed, the stages before
+are still made, and the kernel records why the others are missing (`Stages`).
 """
 from __future__ import annotations
 
@@ -16,7 +20,7 @@ from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
-from ..errors import InternalError, OutOfResources
+from ..errors import InternalError, OutOfResources, ToolNotFoundError
 from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
@@ -68,6 +72,23 @@ class KernelMetadata:
     tilec_version: str = TILEC_VERSION
 
 
+class Stages(dict):
+    """`CompiledKernel.asm`: each stage's name -> its text (bytes for the cubin).
+
+    A stage that could not be made because a CUDA toolkit piece is missing (ptxas for the
+    cubin) is absent, and reading it raises `ToolNotFoundError` saying why; `missing`
+    holds those reasons by stage. `"cubin" in kernel.asm` tells whether there is one."""
+
+    def __init__(self, texts: Any = (), missing: dict[str, str] | None = None):
+        super().__init__(texts)
+        self.missing: dict[str, str] = dict(missing or {})
+
+    def __missing__(self, stage: str) -> Any:
+        if stage in self.missing:
+            raise ToolNotFoundError(self.missing[stage])
+        raise KeyError(stage)
+
+
 class CompiledKernel:
     """The result of compiling one specialisation: every stage's text, the cubin, metadata.
 
@@ -76,7 +97,7 @@ class CompiledKernel:
 
     def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
         self.metadata = metadata
-        self.asm = asm
+        self.asm = asm if isinstance(asm, Stages) else Stages(asm)
 
     name = property(lambda self: self.metadata.name)
     n_regs = property(lambda self: self.metadata.n_regs)
@@ -84,9 +105,14 @@ class CompiledKernel:
     shared = property(lambda self: self.metadata.shared)
     num_warps = property(lambda self: self.metadata.num_warps)
 
+    @property
+    def missing(self) -> dict[str, str]:
+        """Why each stage that could not be made is missing ({} when every stage was made)."""
+        return self.asm.missing
+
     def serialize(self) -> bytes:
         texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
-        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts}).encode()
+        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts, "missing": self.missing}).encode()
         return len(header).to_bytes(8, "little") + header + self.asm.get("cubin", b"")
 
     @staticmethod
@@ -95,14 +121,16 @@ class CompiledKernel:
         header = json.loads(data[8:8 + size])
         meta = header["metadata"]
         meta["params"] = [tuple(p) for p in meta["params"]]
-        asm = dict(header["asm"])
-        asm["cubin"] = data[8 + size:]
+        asm = Stages(header["asm"], header.get("missing"))
+        if "cubin" not in asm.missing:
+            asm["cubin"] = data[8 + size:]
         return CompiledKernel(KernelMetadata(**meta), asm)
 
     def __repr__(self) -> str:
         m = self.metadata
+        missing = "".join(f", no {stage}" for stage in self.missing)
         return (f"CompiledKernel({m.name}, {m.target}, num_warps={m.num_warps}, regs={m.n_regs}, "
-                f"spills={m.n_spills}, shared={m.shared})")
+                f"spills={m.n_spills}, shared={m.shared}{missing})")
 
 
 # ----------------------------------------------------------------------------- stages
@@ -115,7 +143,7 @@ class _Compilation:
     options: CompileOptions
     context: ir.Context
     module: ir.Module | None = None
-    asm: dict[str, Any] = field(default_factory=dict)
+    asm: Stages = field(default_factory=Stages)
     metadata: KernelMetadata | None = None
 
 
@@ -176,7 +204,6 @@ def make_llir(state: _Compilation) -> None:
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _check_shared_memory(state, state.metadata.shared)
-        _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
 
 
@@ -209,6 +236,8 @@ _LLVM_OPT_LEVEL = 1
 
 
 def _set_target(state: _Compilation) -> None:
+    """The `#nvvm.target` of the gpu.module: chip, PTX ISA version and, when the kernel
+    calls a libdevice function, libdevice to link (so only such kernels need it)."""
     gpu_module = _gpu_module(state.module)
     uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
                          and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
@@ -235,6 +264,8 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    with state.context:
+        _set_target(state)
     # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
     # is the PTX, kept in asm["ptx"].
     _passes(state, "ptx", "gpu-module-to-binary{format=isa}", print_ir=False)
@@ -309,8 +340,14 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
         name=fn.__name__, target=options.target.name, num_warps=options.num_warps, num_stages=options.num_stages,
         params=[(s.name, tl.signature_name(s.ty)) for _, s in runtime], param_indices=[i for i, _ in runtime])
     state = _Compilation(fn, specs, options, make_context(), metadata=metadata)
-    for name, stage in STAGES:
-        stage(state)
+    for index, (name, stage) in enumerate(STAGES):
+        try:
+            stage(state)
+        except ToolNotFoundError as error:  # this stage and the ones after it (that were asked for) need the tool
+            last = names.index(stop_after) if stop_after is not None else len(names) - 1
+            for later in names[index:last + 1]:
+                state.asm.missing[later] = f"{fn.__name__} has no {later}, because {error}"
+            break
         if config.dump_dir:
             _dump(state, name)
         if name == stop_after:
