@@ -27,7 +27,7 @@ from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
 from ..target import Target
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
-from . import toolkit
+from . import intrinsics, toolkit
 
 TILEC_VERSION = "0.1.0"
 
@@ -264,6 +264,11 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    # LLVM ends the process on an intrinsic the chip lacks: a pass's mistake is reported here instead.
+    problem = intrinsics.unavailable_intrinsic(state.asm["llir"], state.options.target)
+    if problem is not None:
+        raise InternalCompilerError(f"tilec internal error while compiling {state.fn.__name__} (ptx stage): "
+                                    f"{problem}; a pass chose an instruction for the wrong GPU")
     with state.context:
         _set_target(state)
     # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
