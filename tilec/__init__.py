@@ -12,7 +12,8 @@
     add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
 """
 from . import language, testing  # noqa: F401
-from .errors import CompilationError, LaunchError, OutOfResources  # noqa: F401
+from .errors import (CompilationError, LaunchError, OutOfResources, TargetError, TilecError,  # noqa: F401
+                     ToolkitError, ToolNotFoundError)
 from .language.core import cdiv, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401

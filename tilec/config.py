@@ -11,7 +11,8 @@ TILEC_ALWAYS_COMPILE=1  ignore both caches (in memory and on disk)
 TILEC_DUMP_IR=1         print the IR after every stage and pass to stderr (implies always-compile)
 TILEC_DUMP_DIR=path     write each stage of every compiled kernel to this directory
 TILEC_DEBUG=1           debug mode: device asserts and overflow checks (part of the cache key)
-TILEC_CUDA_HOME=path    CUDA toolkit holding bin/ptxas and nvvm/libdevice (else CUDA_HOME, /usr/local/cuda, PATH)
+TILEC_CUDA_HOME=path    the CUDA toolkit holding bin/ptxas and nvvm/libdevice; when set, the only one used
+CUDA_HOME=path          a CUDA toolkit, used after the nvidia-cuda-nvcc/nvidia-nvvm wheels (see backend/toolkit.py)
 TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
 TILEC_PRINT_AUTOTUNING=1  print each config @autotune chooses, with the time tuning took
 """
@@ -67,7 +68,8 @@ class Config:
     dump_ir: bool = False
     dump_dir: str = ""
     debug: bool = False
-    cuda_home: str = ""
+    tilec_cuda_home: str = ""  # TILEC_CUDA_HOME
+    cuda_home: str = ""        # CUDA_HOME
     reproducer_dir: str = ""
     print_autotuning: bool = False
 
@@ -82,7 +84,8 @@ class Config:
             dump_ir=_flag("TILEC_DUMP_IR"),
             dump_dir=os.environ.get("TILEC_DUMP_DIR", ""),
             debug=_flag("TILEC_DEBUG"),
-            cuda_home=os.environ.get("TILEC_CUDA_HOME") or os.environ.get("CUDA_HOME") or "",
+            tilec_cuda_home=os.environ.get("TILEC_CUDA_HOME", ""),
+            cuda_home=os.environ.get("CUDA_HOME", ""),
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
         )

@@ -1,4 +1,10 @@
-"""Errors tilec raises to users."""
+"""Errors tilec raises to users.
+
+Every one derives from `TilecError`, so `except tilec.TilecError` catches whatever tilec
+reports about a kernel, a target, the CUDA toolkit or a launch. Most also derive from the
+built-in exception that fits (`ValueError` for a bad target, `RuntimeError` for a missing
+tool), so code written against those keeps working.
+"""
 from __future__ import annotations
 
 import os
@@ -22,6 +28,10 @@ class SourceLocation:
         return f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
 
 
+class TilecError(Exception):
+    """The base of every error tilec raises on purpose."""
+
+
 _TILEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
@@ -36,7 +46,7 @@ def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocati
     return location, call_stack
 
 
-class CompilationError(Exception):
+class CompilationError(TilecError):
     """A kernel could not be compiled: where, and one sentence saying why.
 
     `location` is where the error happened; `call_stack` lists the call sites that led
@@ -66,7 +76,7 @@ class CompilationError(Exception):
         return (CompilationError, (self.message, self.location, self.call_stack))
 
 
-class OutOfResources(Exception):
+class OutOfResources(TilecError):
     """A kernel needs more of a per-block resource (shared memory, registers) than the GPU has."""
 
     def __init__(self, resource: str, required: int, available: int, kernel: str = "", unit: str = "bytes"):
@@ -79,9 +89,24 @@ class OutOfResources(Exception):
         return (OutOfResources, (self.resource, self.required, self.available, self.kernel, self.unit))
 
 
-class InternalError(RuntimeError):
+class InternalError(TilecError, RuntimeError):
     """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
 
 
-class LaunchError(TypeError, ValueError):
+class LaunchError(TilecError, TypeError, ValueError):
     """A kernel launch was given arguments it cannot accept (names the argument)."""
+
+
+class TargetError(TilecError, ValueError):
+    """A target tilec cannot compile for: malformed ("hopper"), a GPU its LLVM does not
+    know, or one older than the oldest it generates code for."""
+
+
+class ToolkitError(TilecError, RuntimeError):
+    """A piece of the CUDA toolkit (ptxas, libdevice) is missing, or ptxas refused the PTX."""
+
+
+class ToolNotFoundError(ToolkitError):
+    """ptxas or libdevice is not installed where tilec looks. The stages that need it are
+    left out of a compiled kernel (`CompiledKernel.missing` says why); the stages before
+    them are still produced."""

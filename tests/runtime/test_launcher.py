@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import math
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from tilec import LaunchError
 from tilec import _launcher
+from tilec.backend import toolkit
 from tilec.runtime import driver, kernel as kernel_module
 from tilec.runtime.kernel import LoadedKernel, type_code
 
@@ -470,9 +470,10 @@ PARAM_VALUES = [None, -5, 250, -30000, 60000, -2**31, 2**32 - 1, -2**63, 2**64 -
 
 
 def _assemble(ptx: str, tmp_path: Path) -> bytes:
-    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
-    if not Path(ptxas).exists():
-        pytest.skip("ptxas not found")
+    try:
+        ptxas = toolkit.ptxas_path()
+    except toolkit.ToolNotFoundError as exc:
+        pytest.skip(str(exc))
     import torch
     major, minor = torch.cuda.get_device_capability()
     (tmp_path / "k.ptx").write_text(ptx)

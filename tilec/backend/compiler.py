@@ -3,6 +3,10 @@
 Each stage transforms the previous one's output, records its text in `asm`, and can be
 dumped (TILEC_DUMP_IR, TILEC_DUMP_DIR). When a pass fails, the IR it was given is
 written to a reproducer file together with the command that reruns that pass.
+
+Only the last stages use the CUDA toolkit: ptx links libdevice when the kernel calls one
+of its functions, cubin runs ptxas. When one of them is not installed, the stages before
+are still made, and the kernel records why the others are missing (`Stages`).
 """
 from __future__ import annotations
 
@@ -15,16 +19,16 @@ from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
-from ..errors import InternalError, OutOfResources
+from ..errors import InternalError, OutOfResources, ToolNotFoundError
 from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
 from ..target import Target
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
-from . import toolkit
+from . import intrinsics, toolkit
 from .kernel_data import (TILEC_VERSION, CompiledKernel, CompileOptions, KernelMetadata,  # noqa: F401
-                          signature_specs)
+                          Stages, signature_specs)
 
 InternalCompilerError = InternalError  # a pass failed on IR the frontend accepted
 
@@ -39,7 +43,7 @@ class _Compilation:
     options: CompileOptions
     context: ir.Context
     module: ir.Module | None = None
-    asm: dict[str, Any] = field(default_factory=dict)
+    asm: Stages = field(default_factory=Stages)
     metadata: KernelMetadata | None = None
 
 
@@ -100,7 +104,6 @@ def make_llir(state: _Compilation) -> None:
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _check_shared_memory(state, state.metadata.shared)
-        _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
 
 
@@ -133,6 +136,8 @@ _LLVM_OPT_LEVEL = 1
 
 
 def _set_target(state: _Compilation) -> None:
+    """The `#nvvm.target` of the gpu.module: chip, PTX ISA version and, when the kernel
+    calls a libdevice function, libdevice to link (so only such kernels need it)."""
     gpu_module = _gpu_module(state.module)
     uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
                          and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
@@ -159,6 +164,13 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    # LLVM ends the process on an intrinsic the chip lacks: a pass's mistake is reported here instead.
+    problem = intrinsics.unavailable_intrinsic(state.asm["llir"], state.options.target)
+    if problem is not None:
+        raise InternalCompilerError(f"tilec internal error while compiling {state.fn.__name__} (ptx stage): "
+                                    f"{problem}; a pass chose an instruction for the wrong GPU")
+    with state.context:
+        _set_target(state)
     # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
     # is the PTX, kept in asm["ptx"].
     _passes(state, "ptx", "gpu-module-to-binary{format=isa}", print_ir=False)
@@ -233,8 +245,14 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
         name=fn.__name__, target=options.target.name, num_warps=options.num_warps, num_stages=options.num_stages,
         params=[(s.name, tl.signature_name(s.ty)) for _, s in runtime], param_indices=[i for i, _ in runtime])
     state = _Compilation(fn, specs, options, make_context(), metadata=metadata)
-    for name, stage in STAGES:
-        stage(state)
+    for index, (name, stage) in enumerate(STAGES):
+        try:
+            stage(state)
+        except ToolNotFoundError as error:  # this stage and the ones after it (that were asked for) need the tool
+            last = names.index(stop_after) if stop_after is not None else len(names) - 1
+            for later in names[index:last + 1]:
+                state.asm.missing[later] = f"{fn.__name__} has no {later}, because {error}"
+            break
         if config.dump_dir:
             _dump(state, name)
         if name == stop_after:

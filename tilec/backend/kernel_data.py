@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from ..errors import ToolNotFoundError
 from ..language import core as tl
 from ..specialization import ArgSpec
 from ..target import Target
@@ -69,6 +70,23 @@ class KernelMetadata:
     tilec_version: str = TILEC_VERSION
 
 
+class Stages(dict):
+    """`CompiledKernel.asm`: each stage's name -> its text (bytes for the cubin).
+
+    A stage that could not be made because a CUDA toolkit piece is missing (ptxas for the
+    cubin) is absent, and reading it raises `ToolNotFoundError` saying why; `missing`
+    holds those reasons by stage. `"cubin" in kernel.asm` tells whether there is one."""
+
+    def __init__(self, texts: Any = (), missing: dict[str, str] | None = None):
+        super().__init__(texts)
+        self.missing: dict[str, str] = dict(missing or {})
+
+    def __missing__(self, stage: str) -> Any:
+        if stage in self.missing:
+            raise ToolNotFoundError(self.missing[stage])
+        raise KeyError(stage)
+
+
 class CompiledKernel:
     """The result of compiling one specialisation: every stage's text, the cubin, metadata.
 
@@ -77,7 +95,7 @@ class CompiledKernel:
 
     def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
         self.metadata = metadata
-        self.asm = asm
+        self.asm = asm if isinstance(asm, Stages) else Stages(asm)
 
     name = property(lambda self: self.metadata.name)
     n_regs = property(lambda self: self.metadata.n_regs)
@@ -85,9 +103,14 @@ class CompiledKernel:
     shared = property(lambda self: self.metadata.shared)
     num_warps = property(lambda self: self.metadata.num_warps)
 
+    @property
+    def missing(self) -> dict[str, str]:
+        """Why each stage that could not be made is missing ({} when every stage was made)."""
+        return self.asm.missing
+
     def serialize(self) -> bytes:
         texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
-        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts}).encode()
+        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts, "missing": self.missing}).encode()
         return len(header).to_bytes(8, "little") + header + self.asm.get("cubin", b"")
 
     @staticmethod
@@ -96,14 +119,16 @@ class CompiledKernel:
         header = json.loads(data[8:8 + size])
         meta = header["metadata"]
         meta["params"] = [tuple(p) for p in meta["params"]]
-        asm = dict(header["asm"])
-        asm["cubin"] = data[8 + size:]
+        asm = Stages(header["asm"], header.get("missing"))
+        if "cubin" not in asm.missing:
+            asm["cubin"] = data[8 + size:]
         return CompiledKernel(KernelMetadata(**meta), asm)
 
     def __repr__(self) -> str:
         m = self.metadata
+        missing = "".join(f", no {stage}" for stage in self.missing)
         return (f"CompiledKernel({m.name}, {m.target}, num_warps={m.num_warps}, regs={m.n_regs}, "
-                f"spills={m.n_spills}, shared={m.shared})")
+                f"spills={m.n_spills}, shared={m.shared}{missing})")
 
 
 # ----------------------------------------------------------------------------- tilec.compile's signature
