@@ -11,7 +11,6 @@ are still made, and the kernel records why the others are missing (`Stages`).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
