@@ -5,6 +5,7 @@ the kernel receives."""
 from __future__ import annotations
 
 import bisect
+import shutil
 import math
 import struct
 import subprocess
