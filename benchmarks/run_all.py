@@ -38,9 +38,9 @@ def main() -> None:
     print_table("flash attention forward fp16 (TFLOP/s, higher is better)", attention_rows)
     print_table("flash attention forward fp16 against Triton on mma.sync (TFLOP/s)", attention_rows,
                 reference="triton mma.sync")
-    launch, cold = bench_launch.run()
+    launch, first_call = bench_launch.run()
     print_table("host time per launch (us, lower is better)", launch)
-    print_table("first call, cold cache (ms, lower is better)", cold)
+    print_table("first call in a new process (ms, lower is better)", first_call)
 
 
 if __name__ == "__main__":

@@ -17,10 +17,21 @@
 //   i  int32           I  uint32     l  int64    L  uint64
 //   e  fp16            E  bf16       f  fp32     d  fp64
 // Errors name the argument by index, or by name when a `names` tuple is given.
+//
+// Two entry points launch: `launch(function, grid..., codes, args, ...)`, which takes
+// everything at every call, and `Launcher`, made once per loaded kernel with what never
+// changes (function, block, shared memory, codes, names, context, and which of the @jit
+// function's arguments are kernel parameters), so that a launch is one vectorcall
+// `launcher(grid_x, grid_y, grid_z, stream, args)` with no per-call parsing of those.
+// `GridCall` is what `kernel[grid]` returns: it passes the grid and the launch's
+// arguments to the generated launcher (runtime/jit.py) and reports arguments that do
+// not bind to the kernel's parameters.
 #include <pybind11/pybind11.h>
 
 #include <dlfcn.h>
+#include <structmember.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -355,10 +366,9 @@ py::bytes pack(py::handle codes, py::handle args, py::handle names) {
     return py::bytes(buffer);
 }
 
-void launch(uint64_t function, long long grid_x, long long grid_y, long long grid_z, long long block_x,
-            long long shared_bytes, uint64_t stream, py::handle codes, py::handle args, py::handle names,
-            uint64_t context) {
-    if (function == 0) fail(PyExc_ValueError, "launch: the function handle is null");
+// The grid, block and shared memory as cuLaunchKernel takes them, or a ValueError.
+void check_launch_shape(long long grid_x, long long grid_y, long long grid_z, long long block_x,
+                        long long shared_bytes) {
     if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0 || grid_x > UINT32_MAX || grid_y > UINT32_MAX ||
         grid_z > UINT32_MAX)
         fail(PyExc_ValueError, "launch: grid dimensions must be positive 32-bit integers, got (" +
@@ -368,34 +378,33 @@ void launch(uint64_t function, long long grid_x, long long grid_y, long long gri
         fail(PyExc_ValueError, "launch: block size must be positive, got " + std::to_string(block_x));
     if (shared_bytes < 0 || shared_bytes > UINT32_MAX)
         fail(PyExc_ValueError, "launch: invalid dynamic shared memory size " + std::to_string(shared_bytes));
+}
 
-    // Borrowed items of a list or tuple, without copying.
-    py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
-    if (!items) throw py::error_already_set();
-    const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
-    const char* code = checked_codes(codes, n);
-    PyObject* name_tuple = names.is_none() ? nullptr : names.ptr();
-
-    // One 8-byte slot per parameter; cuLaunchKernel reads each parameter's size from the
-    // kernel image. Up to kInline parameters live on the stack.
-    constexpr Py_ssize_t kInline = 32;
+// One 8-byte slot per parameter; cuLaunchKernel reads each parameter's size from the
+// kernel image. Up to kInline parameters live on the stack.
+struct ParamSlots {
+    static constexpr Py_ssize_t kInline = 32;
     uint64_t inline_slots[kInline];
     void* inline_params[kInline];
     std::vector<uint64_t> heap_slots;
     std::vector<void*> heap_params;
     uint64_t* slots = inline_slots;
     void** params = inline_params;
-    if (n > kInline) {
-        heap_slots.resize(n);
-        heap_params.resize(n);
-        slots = heap_slots.data();
-        params = heap_params.data();
-    }
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, &slots[i]);
-        params[i] = &slots[i];
-    }
 
+    explicit ParamSlots(Py_ssize_t n) {
+        if (n > kInline) {
+            heap_slots.resize(n);
+            heap_params.resize(n);
+            slots = heap_slots.data();
+            params = heap_params.data();
+        }
+        for (Py_ssize_t i = 0; i < n; ++i) params[i] = &slots[i];
+    }
+};
+
+// cuLaunchKernel with the GIL released, `context` made current for the launch only.
+void launch_converted(uint64_t function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
+                      unsigned shared_bytes, uint64_t stream, void** params, uint64_t context) {
     const Driver& d = driver();
     if (!d.loaded) fail(PyExc_RuntimeError, "cannot launch: " + d.error);
     CUresult status = CUDA_SUCCESS;
@@ -415,9 +424,8 @@ void launch(uint64_t function, long long grid_x, long long grid_y, long long gri
         }
         if (status == CUDA_SUCCESS) {
             failed_call = "cuLaunchKernel";
-            status = d.cuLaunchKernel(reinterpret_cast<CUfunction>(function), unsigned(grid_x), unsigned(grid_y),
-                                      unsigned(grid_z), unsigned(block_x), 1, 1, unsigned(shared_bytes),
-                                      reinterpret_cast<CUstream>(stream), params, nullptr);
+            status = d.cuLaunchKernel(reinterpret_cast<CUfunction>(function), grid_x, grid_y, grid_z, block_x, 1, 1,
+                                      shared_bytes, reinterpret_cast<CUstream>(stream), params, nullptr);
         }
         if (pushed) {
             CUcontext popped;
@@ -426,6 +434,420 @@ void launch(uint64_t function, long long grid_x, long long grid_y, long long gri
     }
     if (status != CUDA_SUCCESS) raise_cuda(d, failed_call, status);
 }
+
+void launch(uint64_t function, long long grid_x, long long grid_y, long long grid_z, long long block_x,
+            long long shared_bytes, uint64_t stream, py::handle codes, py::handle args, py::handle names,
+            uint64_t context) {
+    if (function == 0) fail(PyExc_ValueError, "launch: the function handle is null");
+    check_launch_shape(grid_x, grid_y, grid_z, block_x, shared_bytes);
+
+    // Borrowed items of a list or tuple, without copying.
+    py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(args.ptr(), "args must be a sequence"));
+    if (!items) throw py::error_already_set();
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(items.ptr());
+    const char* code = checked_codes(codes, n);
+    PyObject* name_tuple = names.is_none() ? nullptr : names.ptr();
+
+    ParamSlots slots(n);
+    for (Py_ssize_t i = 0; i < n; ++i)
+        convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, &slots.slots[i]);
+    launch_converted(function, unsigned(grid_x), unsigned(grid_y), unsigned(grid_z), unsigned(block_x),
+                     unsigned(shared_bytes), stream, slots.params, context);
+}
+
+// ----------------------------------------------------------------------------------
+// Launcher: one loaded kernel, ready to launch.
+//
+//   Launcher(function, block_x, shared_bytes, codes, names, context, param_indices)
+//   launcher(grid_x, grid_y, grid_z, stream, args)  -> None
+//   launcher.pack(args)                             -> the parameter bytes, as pack()
+//
+// `args` are all of the @jit function's arguments (a tuple or list); the kernel's
+// parameters are args[param_indices[i]], converted per codes[i] and named names[i] in
+// errors. A grid with a zero dimension launches nothing; `stream` is an int (0: the
+// default stream).
+
+struct LauncherObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    uint64_t function;
+    uint64_t context;
+    unsigned block_x;
+    unsigned shared_bytes;
+    PyObject* codes;         // str, one code per parameter
+    PyObject* names;         // tuple of str, one per parameter
+    const char* code;        // the codes' UTF-8 (owned by `codes`)
+    Py_ssize_t n_params;
+    Py_ssize_t* indices;     // n_params positions into args
+    Py_ssize_t n_args_needed;  // 1 + the largest index
+};
+
+// `args` as a fast sequence holding every argument the kernel reads.
+py::object argument_items(LauncherObject* self, PyObject* args) {
+    py::object items = py::reinterpret_steal<py::object>(PySequence_Fast(args, "args must be a tuple or list"));
+    if (!items) throw py::error_already_set();
+    const Py_ssize_t n_args = PySequence_Fast_GET_SIZE(items.ptr());
+    if (n_args < self->n_args_needed)
+        fail(PyExc_ValueError, "got " + std::to_string(n_args) + " arguments; the kernel reads argument " +
+                                    std::to_string(self->n_args_needed - 1));
+    return items;
+}
+
+long long grid_dimension(PyObject* value) {
+    long long result = PyLong_AsLongLong(value);
+    if (result == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        fail(PyExc_TypeError, "launch: grid dimensions must be ints, got " + type_name(value));
+    }
+    return result;
+}
+
+PyObject* launcher_call(PyObject* object, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* self = reinterpret_cast<LauncherObject*>(object);
+    try {
+        if (PyVectorcall_NARGS(nargsf) != 5 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0))
+            fail(PyExc_TypeError, "Launcher takes (grid_x, grid_y, grid_z, stream, args), positionally");
+        const long long grid_x = grid_dimension(args[0]);
+        const long long grid_y = grid_dimension(args[1]);
+        const long long grid_z = grid_dimension(args[2]);
+        if (grid_x == 0 || grid_y == 0 || grid_z == 0) Py_RETURN_NONE;  // nothing to run
+        check_launch_shape(grid_x, grid_y, grid_z, self->block_x, self->shared_bytes);
+        uint64_t stream = 0;
+        if (args[3] != Py_None) stream = to_address(args[3], Label{0, nullptr}, "the stream");
+        py::object items = argument_items(self, args[4]);
+        PyObject** item = PySequence_Fast_ITEMS(items.ptr());
+        ParamSlots slots(self->n_params);
+        for (Py_ssize_t i = 0; i < self->n_params; ++i)
+            convert(self->code[i], item[self->indices[i]], Label{size_t(i), self->names}, &slots.slots[i]);
+        launch_converted(self->function, unsigned(grid_x), unsigned(grid_y), unsigned(grid_z), self->block_x,
+                         self->shared_bytes, stream, slots.params, self->context);
+        Py_RETURN_NONE;
+    } catch (py::error_already_set& error) {
+        error.restore();
+        return nullptr;
+    } catch (const std::exception& error) {
+        PyErr_SetString(PyExc_RuntimeError, error.what());
+        return nullptr;
+    }
+}
+
+PyObject* launcher_pack(PyObject* object, PyObject* const* args, Py_ssize_t nargs) {
+    auto* self = reinterpret_cast<LauncherObject*>(object);
+    try {
+        if (nargs != 1) fail(PyExc_TypeError, "Launcher.pack takes the arguments as one tuple or list");
+        py::object items = argument_items(self, args[0]);
+        PyObject** item = PySequence_Fast_ITEMS(items.ptr());
+        // The same layout as pack(): each parameter at its size's alignment.
+        std::string buffer;
+        for (Py_ssize_t i = 0; i < self->n_params; ++i) {
+            alignas(8) unsigned char slot[8];
+            const size_t size = convert(self->code[i], item[self->indices[i]], Label{size_t(i), self->names}, slot);
+            buffer.resize((buffer.size() + size - 1) / size * size, '\0');
+            buffer.append(reinterpret_cast<const char*>(slot), size);
+        }
+        return PyBytes_FromStringAndSize(buffer.data(), Py_ssize_t(buffer.size()));
+    } catch (py::error_already_set& error) {
+        error.restore();
+        return nullptr;
+    } catch (const std::exception& error) {
+        PyErr_SetString(PyExc_RuntimeError, error.what());
+        return nullptr;
+    }
+}
+
+PyObject* launcher_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"function", "block_x", "shared_bytes", "codes", "names", "context",
+                                     "param_indices", nullptr};
+    unsigned long long function = 0, context = 0;
+    long long block_x = 0, shared_bytes = 0;
+    PyObject *codes = nullptr, *names = nullptr, *indices = nullptr;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "KLLUOKO:Launcher", const_cast<char**>(keywords), &function,
+                                     &block_x, &shared_bytes, &codes, &names, &context, &indices))
+        return nullptr;
+    try {
+        if (function == 0) fail(PyExc_ValueError, "Launcher: the function handle is null");
+        check_launch_shape(1, 1, 1, block_x, shared_bytes);
+        py::object index_list = py::reinterpret_steal<py::object>(
+            PySequence_Fast(indices, "Launcher: param_indices must be a sequence of ints"));
+        if (!index_list) throw py::error_already_set();
+        const Py_ssize_t n = PySequence_Fast_GET_SIZE(index_list.ptr());
+        const char* code = checked_codes(codes, n);
+        if (!PyTuple_Check(names) || PyTuple_GET_SIZE(names) != n)
+            fail(PyExc_ValueError, "Launcher: names must be a tuple of one str per parameter");
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) fail(PyExc_TypeError, "Launcher: names must be str");
+            if (std::strchr("PbBhHiIlLeEfd", code[i]) == nullptr || code[i] == '\0')
+                fail(PyExc_ValueError, std::string("Launcher: unknown type code '") + code[i] + "'");
+        }
+        std::vector<Py_ssize_t> positions(n);
+        Py_ssize_t needed = 0;
+        for (Py_ssize_t i = 0; i < n; ++i) {
+            positions[i] = PyLong_AsSsize_t(PySequence_Fast_GET_ITEM(index_list.ptr(), i));
+            if (positions[i] == -1 && PyErr_Occurred()) throw py::error_already_set();
+            if (positions[i] < 0) fail(PyExc_ValueError, "Launcher: param_indices must not be negative");
+            needed = std::max(needed, positions[i] + 1);
+        }
+        auto* self = reinterpret_cast<LauncherObject*>(type->tp_alloc(type, 0));
+        if (self == nullptr) return nullptr;
+        self->vectorcall = launcher_call;
+        self->function = function;
+        self->context = context;
+        self->block_x = unsigned(block_x);
+        self->shared_bytes = unsigned(shared_bytes);
+        Py_INCREF(codes);
+        self->codes = codes;
+        Py_INCREF(names);
+        self->names = names;
+        self->code = code;
+        self->n_params = n;
+        self->n_args_needed = needed;
+        self->indices = static_cast<Py_ssize_t*>(PyMem_Malloc(sizeof(Py_ssize_t) * size_t(std::max<Py_ssize_t>(n, 1))));
+        if (self->indices == nullptr) {
+            Py_DECREF(self);
+            return PyErr_NoMemory();
+        }
+        std::copy(positions.begin(), positions.end(), self->indices);
+        return reinterpret_cast<PyObject*>(self);
+    } catch (py::error_already_set& error) {
+        error.restore();
+        return nullptr;
+    }
+}
+
+void launcher_dealloc(PyObject* object) {
+    auto* self = reinterpret_cast<LauncherObject*>(object);
+    Py_XDECREF(self->codes);
+    Py_XDECREF(self->names);
+    PyMem_Free(self->indices);
+    PyTypeObject* type = Py_TYPE(object);
+    type->tp_free(object);
+    Py_DECREF(type);
+}
+
+PyObject* launcher_repr(PyObject* object) {
+    auto* self = reinterpret_cast<LauncherObject*>(object);
+    return PyUnicode_FromFormat("<tilec._launcher.Launcher codes='%U' block_x=%u shared_bytes=%u>", self->codes,
+                                self->block_x, self->shared_bytes);
+}
+
+PyMethodDef launcher_methods[] = {
+    {"pack", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(launcher_pack)), METH_FASTCALL,
+     "The parameter bytes of the kernel's arguments among `args`, as pack() lays them out."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyMemberDef launcher_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(LauncherObject, vectorcall), READONLY, nullptr},
+    {"function", T_ULONGLONG, offsetof(LauncherObject, function), READONLY, "the CUfunction"},
+    {"context", T_ULONGLONG, offsetof(LauncherObject, context), READONLY, "the CUcontext made current to launch"},
+    {"block_x", T_UINT, offsetof(LauncherObject, block_x), READONLY, "threads per block"},
+    {"shared_bytes", T_UINT, offsetof(LauncherObject, shared_bytes), READONLY, "dynamic shared memory"},
+    {"codes", T_OBJECT, offsetof(LauncherObject, codes), READONLY, "one type code per parameter"},
+    {"names", T_OBJECT, offsetof(LauncherObject, names), READONLY, "the parameters' names"},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyType_Slot launcher_slots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(launcher_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(launcher_dealloc)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_repr, reinterpret_cast<void*>(launcher_repr)},
+    {Py_tp_methods, launcher_methods},
+    {Py_tp_members, launcher_members},
+    {Py_tp_doc, const_cast<char*>(
+        "Launcher(function, block_x, shared_bytes, codes, names, context, param_indices): one loaded kernel; "
+        "launcher(grid_x, grid_y, grid_z, stream, args) launches it with the parameters selected from args.")},
+    {0, nullptr},
+};
+
+PyType_Spec launcher_spec = {
+    "tilec._launcher.Launcher", sizeof(LauncherObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL, launcher_slots,
+};
+
+// ----------------------------------------------------------------------------------
+// GridCall: what `kernel[grid]` returns.
+//
+//   GridCall(function, grid, on_bad_call)(*args, **kwargs)
+//       -> function(grid, *args, **kwargs)
+//
+// functools.partial, plus one thing: when Python cannot bind the arguments to
+// `function`'s parameters (a TypeError raised before its body runs, so with no
+// traceback), it returns on_bad_call(args, kwargs, error), which raises the error to
+// report (a LaunchError naming the argument). The generated launcher thus keeps
+// CPython's argument binding, in C, without a Python frame around every launch.
+
+struct GridCallObject {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject* function;
+    PyObject* grid;
+    PyObject* on_bad_call;
+};
+
+// on_bad_call(args, kwargs, error) for a failed binding; returns what it returns (NULL
+// with its exception set, normally).
+PyObject* report_bad_call(GridCallObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                          PyObject* error) {
+    PyObject* positional = PyTuple_New(nargs);
+    PyObject* keywords = PyDict_New();
+    if (positional == nullptr || keywords == nullptr) {
+        Py_XDECREF(positional);
+        Py_XDECREF(keywords);
+        return nullptr;
+    }
+    for (Py_ssize_t i = 0; i < nargs; ++i) {
+        Py_INCREF(args[i]);
+        PyTuple_SET_ITEM(positional, i, args[i]);
+    }
+    const Py_ssize_t n_keywords = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < n_keywords; ++i) {
+        if (PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) < 0) {
+            Py_DECREF(positional);
+            Py_DECREF(keywords);
+            return nullptr;
+        }
+    }
+    PyObject* result = PyObject_CallFunctionObjArgs(self->on_bad_call, positional, keywords, error, nullptr);
+    Py_DECREF(positional);
+    Py_DECREF(keywords);
+    return result;
+}
+
+PyObject* grid_call(PyObject* object, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+    auto* self = reinterpret_cast<GridCallObject*>(object);
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    const Py_ssize_t total = nargs + (kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames));
+    PyObject* result;
+    if (nargsf & PY_VECTORCALL_ARGUMENTS_OFFSET) {
+        // The caller lets us use args[-1]: put the grid there, as functools.partial does.
+        PyObject** with_grid = const_cast<PyObject**>(args) - 1;
+        PyObject* saved = with_grid[0];
+        with_grid[0] = self->grid;
+        result = PyObject_Vectorcall(self->function, with_grid, size_t(nargs + 1), kwnames);
+        with_grid[0] = saved;
+    } else {
+        constexpr Py_ssize_t kInline = 24;
+        PyObject* inline_args[kInline];
+        std::vector<PyObject*> heap_args;
+        PyObject** with_grid = inline_args;
+        if (total + 1 > kInline) {
+            heap_args.resize(size_t(total + 1));
+            with_grid = heap_args.data();
+        }
+        with_grid[0] = self->grid;
+        std::copy(args, args + total, with_grid + 1);
+        result = PyObject_Vectorcall(self->function, with_grid, size_t(nargs + 1), kwnames);
+    }
+    if (result != nullptr || !PyErr_ExceptionMatches(PyExc_TypeError)) return result;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject* error = PyErr_GetRaisedException();
+    PyObject* traceback = PyException_GetTraceback(error);
+    if (traceback != nullptr) {  // raised inside the function: not a binding error
+        Py_DECREF(traceback);
+        PyErr_SetRaisedException(error);
+        return nullptr;
+    }
+    result = report_bad_call(self, args, nargs, kwnames, error);
+    if (result != nullptr) {  // on_bad_call reported nothing: the original error stands
+        Py_DECREF(result);
+        PyErr_SetRaisedException(error);
+        return nullptr;
+    }
+    Py_DECREF(error);
+    return nullptr;
+#else
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (traceback != nullptr) {  // raised inside the function: not a binding error
+        PyErr_Restore(type, value, traceback);
+        return nullptr;
+    }
+    PyErr_NormalizeException(&type, &value, &traceback);
+    result = report_bad_call(self, args, nargs, kwnames, value);
+    if (result != nullptr) {  // on_bad_call reported nothing: the original error stands
+        Py_DECREF(result);
+        PyErr_Restore(type, value, traceback);
+        return nullptr;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return nullptr;
+#endif
+}
+
+PyObject* grid_call_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"function", "grid", "on_bad_call", nullptr};
+    PyObject *function = nullptr, *grid = nullptr, *on_bad_call = nullptr;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO:GridCall", const_cast<char**>(keywords), &function, &grid,
+                                     &on_bad_call))
+        return nullptr;
+    if (!PyCallable_Check(function) || !PyCallable_Check(on_bad_call)) {
+        PyErr_SetString(PyExc_TypeError, "GridCall: function and on_bad_call must be callable");
+        return nullptr;
+    }
+    auto* self = reinterpret_cast<GridCallObject*>(type->tp_alloc(type, 0));
+    if (self == nullptr) return nullptr;
+    self->vectorcall = grid_call;
+    Py_INCREF(function);
+    self->function = function;
+    Py_INCREF(grid);
+    self->grid = grid;
+    Py_INCREF(on_bad_call);
+    self->on_bad_call = on_bad_call;
+    return reinterpret_cast<PyObject*>(self);
+}
+
+int grid_call_traverse(PyObject* object, visitproc visit, void* arg) {
+    auto* self = reinterpret_cast<GridCallObject*>(object);
+    Py_VISIT(self->function);
+    Py_VISIT(self->grid);
+    Py_VISIT(self->on_bad_call);
+    Py_VISIT(Py_TYPE(object));
+    return 0;
+}
+
+int grid_call_clear(PyObject* object) {
+    auto* self = reinterpret_cast<GridCallObject*>(object);
+    Py_CLEAR(self->function);
+    Py_CLEAR(self->grid);
+    Py_CLEAR(self->on_bad_call);
+    return 0;
+}
+
+void grid_call_dealloc(PyObject* object) {
+    PyObject_GC_UnTrack(object);
+    grid_call_clear(object);
+    PyTypeObject* type = Py_TYPE(object);
+    type->tp_free(object);
+    Py_DECREF(type);
+}
+
+PyMemberDef grid_call_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(GridCallObject, vectorcall), READONLY, nullptr},
+    {"function", T_OBJECT, offsetof(GridCallObject, function), READONLY, "the function called"},
+    {"grid", T_OBJECT, offsetof(GridCallObject, grid), READONLY, "its first argument"},
+    {nullptr, 0, 0, 0, nullptr},
+};
+
+PyType_Slot grid_call_slots[] = {
+    {Py_tp_new, reinterpret_cast<void*>(grid_call_new)},
+    {Py_tp_dealloc, reinterpret_cast<void*>(grid_call_dealloc)},
+    {Py_tp_traverse, reinterpret_cast<void*>(grid_call_traverse)},
+    {Py_tp_clear, reinterpret_cast<void*>(grid_call_clear)},
+    {Py_tp_call, reinterpret_cast<void*>(PyVectorcall_Call)},
+    {Py_tp_members, grid_call_members},
+    {Py_tp_doc, const_cast<char*>(
+        "GridCall(function, grid, on_bad_call)(*args, **kwargs) calls function(grid, *args, **kwargs); when the "
+        "arguments cannot be bound to function's parameters, on_bad_call(args, kwargs, error) raises instead.")},
+    {0, nullptr},
+};
+
+PyType_Spec grid_call_spec = {
+    "tilec._launcher.GridCall", sizeof(GridCallObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_HAVE_GC, grid_call_slots,
+};
 
 }  // namespace
 
@@ -444,4 +866,10 @@ PYBIND11_MODULE(_launcher, m) {
           py::arg("names") = py::none(), py::arg("context") = 0,
           "cuLaunchKernel(function, grid, (block_x, 1, 1), shared_bytes, stream) with `args` packed per "
           "`codes`; `context`, when not 0, is made current for the launch if it is not already.");
+    PyObject* launcher_type = PyType_FromSpec(&launcher_spec);
+    if (launcher_type == nullptr) throw py::error_already_set();
+    m.add_object("Launcher", py::reinterpret_steal<py::object>(launcher_type));
+    PyObject* grid_call_type = PyType_FromSpec(&grid_call_spec);
+    if (grid_call_type == nullptr) throw py::error_already_set();
+    m.add_object("GridCall", py::reinterpret_steal<py::object>(grid_call_type));
 }

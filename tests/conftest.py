@@ -93,6 +93,17 @@ def _ptxas_available() -> bool:
         return False
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory):
+    """Each test session (each xdist worker) compiles into a disk cache of its own: a
+    kernel cached by an earlier run, or by the user, must not turn a test's compilation
+    into a hit. Tests that need an empty one take `fresh_cache`."""
+    saved = config.cache_dir
+    config.cache_dir = str(tmp_path_factory.mktemp("tilec-cache"))
+    yield
+    config.cache_dir = saved
+
+
 @pytest.fixture
 def fresh_cache(monkeypatch, tmp_path):
     """An empty on-disk kernel cache for the test."""

@@ -12,7 +12,8 @@
     add[(tilec.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
 """
 from . import language, testing  # noqa: F401
-from .errors import CompilationError, LaunchError, OutOfResources  # noqa: F401
+from .errors import (CompilationError, LaunchError, OutOfResources, TargetError, TilecError,  # noqa: F401
+                     ToolkitError, ToolNotFoundError)
 from .language.core import cdiv, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
@@ -22,16 +23,20 @@ __version__ = "0.1.0"
 
 def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_stages=3, debug=None,
             enable_fp_fusion=True):
-    """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.compiler)
+    """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.kernel_data)
     that `compiled[grid](*args)` launches (tilec.runtime.kernel.LaunchableKernel).
-    `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do."""
-    from .backend.compiler import compile_kernel
+
+    `signature` maps parameter names to types ("*fp32", "i32"; ":16" appended declares a
+    pointer 16-byte aligned or an integer divisible by 16), `constexprs` names to values.
+    `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do. The
+    result comes from the disk cache when the same kernel was compiled before, by this
+    function, `warmup` or a launch.
+    """
     from .errors import hide_internal_frames
-    from .runtime.kernel import LaunchableKernel
+    from .runtime.jit import compile_signature
     try:
-        return LaunchableKernel.of(compile_kernel(
-            fn, signature=signature or {}, constexprs=constexprs or {}, target=target, num_warps=num_warps,
-            num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion))
+        return compile_signature(fn, signature or {}, constexprs or {}, target=target, num_warps=num_warps,
+                                 num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion)
     except Exception as error:
         hide_internal_frames(error)  # the user's frames and the error's own location are what matter
         raise

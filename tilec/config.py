@@ -5,34 +5,72 @@ Variables that change generated code (`TILEC_DEBUG`) are part of the cache key (
 
 TILEC_INTERPRET=1       run kernels on the CPU with NumPy instead of compiling them
 TILEC_CACHE_DIR=path    on-disk kernel cache (default ~/.cache/tilec)
+TILEC_CACHE_MAX_SIZE=n  the most bytes its kernels may take (K, M, G suffixes: 500M; default 1G; 0: no limit);
+                        the least recently used go first
 TILEC_ALWAYS_COMPILE=1  ignore both caches (in memory and on disk)
 TILEC_DUMP_IR=1         print the IR after every stage and pass to stderr (implies always-compile)
 TILEC_DUMP_DIR=path     write each stage of every compiled kernel to this directory
 TILEC_DEBUG=1           debug mode: device asserts and overflow checks (part of the cache key);
                         errors keep tilec's own frames in their tracebacks
-TILEC_CUDA_HOME=path    CUDA toolkit holding bin/ptxas and nvvm/libdevice (else CUDA_HOME, /usr/local/cuda, PATH)
+TILEC_CUDA_HOME=path    the CUDA toolkit holding bin/ptxas and nvvm/libdevice; when set, the only one used
+CUDA_HOME=path          a CUDA toolkit, used after the nvidia-cuda-nvcc/nvidia-nvvm wheels (see backend/toolkit.py)
 TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
 TILEC_PRINT_AUTOTUNING=1  print each config @autotune chooses, with the time tuning took
 """
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
+
+DEFAULT_CACHE_MAX_SIZE = 1 << 30
+_SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+               "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
 
 
 def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def parse_size(text: str) -> int:
+    """"1G", "500M", "64k", "1048576" -> bytes (units are powers of 1024)."""
+    cleaned = text.strip().upper()
+    number = cleaned.rstrip("KMGTIB")
+    unit = cleaned[len(number):].strip()
+    if unit not in _SIZE_UNITS:
+        raise ValueError(f"not a size: {text!r}")
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a size: {text!r}") from None
+    if value < 0:
+        raise ValueError(f"not a size: {text!r}")
+    return int(value * _SIZE_UNITS[unit])
+
+
+def _size(name: str, default: int) -> int:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        return parse_size(text)
+    except ValueError:
+        warnings.warn(f"tilec: ignoring {name}={text!r}, which is not a size such as 500M or 2G; "
+                      f"using {default >> 20}M", RuntimeWarning, stacklevel=2)
+        return default
+
+
 @dataclass
 class Config:
     interpret: bool = False
     cache_dir: str = ""
+    cache_max_size: int = DEFAULT_CACHE_MAX_SIZE  # bytes of kernels kept on disk; 0: no limit
     always_compile: bool = False
     dump_ir: bool = False
     dump_dir: str = ""
     debug: bool = False
-    cuda_home: str = ""
+    tilec_cuda_home: str = ""  # TILEC_CUDA_HOME
+    cuda_home: str = ""        # CUDA_HOME
     reproducer_dir: str = ""
     print_autotuning: bool = False
 
@@ -42,11 +80,13 @@ class Config:
         return Config(
             interpret=_flag("TILEC_INTERPRET"),
             cache_dir=cache_dir,
+            cache_max_size=_size("TILEC_CACHE_MAX_SIZE", DEFAULT_CACHE_MAX_SIZE),
             always_compile=_flag("TILEC_ALWAYS_COMPILE") or _flag("TILEC_DUMP_IR"),
             dump_ir=_flag("TILEC_DUMP_IR"),
             dump_dir=os.environ.get("TILEC_DUMP_DIR", ""),
             debug=_flag("TILEC_DEBUG"),
-            cuda_home=os.environ.get("TILEC_CUDA_HOME") or os.environ.get("CUDA_HOME") or "",
+            tilec_cuda_home=os.environ.get("TILEC_CUDA_HOME", ""),
+            cuda_home=os.environ.get("CUDA_HOME", ""),
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
         )

@@ -1,9 +1,14 @@
 """Errors tilec raises to users.
 
+Every one derives from `TilecError`, so `except tilec.TilecError` catches whatever tilec
+reports about a kernel, a target, the CUDA toolkit or a launch. Most also derive from the
+built-in exception that fits (`ValueError` for a bad target, `RuntimeError` for a missing
+tool), so code written against those keeps working.
+
 The errors about the user's program (`UserError`: a kernel that does not compile, a
-launch with the wrong arguments, a kernel too large for the GPU, the interpreter's
-out-of-bounds accesses and failed assertions) carry their own location, so the Python
-traceback of tilec's internals adds nothing but noise. The API entry points
+launch with the wrong arguments, a target tilec cannot compile for, a kernel too large
+for the GPU, the interpreter's out-of-bounds accesses and failed assertions) carry their
+own location, so the Python traceback of tilec's internals adds nothing but noise. The API entry points
 (`tilec.compile`, `kernel[grid](...)`, `kernel.warmup`, ...) therefore re-raise them
 without the frames below themselves (`hide_internal_frames`): Python then prints the
 user's own frames down to the call into tilec, and the message. `TILEC_DEBUG=1` keeps
@@ -33,6 +38,10 @@ class SourceLocation:
         return f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
 
 
+class TilecError(Exception):
+    """The base of every error tilec raises on purpose."""
+
+
 _TILEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 # Python's own library and installed packages: code tilec calls, not the user's.
 _LIBRARY_DIRS = tuple(sorted({os.path.abspath(path) + os.sep for key, path in sysconfig.get_paths().items()
@@ -50,7 +59,7 @@ def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocati
     return location, call_stack
 
 
-class UserError(Exception):
+class UserError(TilecError):
     """An error in the user's program (its kernel or its launch), not in tilec: the
     message says where and why, and the traceback stops at the call into tilec."""
 
@@ -90,7 +99,6 @@ def _is_user_code(filename: str) -> bool:
         return False
     path = os.path.abspath(filename)
     return not path.startswith(_TILEC_DIR) and not any(path.startswith(prefix) for prefix in _LIBRARY_DIRS)
-
 
 
 class CompilationError(UserError):
@@ -149,9 +157,24 @@ class UsageError(UserError, TypeError, ValueError):
     signature, an unknown target, ...); a TypeError and a ValueError, as LaunchError."""
 
 
-class InternalError(RuntimeError):
+class InternalError(TilecError, RuntimeError):
     """A tilec bug: the compiler produced invalid IR or a pass failed. Please report it."""
 
 
 class LaunchError(UserError, TypeError, ValueError):
     """A kernel launch was given arguments it cannot accept (names the argument)."""
+
+
+class TargetError(UserError, ValueError):
+    """A target tilec cannot compile for: malformed ("hopper"), a GPU its LLVM does not
+    know, or one older than the oldest it generates code for."""
+
+
+class ToolkitError(TilecError, RuntimeError):
+    """A piece of the CUDA toolkit (ptxas, libdevice) is missing, or ptxas refused the PTX."""
+
+
+class ToolNotFoundError(ToolkitError):
+    """ptxas or libdevice is not installed where tilec looks. The stages that need it are
+    left out of a compiled kernel (`CompiledKernel.missing` says why); the stages before
+    them are still produced."""

@@ -94,15 +94,16 @@ def test_compilation_can_stop_after_a_stage():
                        target="sm_90", stop_after="sass")
 
 
-def test_dump_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(config, "dump_dir", str(tmp_path))
+def test_dump_dir(tmp_path, monkeypatch, fresh_cache):  # a cache hit compiles nothing, so dumps nothing
+    dump = tmp_path / "dump"
+    monkeypatch.setattr(config, "dump_dir", str(dump))
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
-    names = sorted(p.name for p in tmp_path.iterdir())
+    names = sorted(p.name for p in dump.iterdir())
     tag = names[0].split(".")[0]  # add_kernel-<hash of the specialisation>
     assert tag.startswith("add_kernel-") and len(tag) == len("add_kernel-") + 8
     assert names == [f"{tag}.cubin", f"{tag}.ll", f"{tag}.ptx", f"{tag}.ttgir.mlir", f"{tag}.ttir.mlir"]
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 512})
-    assert len(list(tmp_path.iterdir())) == 10  # another specialisation: its own files
+    assert len(list(dump.iterdir())) == 10  # another specialisation: its own files
 
 
 def test_dump_ir_prints_every_pass():
@@ -118,7 +119,7 @@ def test_dump_ir_prints_every_pass():
         assert f"// -----// IR dump after {name} (kernel add_kernel) //----- //" in proc.stderr
 
 
-def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys):
+def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys, fresh_cache):  # a hit compiles nothing
     monkeypatch.setattr(config, "dump_ir", True)
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
     tilec.compile(multiply_add, signature=dict.fromkeys(multiply_add.arg_names, "*fp32:16"))

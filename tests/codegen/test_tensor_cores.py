@@ -96,6 +96,22 @@ def test_tf32x3_runs_three_tf32_dots_on_tensor_cores():
     assert count["tf32"] > 0 and count["tf32x3"] == 3 * count["tf32"]
 
 
+@pytest.mark.parametrize("precision,dots", [("bf16x3", 3), ("bf16x6", 6)])
+def test_bf16_split_precisions_run_bf16_dots_on_tensor_cores(precision, dots):
+    """"bf16x3" and "bf16x6" split each fp32 operand into two or three bf16 parts and
+    issue three or six bf16 products on tensor cores (a bf16 dot of the same shape takes
+    one)."""
+    signature = {"a_ptr": "*fp32:16", "b_ptr": "*fp32:16", "c_ptr": "*fp32:16"}
+    bf16 = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+    one = tilec.compile(dot_kernel, signature={**signature, "a_ptr": "*bf16:16", "b_ptr": "*bf16:16"},
+                        target="sm_80", constexprs={"M": 64, "N": 64, "K": 32, "PRECISION": "ieee"})
+    split = tilec.compile(dot_kernel, signature=signature, target="sm_80",
+                          constexprs={"M": 64, "N": 64, "K": 32, "PRECISION": precision})
+    assert one.asm["ptx"].count(bf16) > 0
+    assert split.asm["ptx"].count(bf16) == dots * one.asm["ptx"].count(bf16)
+    assert "fma.rn.f32" not in split.asm["ptx"] and "tf32" not in split.asm["ptx"]
+
+
 def test_sm_75_keeps_the_fma_path():
     kernel = tilec.compile(dot_kernel, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16"},
                            target="sm_75", constexprs={"M": 32, "N": 32, "K": 32, "PRECISION": "ieee"})

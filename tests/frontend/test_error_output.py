@@ -356,5 +356,5 @@ def test_bad_target_for_tilec_compile(tmp_path):
     path, stderr = run_program(tmp_path, BAD_ARANGE + """
 tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="hopper")
 """)
-    assert_user_traceback(stderr, path, "tilec.compile(k", r"\ntilec.errors.UsageError: tilec.compile: target must "
-                          r"look like 'sm_90', got 'hopper'$", max_lines=4)
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"\ntilec.errors.TargetError: target must look like "
+                          r"'sm_90', got 'hopper'$", max_lines=4)

@@ -131,10 +131,16 @@ def full_with_block_value(x_ptr):
     y = tl.full((16,), tl.arange(0, 16), tl.int32)  # <-
 
 
-# Triton: "invalid axis 3. Expected 0 <= axis <= 1".
-@bad(r"expand_dims axis 3 is out of range for a tensor of rank 1")
+# Triton: "invalid axis 3. Expected -2 <= axis < 2".
+@bad(r"expand_dims axis 3 is out of range for a tensor of rank 1 \(invalid axis 3. Expected -2 <= axis < 2\)")
 def expand_dims_bad_axis(x_ptr):
     y = tl.expand_dims(tl.arange(0, 16), 3)  # <-
+
+
+# A negative axis is named as written, not as counted from the front (-3 once said -1).
+@bad(r"expand_dims axis -3 is out of range for a tensor of rank 1 \(invalid axis -3. Expected -2 <= axis < 2\)")
+def expand_dims_bad_negative_axis(x_ptr):
+    y = tl.expand_dims(tl.arange(0, 16), -3)  # <-
 
 
 # Triton: "Cannot broadcast, the expanded size of the tensor (32) must match the existing size (16)".
@@ -246,8 +252,8 @@ def dot_int8_fp16(x_ptr):
     c = tl.dot(a, b)  # <-
 
 
-# Triton: "Input shapes should have M >= 16, N >= 16 and K >= 16".
-@bad(r"dot needs every dimension to be at least 16, got M=8, N=8, K=8")
+# Triton: "Input shapes should have M >= 1, N >= 1 and K >= 16".
+@bad(r"dot needs K of at least 16, got M=8, N=8, K=8 \(Input shapes should have M >= 1, N >= 1 and K >= 16\)")
 def dot_too_small(x_ptr):
     a = tl.zeros((8, 8), tl.float16)
     c = tl.dot(a, a)  # <-
@@ -267,7 +273,7 @@ def dot_int_acc_for_fp16(x_ptr):
     c = tl.dot(a, a, acc)  # <-
 
 
-@bad(r"input_precision must be 'tf32', 'tf32x3' or 'ieee', got 'bogus'")
+@bad(r"input_precision must be one of 'tf32', 'tf32x3', 'ieee', 'bf16x3', 'bf16x6', got 'bogus'")
 def dot_bad_input_precision(x_ptr):
     a = tl.zeros((16, 16), tl.float32)
     c = tl.dot(a, a, input_precision="bogus")  # <-

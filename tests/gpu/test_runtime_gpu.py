@@ -74,3 +74,48 @@ def test_warmup_then_launch_reuses_the_compiled_kernel(fresh_cache):
     launched = scale_kernel[(2,)](x, out, 2048, 1.0, BLOCK=1024)
     assert launched.asm["cubin"] == warm.asm["cubin"]
     assert launched.n_regs == warm.n_regs > 0
+
+
+def test_hits_pass_each_tensors_address():
+    """After the first launch, launches go through the generated fast path, which hands
+    the launcher the addresses it read for the key: each view must get its own."""
+    import torch
+    kernel = tilec.jit(scale_kernel.fn)  # a fresh function: the first launch compiles
+    base = torch.randn(8192 + 1, device="cuda")
+    for offset in (0, 1, 0, 1, 2048):  # 16-byte aligned and not, each seen twice
+        x = base[offset:offset + 4096]
+        out = torch.full((4096,), float("nan"), device="cuda")
+        kernel[(4,)](x, out, 4096, 3.0, BLOCK=1024)
+        torch.testing.assert_close(out, x * 3.0)
+    assert len(kernel._kernels) == 2  # aligned and unaligned x
+
+
+def test_a_host_tensor_is_refused_after_hits():
+    import torch
+    kernel = tilec.jit(scale_kernel.fn)
+    x = torch.randn(16, device="cuda")
+    out = torch.empty(16, device="cuda")
+    for _ in range(2):
+        kernel[(1,)](x, out, 16, 1.0, BLOCK=16)
+    with pytest.raises(tilec.LaunchError, match="x_ptr"):
+        kernel[(1,)](x.cpu(), out, 16, 1.0, BLOCK=16)
+
+
+def test_hits_go_to_torchs_current_stream():
+    import torch
+    kernel = tilec.jit(scale_kernel.fn)
+    n = 1 << 22
+    x = torch.randn(n, device="cuda")
+    out = torch.full_like(x, float("nan"))
+    kernel[(tilec.cdiv(n, 1024),)](x, out, n, 0.5, BLOCK=1024)  # compiles, on the current stream
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        x.mul_(3.0)
+        kernel[(tilec.cdiv(n, 1024),)](x, out, n, 0.5, BLOCK=1024)  # a hit: must run after mul_ on `stream`
+    stream.synchronize()
+    torch.testing.assert_close(out, x * 0.5)
+    # An argument the launcher refuses on a hit (the key has no room for "too big for
+    # fp32") is a LaunchError naming the kernel and the argument.
+    with pytest.raises(tilec.LaunchError, match=r"^scale_kernel\(\): argument 'factor': .* does not fit in fp32$"):
+        kernel[(tilec.cdiv(n, 1024),)](x, out, n, 1e300, BLOCK=1024)

@@ -314,7 +314,7 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 @pytest.mark.parametrize("dtype,precision,rtol", [
     ("float16", "ieee", 2e-3), ("bfloat16", "ieee", 1e-2), ("float32", "ieee", 1e-5), ("float32", "tf32", 3e-3),
-    ("float32", "tf32x3", 1e-5), ("int8", "ieee", 0),
+    ("float32", "tf32x3", 1e-5), ("float32", "bf16x3", 1e-4), ("float32", "bf16x6", 1e-5), ("int8", "ieee", 0),
 ])
 @pytest.mark.parametrize("shape,blocks", [((64, 64, 64), (32, 32, 16)), ((100, 70, 50), (32, 64, 32)),
                                           ((16, 16, 16), (16, 16, 16))])
@@ -369,7 +369,7 @@ def whole_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: t
 
 @pytest.mark.parametrize("dtype,out,precision,rtol", [
     ("float32", "float32", "ieee", 1e-5), ("float32", "float32", "tf32", 3e-3), ("float32", "float32", "tf32x3", 1e-5),
-    ("float16", "float32", "ieee", 2e-3),
+    ("float32", "float32", "bf16x3", 1e-4), ("float32", "float32", "bf16x6", 1e-5), ("float16", "float32", "ieee", 2e-3),
     ("float16", "float16", "ieee", None), ("int8", "int32", "ieee", 0)])
 @pytest.mark.parametrize("batch,m,n,k", [
     (0, 32, 16, 1024),   # K beyond what fits in shared memory at once: processed in slices
@@ -435,6 +435,102 @@ def test_dot_half_precision_accumulator(backend, batch, m, n, k):
     assert_whole_dot_half_accumulated(a, b, to_numpy(c), batch)
 
 
+@tilec.jit
+def small_dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                     PRECISION: tl.constexpr, OUT: tl.constexpr):
+    """[M, K] @ [K, N] with M or N below 16 (a matrix-vector product at M = 1 or N = 1),
+    plus a loaded accumulator."""
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    acc = tl.load(c_ptr + m[:, None] * N + n[None, :])
+    tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, acc, input_precision=PRECISION, out_dtype=OUT))
+
+
+@pytest.mark.parametrize("dtype,precision,rtol", [("float16", "ieee", 2e-3), ("float32", "ieee", 1e-5),
+                                                  ("float32", "tf32", 3e-3), ("int8", "ieee", 0),
+                                                  ("float64", "ieee", 1e-12)])
+@pytest.mark.parametrize("m,n,k", [(1, 64, 32), (64, 1, 16), (1, 1, 64), (2, 16, 16), (8, 8, 32), (16, 4, 16),
+                                   (4, 128, 16)])
+def test_dot_with_small_m_or_n(backend, dtype, precision, rtol, m, n, k):
+    """M and N may be as small as 1 (Triton's lower bounds on NVIDIA GPUs: M, N >= 1 and
+    K >= 16, 4 for fp64)."""
+    if dtype == "float64":
+        k = max(4, k // 4)  # fp64 takes K down to 4
+    rng = np.random.default_rng(m * 1000 + n * 10 + k)
+    if dtype == "int8":
+        a, b = rng.integers(-100, 100, (m, k)).astype(np.int8), rng.integers(-100, 100, (k, n)).astype(np.int8)
+        acc = rng.integers(-1000, 1000, (m, n)).astype(np.int32)
+        out = tl.int32
+    else:
+        np_dtype = {"float16": np.float16, "float32": np.float32, "float64": np.float64}[dtype]
+        a, b = rng.standard_normal((m, k)).astype(np_dtype), rng.standard_normal((k, n)).astype(np_dtype)
+        acc = rng.standard_normal((m, n)).astype(np.float64 if dtype == "float64" else np.float32)
+        out = tl.float64 if dtype == "float64" else tl.float32
+    c = device_array(acc, backend)
+    small_dot_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, M=m, N=n, K=k,
+                           PRECISION=precision, OUT=out)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + acc.astype(np.float64)
+    got = to_numpy(c).astype(np.float64)
+    if dtype == "int8":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        assert np.linalg.norm(got - ref) / np.linalg.norm(ref) < rtol
+
+
+@tilec.jit
+def dot_out_dtype_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, OUT: tl.constexpr):
+    m = tl.arange(0, M)
+    n = tl.arange(0, N)
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n[None, :])
+    c = tl.dot(a, b, out_dtype=OUT)
+    tl.static_assert(c.dtype == c_ptr.dtype.element_ty)  # the result type, checked at compile time
+    tl.store(c_ptr + m[:, None] * N + n[None, :], c)
+
+
+@pytest.mark.parametrize("dtype,out,result", [
+    ("int8", tl.int8, np.int32),          # integer dots accumulate in int32 whatever out_dtype says
+    ("int8", tl.float32, np.int32),
+    ("float64", tl.float32, np.float64),  # fp64 dots in fp64
+    ("float32", tl.float16, np.float32),  # fp32 dots in fp32
+])
+def test_dot_out_dtype_only_chooses_for_fp16(backend, dtype, out, result):
+    """As in Triton, out_dtype picks the accumulator of fp16 and fp8 dots; other dots keep
+    theirs and ignore it."""
+    rng = np.random.default_rng(7)
+    if dtype == "int8":
+        a, b = rng.integers(-100, 100, (16, 32)).astype(np.int8), rng.integers(-100, 100, (32, 16)).astype(np.int8)
+    else:
+        np_dtype = np.float64 if dtype == "float64" else np.float32
+        a, b = rng.standard_normal((16, 32)).astype(np_dtype), rng.standard_normal((32, 16)).astype(np_dtype)
+    c = device_array(np.full((16, 16), -7, result), backend)
+    dot_out_dtype_kernel[(1,)](device_array(a, backend), device_array(b, backend), c, M=16, N=16, K=32, OUT=out)
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    got = to_numpy(c)
+    assert got.dtype == result
+    if dtype == "int8":
+        np.testing.assert_array_equal(got, ref.astype(np.int32))
+    else:
+        # fp32 inputs take tf32 by default
+        np.testing.assert_allclose(got, ref, rtol=1e-2 if dtype == "float32" else 1e-12, atol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [tl.float16, tl.float32, tl.float64])
+def test_dot_refuses_a_bf16_accumulator(dtype):
+    """Triton's words, so searches and tests that match them keep working."""
+    @tilec.jit
+    def bf16_out(x_ptr, DT: tl.constexpr):
+        a = tl.zeros((16, 16), DT)
+        tl.store(x_ptr + tl.arange(0, 16), tl.sum(tl.dot(a, a, out_dtype=tl.bfloat16), axis=0))
+
+    with pytest.raises(tilec.CompilationError, match=r"out_dtype=bfloat16 is unsupported"):
+        tilec.compile(bf16_out, signature={"x_ptr": "*bf16"}, constexprs={"DT": dtype}, target="sm_90")
+
+
 def assert_whole_dot_half_accumulated(a: np.ndarray, b: np.ndarray, got: np.ndarray, batch: int) -> None:
     """`got` from whole_dot_kernel with OUT=float16 is within the error of once-per-16
     rounding: never beyond its bound, and about one standard deviation on average."""
@@ -457,3 +553,49 @@ def test_dot_in_slices_bounds_shared_memory():
     kernel = tilec.compile(whole_dot_kernel, signature={"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"},
                            constexprs={"B": 0, "M": 32, "N": 32, "K": 1024, "PRECISION": "ieee", "OUT": tl.float32})
     assert kernel.metadata.shared <= 48 * 1024 + 4
+
+
+# ----------------------------------------------------------------------------- exchanges beyond shared memory
+
+@tilec.jit
+def wide_exchange_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr, TRANS: tl.constexpr):
+    """A layout conversion (or a transpose) of more elements than shared memory holds:
+    x is read contiguously, y with a stride of 2, so their sum needs one of them in the
+    other's layout; the transpose of an N x N tile exchanges every element."""
+    if TRANS:
+        r = tl.arange(0, N)
+        x = tl.load(x_ptr + r[:, None] * N + r[None, :])
+        tl.store(out_ptr + r[:, None] * N + r[None, :], tl.trans(x) * 2)
+    else:
+        offs = tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        y = tl.load(y_ptr + offs * 2)
+        tl.store(out_ptr + offs, x + y)
+
+
+@pytest.mark.parametrize("n,trans", [(65536, False), (256, True)])
+def test_exchange_larger_than_shared_memory(backend, rng, n, trans):
+    """256 KiB of fp32 to exchange on a GPU with 227 KiB of shared memory: done in rounds
+    rather than refused."""
+    x = rng.standard_normal(n * n if trans else n).astype(np.float32)
+    y = rng.standard_normal(2 * n).astype(np.float32)
+    out = device_array(np.full_like(x, np.nan), backend)
+    wide_exchange_kernel[(1,)](device_array(x, backend), device_array(y, backend), out, N=n, TRANS=trans,
+                               num_warps=8)
+    expected = (x.reshape(n, n).T * 2).ravel() if trans else x + y[::2]
+    np.testing.assert_array_equal(to_numpy(out), expected)
+
+
+def test_exchange_rounds_fit_shared_memory():
+    """Compiled for sm_90, the 256 KiB conversion takes half of shared memory (64 KiB, plus
+    a spare slot) and ptxas accepts the rounds."""
+    from tilec.backend import toolkit
+    try:
+        toolkit.ptxas_path()
+    except toolkit.ToolkitError:
+        pytest.skip("ptxas is not available")
+    kernel = tilec.compile(wide_exchange_kernel, signature={"x_ptr": "*fp32:16", "y_ptr": "*fp32:16",
+                                                            "out_ptr": "*fp32:16"},
+                           constexprs={"N": 65536, "TRANS": False}, target="sm_90", num_warps=8)
+    assert kernel.shared == 64 * 1024 + 16
+    assert kernel.asm["ptx"].count("bar.sync") >= 4 * 2 - 1  # four rounds: a barrier after each write and read

@@ -3,12 +3,10 @@ assembled with ptxas from hand-written PTX (the compiler is not needed) and laun
 through LoadedKernel."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -18,6 +16,7 @@ from tilec import LaunchError, OutOfResources
 from tilec import _launcher
 from tilec.specialization import ArgSpec
 from tilec.language import core as tl
+from tilec.backend import toolkit
 from tilec.runtime import driver
 from tilec.runtime.kernel import LoadedKernel
 
@@ -124,9 +123,10 @@ KERNELS_PTX = """
 
 @pytest.fixture(scope="module")
 def cubin(tmp_path_factory) -> bytes:
-    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
-    if not Path(ptxas).exists():
-        pytest.skip("ptxas not found")
+    try:
+        ptxas = toolkit.ptxas_path()
+    except toolkit.ToolNotFoundError as exc:
+        pytest.skip(str(exc))
     import torch
     major, minor = torch.cuda.get_device_capability()
     folder = tmp_path_factory.mktemp("ptx")
@@ -291,6 +291,7 @@ def test_launch_host_overhead(cubin):
     torch.cuda.synchronize()
     timings = {}
     for label, launch in [("LoadedKernel.launch", lambda: kernel.launch(grid, values)),
+                          ("Launcher", lambda: kernel.launcher(1, 1, 1, 0, values)),
                           ("_launcher.launch", lambda: _launcher.launch(kernel.function, 1, 1, 1, 32, 0, 0, "P",
                                                                         values, None, kernel.context))]:
         start = time.perf_counter()

@@ -35,6 +35,12 @@ class FakeLoadedKernel:
     def launch(self, grid, values, stream):
         self.launches.append((grid, tuple(values), stream))
 
+    def launcher(self, grid_x, grid_y, grid_z, stream, values):  # what the generated launcher calls on a hit
+        self.launches.append(((grid_x, grid_y, grid_z), tuple(values), stream))
+
+    def launch_error(self, error):
+        return error
+
 
 @pytest.fixture
 def fake_gpu(monkeypatch, fresh_cache):
@@ -170,3 +176,147 @@ def test_an_unhashable_constexpr_is_a_launch_error_naming_it(fake_gpu):
                                               "compile-time value .*got list"):
             kernel[(1,)](x, y, out, 5, BLOCK=[128])
         kernel[(1,)](x, y, out, 5, BLOCK=128)
+
+
+# ----------------------------------------------------------------------------- hits, with the real launcher
+
+def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr = 128):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * factor, mask=offs < n)
+
+
+@pytest.fixture
+def fake_driver(monkeypatch, fresh_cache):
+    """The real LoadedKernel and tilec._launcher.Launcher; only loading and device queries faked."""
+    from tilec import _launcher
+    if _launcher.available():
+        pytest.skip("a CUDA driver answers here: launches would reach it")
+    monkeypatch.setattr(driver, "load_cubin", lambda cubin, name, shared, device: driver.LoadedFunction(
+        function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0, max_threads=1024, static_shared=0))
+    monkeypatch.setattr(driver, "device_of", lambda values, specs, name: 0)
+    monkeypatch.setattr(driver, "target_of", lambda device: "sm_90")
+
+
+def test_hits_reach_the_launcher_and_its_errors_name_the_kernel(fake_driver):
+    fn = JITFunction(scale_kernel)
+    x, out = FakeTensor(1 << 20), FakeTensor(2 << 20)
+    for _ in range(2):  # the first launch compiles (run), the second is a hit (the generated launcher)
+        with pytest.raises(RuntimeError, match=r"^launching scale_kernel on cuda:0: cannot launch"):
+            fn[(1,)](x, out, 1000, 2.0)
+    assert len(fn._kernels) == 1
+    # Refused by the launcher (the key does not see that 1e300 is too big for fp32).
+    with pytest.raises(LaunchError, match=r"^scale_kernel\(\): argument 'factor': 1e\+300 does not fit in fp32$"):
+        fn[(1,)](x, out, 1000, 1e300)
+    with pytest.raises(LaunchError, match=r"^scale_kernel\(\): argument 'x_ptr' is a host \(CPU\) tensor"):
+        host = FakeTensor(3 << 20)
+        host.is_cuda = False
+        fn[(1,)](host, out, 1000, 2.0)  # same key (a FakeTensor is no torch tensor): caught by the launcher
+    assert len(fn._kernels) == 1
+    assert fn[(0,)](x, out, 1000, 2.0).name == "scale_kernel"  # an empty grid launches nothing: no error
+
+
+class TorchTensor(FakeTensor):
+    """A torch tensor, as far as the launch path asks (with `fake_torch`)."""
+
+    def __init__(self, address: int):
+        super().__init__(address)
+        self.dtype = TorchDtype()
+
+
+class TorchDtype:
+    def __str__(self):
+        return "torch.float32"
+
+
+@pytest.fixture
+def fake_torch(monkeypatch):
+    """A `torch` module in sys.modules whose Tensor is TorchTensor and whose current
+    stream is 0x5150."""
+    import sys
+    import types
+    module = types.ModuleType("torch")
+    module.Tensor = TorchTensor
+    module._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: 0x5150)
+    monkeypatch.setitem(sys.modules, "torch", module)
+    monkeypatch.setattr(driver, "_stream_accessor", None)
+    return module
+
+
+def test_torch_tensors_reach_the_launcher_as_addresses(fake_driver, fake_torch, monkeypatch):
+    """With torch loaded, a hit reads each tensor's address once, for the key and the launch."""
+    import types
+    calls = []
+    real_launcher = kernel_module._launcher.Launcher
+
+    class RecordingLauncher:
+        def __init__(self, *fields):
+            self.real = real_launcher(*fields)
+
+        def __call__(self, grid_x, grid_y, grid_z, stream, values):
+            self.real.pack(values)
+            calls.append(((grid_x, grid_y, grid_z), stream, tuple(values)))
+
+    monkeypatch.setattr(kernel_module, "_launcher", types.SimpleNamespace(Launcher=RecordingLauncher))
+    fn = JITFunction(scale_kernel)
+    x, out = TorchTensor(1 << 20), TorchTensor(2 << 20)
+    fn[(3,)](x, out, 1000, 2.0)   # compiles: run passes the tensors themselves
+    fn[(3,)](x, out, 1000, 2.0)   # a hit
+    fn[(2, 2)](x, out, 1000, 2.0, stream=7)
+    assert calls == [((3, 1, 1), 0x5150, (x, out, 1000, 2.0, 128)),
+                     ((3, 1, 1), 0x5150, (1 << 20, 2 << 20, 1000, 2.0, 128)),
+                     ((2, 2, 1), 7, (1 << 20, 2 << 20, 1000, 2.0, 128))]
+
+
+def test_a_hit_runs_two_python_functions_of_tilec(fake_gpu, fake_torch):
+    """The host time of a launch is mostly Python calls: a hit makes two, `kernel[grid]`
+    and the generated launcher, which calls the C launcher directly."""
+    import os
+    import sys
+    tilec_dir = os.path.dirname(tilec.__file__)
+    fn = JITFunction(add_kernel)
+    x, y, out = TorchTensor(1 << 20), TorchTensor(2 << 20), TorchTensor(3 << 20)
+    fn[(4,)](x, y, out, 1000, BLOCK=256)  # compiles
+    called = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            filename = frame.f_code.co_filename
+            if filename.startswith(tilec_dir) or filename.startswith("<tilec"):
+                called.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        fn[(4,)](x, y, out, 1000, BLOCK=256)
+    finally:
+        sys.setprofile(None)
+    assert called == ["__getitem__", "add_kernel"]
+    assert len(fake_gpu.instances[0].launches) == 2
+
+
+def clashing_kernel(_x, _key, _p0, n, BLOCK: tl.constexpr = 128):
+    offs = tl.arange(0, BLOCK)
+    tl.store(_x + offs, tl.load(_key + offs) + tl.load(_p0 + offs), mask=offs < n)
+
+
+def test_parameters_named_like_the_launchers_variables(fake_gpu):
+    fn = JITFunction(clashing_kernel)
+    a, b, c = tensors()
+    for _ in range(2):
+        fn[(1,)](a, b, c, 1000)
+    with pytest.raises(LaunchError, match="missing argument 'n'"):
+        fn[(1,)](a, b, c)
+    (loaded,) = fake_gpu.instances
+    assert [launch[1] for launch in loaded.launches] == [(a, b, c, 1000, 128)] * 2
+
+
+def no_parameters_kernel():
+    tl.program_id(0)
+
+
+def test_a_kernel_without_parameters(fake_gpu):
+    fn = JITFunction(no_parameters_kernel)
+    for _ in range(2):
+        fn[(3,)]()
+    with pytest.raises(LaunchError, match=r"takes 0 arguments but 1 were given"):
+        fn[(3,)](1)
+    assert [launch[0] for launch in fake_gpu.instances[0].launches] == [(3, 1, 1)] * 2

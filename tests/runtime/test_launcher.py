@@ -5,8 +5,8 @@ the kernel receives."""
 from __future__ import annotations
 
 import bisect
-import math
 import shutil
+import math
 import struct
 import subprocess
 from pathlib import Path
@@ -17,6 +17,7 @@ import pytest
 
 from tilec import LaunchError
 from tilec import _launcher
+from tilec.backend import toolkit
 from tilec.runtime import driver, kernel as kernel_module
 from tilec.runtime.kernel import LoadedKernel, type_code
 
@@ -301,20 +302,31 @@ def _fake_compiled(params, param_indices, num_warps=4, shared=0, name="add_kerne
 
 @pytest.fixture
 def fake_gpu(monkeypatch):
-    """Replaces the driver and the launcher; returns the list of launches made."""
+    """Replaces the driver and the launcher's Launcher; returns the list of launches made,
+    each (function, grid, block, shared bytes, stream, codes, parameter values, names, context)."""
     launches = []
 
     def load_cubin(cubin, kernel_name, shared_bytes, device):
         return driver.LoadedFunction(function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0,
                                      max_threads=1024, static_shared=0)
 
-    def launch(*args):
-        _launcher.pack(args[7], args[8], args[9])  # the real argument checks
-        launches.append(args)
+    class RecordingLauncher:
+        def __init__(self, function, block_x, shared_bytes, codes, names, context, param_indices):
+            self.real = _launcher.Launcher(function, block_x, shared_bytes, codes, names, context, param_indices)
+            self.fields = (function, block_x, shared_bytes, codes, names, context)
+            self.param_indices = param_indices
+
+        def __call__(self, grid_x, grid_y, grid_z, stream, values):
+            if 0 in (grid_x, grid_y, grid_z):
+                return self.real(grid_x, grid_y, grid_z, stream, values)  # launches nothing, needs no driver
+            self.real.pack(values)  # the real argument checks
+            function, block, shared, codes, names, context = self.fields
+            launches.append((function, (grid_x, grid_y, grid_z), block, shared, stream, codes,
+                             tuple(values[i] for i in self.param_indices), names, context))
 
     monkeypatch.setattr(driver, "load_cubin", load_cubin)
     monkeypatch.setattr(driver, "current_stream", lambda device: 0x77)
-    monkeypatch.setattr(kernel_module, "_launcher", SimpleNamespace(launch=launch))
+    monkeypatch.setattr(kernel_module, "_launcher", SimpleNamespace(Launcher=RecordingLauncher))
     return launches
 
 
@@ -327,15 +339,15 @@ def test_loaded_kernel_launch(fake_gpu):
     kernel.launch((4, 2, 1), [x, 1, 1000, 128], stream=5)
     kernel.launch((0, 1, 1), [x, 1, 1000, 128])  # empty grid: nothing to run
     assert fake_gpu == [
-        (0x1234, 4, 1, 1, 256, 1024, 0x77, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
-        (0x1234, 4, 2, 1, 256, 1024, 5, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+        (0x1234, (4, 1, 1), 256, 1024, 0x77, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
+        (0x1234, (4, 2, 1), 256, 1024, 5, "Pi", (x, 1000), ("x_ptr", "n"), 0x9ABC),
     ]
 
 
 def test_loaded_kernel_with_one_and_no_params(fake_gpu):
     LoadedKernel(_fake_compiled([("n", "i64")], [1]), 0).launch((1, 1, 1), ["unused", 7])
     LoadedKernel(_fake_compiled([], []), 0).launch((1, 1, 1), ["unused"])
-    assert [call[7:9] for call in fake_gpu] == [("l", (7,)), ("", ())]
+    assert [call[5:7] for call in fake_gpu] == [("l", (7,)), ("", ())]
 
 
 def test_loaded_kernel_errors_name_kernel_and_parameter(fake_gpu):
@@ -344,6 +356,77 @@ def test_loaded_kernel_errors_name_kernel_and_parameter(fake_gpu):
         kernel.launch((1, 1, 1), [None, 5000000000])
     with pytest.raises(LaunchError, match=r"add_kernel\(\): argument 'x_ptr' is a host \(CPU\) tensor"):
         kernel.launch((1, 1, 1), [FakeTensor(8, is_cuda=False), 1])
+    with pytest.raises(LaunchError, match=r"add_kernel\(\): got 1 arguments; the kernel reads argument 1"):
+        kernel.launch((1, 1, 1), [None])
+
+
+# ------------------------------------------------------------------------- Launcher, without a GPU
+
+def make_launcher(codes="PiP", indices=(0, 2, 4), names=("x", "n", "out"), block=128, shared=0):
+    return _launcher.Launcher(0x1234, block, shared, codes, names, 0x9ABC, list(indices))
+
+
+def test_launcher_selects_and_packs_the_kernel_parameters():
+    launcher = make_launcher()
+    assert (launcher.function, launcher.block_x, launcher.shared_bytes, launcher.codes, launcher.names,
+            launcher.context) == (0x1234, 128, 0, "PiP", ("x", "n", "out"), 0x9ABC)
+    args = (FakeTensor(0x1000), "BLOCK", 7, None, FakeCupyArray(0x2000), 99)
+    assert launcher.pack(args) == _launcher.pack("PiP", [args[0], 7, args[4]])
+    assert launcher.pack(list(args)) == launcher.pack(args)
+    assert make_launcher("", (), ()).pack(()) == b""
+    # Pointers given as addresses (what the generated launcher passes for torch tensors).
+    assert launcher.pack((0x1000, 0, 7, 0, 0x2000)) == launcher.pack(args)
+
+
+def test_launcher_empty_grid_launches_nothing_and_reads_nothing():
+    launcher = make_launcher()
+    assert launcher(0, 1, 1, 0, ()) is None
+    assert launcher(5, 0, 1, None, ("not", "checked")) is None
+
+
+def test_launcher_refuses_bad_calls():
+    launcher = make_launcher()
+    good = (0x1000, None, 7, None, 0x2000)
+    with pytest.raises(TypeError, match=r"^argument 'n': expected an int for int32, got float$"):
+        launcher.pack((0x1000, None, 7.5, None, 0x2000))
+    with pytest.raises(ValueError, match="got 3 arguments; the kernel reads argument 4"):
+        launcher.pack(good[:3])
+    with pytest.raises(TypeError, match="args must be a tuple or list"):
+        launcher.pack(5)
+    with pytest.raises(ValueError, match="grid dimensions must be positive 32-bit integers"):
+        launcher(-1, 1, 1, 0, good)
+    with pytest.raises(ValueError, match="grid dimensions must be positive 32-bit integers"):
+        launcher(2**32, 1, 1, 0, good)
+    with pytest.raises(TypeError, match="grid dimensions must be ints, got str"):
+        launcher("1", 1, 1, 0, good)
+    with pytest.raises(TypeError, match="the stream is a str"):
+        launcher(1, 1, 1, "stream", good)
+    with pytest.raises(TypeError, match="positionally"):
+        launcher(1, 1, 1, 0)
+    with pytest.raises(TypeError, match="positionally"):
+        launcher(1, 1, 1, 0, good, stream=0)
+
+
+def test_launcher_construction_checks():
+    with pytest.raises(ValueError, match="function handle is null"):
+        _launcher.Launcher(0, 128, 0, "P", ("x",), 0, [0])
+    with pytest.raises(ValueError, match="got 2 arguments for 1 type codes"):
+        _launcher.Launcher(1, 128, 0, "P", ("x",), 0, [0, 1])
+    with pytest.raises(ValueError, match="one str per parameter"):
+        _launcher.Launcher(1, 128, 0, "P", ("x", "y"), 0, [0])
+    with pytest.raises(ValueError, match="unknown type code 'z'"):
+        _launcher.Launcher(1, 128, 0, "z", ("x",), 0, [0])
+    with pytest.raises(ValueError, match="must not be negative"):
+        _launcher.Launcher(1, 128, 0, "P", ("x",), 0, [-1])
+    with pytest.raises(ValueError, match="block size must be positive"):
+        _launcher.Launcher(1, 0, 0, "P", ("x",), 0, [0])
+    assert "codes='P'" in repr(_launcher.Launcher(1, 32, 0, "P", ("x",), 0, [0]))
+
+
+@pytest.mark.skipif(_launcher.available(), reason="a CUDA driver is present")
+def test_launcher_without_driver_raises_runtime_error():
+    with pytest.raises(RuntimeError, match="cannot launch"):
+        make_launcher()(1, 1, 1, 0, (0x1000, None, 7, None, 0x2000))
 
 
 # ------------------------------------------------------------------------- on a GPU
@@ -388,9 +471,10 @@ PARAM_VALUES = [None, -5, 250, -30000, 60000, -2**31, 2**32 - 1, -2**63, 2**64 -
 
 
 def _assemble(ptx: str, tmp_path: Path) -> bytes:
-    ptxas = shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
-    if not Path(ptxas).exists():
-        pytest.skip("ptxas not found")
+    try:
+        ptxas = toolkit.ptxas_path()
+    except toolkit.ToolNotFoundError as exc:
+        pytest.skip(str(exc))
     import torch
     major, minor = torch.cuda.get_device_capability()
     (tmp_path / "k.ptx").write_text(ptx)
@@ -411,7 +495,127 @@ def test_kernel_receives_what_was_packed(tmp_path):
     out = torch.full((13 * 8,), 0xAB, dtype=torch.uint8, device="cuda")
     kernel.launch((2, 1, 1), [out] + PARAM_VALUES[1:])
     torch.cuda.synchronize()
+    assert kernel.launcher.pack([out] + PARAM_VALUES[1:]) == _launcher.pack(PARAM_CODES, [out] + PARAM_VALUES[1:])
     stored = out.cpu().numpy().tobytes()
     for slot, (code, value) in enumerate(zip(PARAM_CODES[1:], PARAM_VALUES[1:])):
         expected = _launcher.pack(code, [value])
         assert stored[slot * 8: slot * 8 + len(expected)] == expected, (code, value)
+
+
+# ------------------------------------------------------------------------- GridCall
+
+def test_grid_call_passes_the_grid_and_reports_what_does_not_bind():
+    def launcher(grid, a, b=2, *, option=None):
+        if a == "fails inside":
+            raise TypeError("raised by the launcher itself")
+        return grid, a, b, option
+
+    reports = []
+
+    def on_bad_call(args, kwargs, error):
+        reports.append((args, kwargs, str(error)))
+        raise LaunchError(f"bad call: {error}")
+
+    call = _launcher.GridCall(launcher, (4, 2), on_bad_call)
+    assert (call.function, call.grid) == (launcher, (4, 2))
+    assert call(1) == ((4, 2), 1, 2, None)
+    assert call(1, 3, option=5) == ((4, 2), 1, 3, 5)
+    assert call(a=9) == ((4, 2), 9, 2, None)
+    many = list(range(30))  # more arguments than fit on the stack
+    with pytest.raises(LaunchError, match="positional arguments"):
+        call(*many)
+    with pytest.raises(LaunchError, match="missing 1 required positional argument: 'a'"):
+        call()
+    with pytest.raises(LaunchError, match="multiple values for argument 'a'"):
+        call(1, a=2)
+    with pytest.raises(LaunchError, match="unexpected keyword argument 'c'"):
+        call(1, c=3)
+    assert reports[-1][:2] == ((1,), {"c": 3})
+    with pytest.raises(TypeError, match="raised by the launcher itself"):  # not a binding error: unchanged
+        call("fails inside")
+    assert len(reports) == 4
+    with pytest.raises(TypeError, match="must be callable"):
+        _launcher.GridCall(launcher, (1,), None)
+
+
+# ------------------------------------------------------------------------- a stand-in libcuda
+
+FAKE_LIBCUDA = r"""
+/* libcuda.so.1 for tests: records what cuLaunchKernel receives; every call succeeds. */
+#include <string.h>
+unsigned long long current_context = 0x9ABC, pushed = 0, launches = 0;
+unsigned long long last_function, last_stream, last_grid[3], last_block[3], last_shared;
+unsigned long long n_params = 0, params[16];
+int cuInit(unsigned int flags) { return 0; }
+int cuGetErrorName(int e, const char** s) { *s = "FAKE_ERROR"; return 0; }
+int cuGetErrorString(int e, const char** s) { *s = "a fake error"; return 0; }
+int cuCtxGetCurrent(void** ctx) { *ctx = (void*)current_context; return 0; }
+int cuCtxPushCurrent_v2(void* ctx) { pushed++; return 0; }
+int cuCtxPopCurrent_v2(void** ctx) { return 0; }
+int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                   unsigned shared, void* stream, void** kernel_params, void** extra) {
+    launches++;
+    last_function = (unsigned long long)f; last_stream = (unsigned long long)stream; last_shared = shared;
+    last_grid[0] = gx; last_grid[1] = gy; last_grid[2] = gz;
+    last_block[0] = bx; last_block[1] = by; last_block[2] = bz;
+    for (unsigned long long i = 0; i < n_params && i < 16; ++i) memcpy(&params[i], kernel_params[i], 8);
+    return 0;
+}
+"""
+
+_THROUGH_THE_DRIVER = r"""
+import ctypes, json, sys
+sys.path.insert(0, {tests!r})
+from tilec import _launcher
+assert _launcher.available()
+fake = ctypes.CDLL("libcuda.so.1")
+value = lambda name: ctypes.c_ulonglong.in_dll(fake, name).value
+array = lambda name, n: list((ctypes.c_ulonglong * n).in_dll(fake, name))
+ctypes.c_ulonglong.in_dll(fake, "n_params").value = 4
+from tilec.runtime import driver
+from tilec.runtime.jit import JITFunction
+from tilec.config import config
+config.cache_dir = {cache!r}
+driver.load_cubin = lambda cubin, name, shared, device: driver.LoadedFunction(
+    function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0, max_threads=1024, static_shared=0)
+driver.device_of = lambda values, specs, name: 0
+driver.target_of = lambda device: "sm_90"
+from test_launch_path import FakeTensor, scale_kernel
+fn = JITFunction(scale_kernel)
+x, out = FakeTensor(1 << 20), FakeTensor(2 << 20)
+seen = []
+for grid, stream in [((3,), None), ((3,), None), ((2, 5), 77)]:  # a miss, then two hits
+    fn[grid](x, out, 1000, 2.5, stream=stream)
+    seen.append([value("launches"), value("last_function"), array("last_grid", 3), array("last_block", 3),
+                 value("last_stream"), array("params", 4), value("pushed")])
+ctypes.c_ulonglong.in_dll(fake, "current_context").value = 0  # no context current: pushed for the launch
+fn[(1,)](x, out, 1000, 2.5)
+seen.append(value("pushed"))
+print(json.dumps(seen))
+"""
+
+
+def test_launches_reach_the_driver_with_their_parameters(tmp_path):
+    """The whole launch path, GridCall, the generated launcher and Launcher included,
+    down to cuLaunchKernel of a stand-in libcuda that records what it is given."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None or shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
+        pytest.skip("needs a C compiler and ptxas")
+    (tmp_path / "fake_cuda.c").write_text(FAKE_LIBCUDA)
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
+                    str(tmp_path / "fake_cuda.c")], check=True)
+    script = tmp_path / "through_the_driver.py"
+    script.write_text(_THROUGH_THE_DRIVER.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
+    import os
+    import sys
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    seen = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    factor = struct.unpack("<I", struct.pack("<f", 2.5))[0]
+    for launch, (count, grid, stream) in zip(seen, [(1, [3, 1, 1], 0), (2, [3, 1, 1], 0), (3, [2, 5, 1], 77)]):
+        assert launch[:5] == [count, 0x1234, grid, [128, 1, 1], stream]
+        x, out, n, scale = launch[5]  # 8-byte slots: n an int32, the factor an fp32, in their low bytes
+        assert (x, out, n & 0xFFFFFFFF, scale & 0xFFFFFFFF) == (1 << 20, 2 << 20, 1000, factor)
+        assert launch[6] == 0  # the kernel's context was current: nothing pushed
+    assert seen[3] == 1

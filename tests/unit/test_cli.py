@@ -14,6 +14,7 @@ import pytest
 
 from tilec.backend.compiler import CompiledKernel, KernelMetadata
 from tilec.cli import main
+from tilec.runtime.cache import encode_entry
 from tilec.layout.mma import MmaEncoding
 from tilec.layout.syntax import encoding_text
 
@@ -88,7 +89,7 @@ def cache_dir(tmp_path, monkeypatch):
     for key, kernel, when in (("ab" + "1" * 62, _kernel("add", 26), 1000), ("cd" + "2" * 62, _kernel("mm", 128), 2000)):
         path = directory / key[:2] / f"{key}.tilec"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(kernel.serialize())
+        path.write_bytes(encode_entry(kernel))  # the cache's own file format
         os.utime(path, (when, when))
     (directory / "ef").mkdir()
     (directory / "ef" / ("ef" + "3" * 62 + ".tilec")).write_bytes(b"garbage")

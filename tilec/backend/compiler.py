@@ -3,106 +3,33 @@
 Each stage transforms the previous one's output, records its text in `asm`, and can be
 dumped (TILEC_DUMP_IR, TILEC_DUMP_DIR). When a pass fails, the IR it was given is
 written to a reproducer file together with the command that reruns that pass.
+
+Only the last stages use the CUDA toolkit: ptx links libdevice when the kernel calls one
+of its functions, cubin runs ptxas. When one of them is not installed, the stages before
+are still made, and the kernel records why the others are missing (`Stages`).
 """
 from __future__ import annotations
 
-import json
 import os
-import re
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, verify_module
-from ..errors import InternalError, OutOfResources, UsageError
+from ..errors import InternalError, OutOfResources, ToolNotFoundError, UsageError
 from ..frontend import KernelFunction, generate_ttir
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
 from ..target import Target
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
-from . import toolkit
-
-TILEC_VERSION = "0.1.0"
-
+from . import intrinsics, toolkit
+from .kernel_data import (TILEC_VERSION, CompiledKernel, CompileOptions, KernelMetadata,  # noqa: F401
+                          Stages, signature_specs)
 
 InternalCompilerError = InternalError  # a pass failed on IR the frontend accepted
-
-
-@dataclass(frozen=True)
-class CompileOptions:
-    num_warps: int = 4
-    num_stages: int = 3
-    target: Target = field(default_factory=lambda: Target.parse("sm_90"))
-    debug: bool = False
-    enable_fp_fusion: bool = True  # a*b + c may become one fma (as in Triton)
-
-    def __post_init__(self):
-        if isinstance(self.num_warps, bool) or self.num_warps not in (1, 2, 4, 8, 16, 32):
-            raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps!r}")
-        if not isinstance(self.target, Target):  # strings are parsed where they enter (Target.parse)
-            raise TypeError(f"CompileOptions.target must be a Target, got {self.target!r}")
-
-    def cache_key(self) -> str:
-        """The options as the disk cache keys them, the target by its name ("sm_90"): the
-        rest of a Target follows from the name and the ptxas release, which the compiler
-        fingerprint covers."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
-        values["target"] = self.target.name
-        return repr(values)
-
-
-@dataclass
-class KernelMetadata:
-    name: str
-    target: str
-    num_warps: int
-    num_stages: int
-    shared: int = 0
-    n_regs: int = 0
-    n_spills: int = 0
-    params: list[tuple[str, str]] = field(default_factory=list)  # (name, signature type) of kernel params
-    param_indices: list[int] = field(default_factory=list)       # their positions among the @jit parameters
-    tilec_version: str = TILEC_VERSION
-
-
-class CompiledKernel:
-    """The result of compiling one specialisation: every stage's text, the cubin, metadata.
-
-    Plain data, stored in the disk cache; launching it is the runtime's business
-    (`tilec.runtime.kernel.LaunchableKernel` adds `compiled[grid](*args)`)."""
-
-    def __init__(self, metadata: KernelMetadata, asm: dict[str, Any]):
-        self.metadata = metadata
-        self.asm = asm
-
-    name = property(lambda self: self.metadata.name)
-    n_regs = property(lambda self: self.metadata.n_regs)
-    n_spills = property(lambda self: self.metadata.n_spills)
-    shared = property(lambda self: self.metadata.shared)
-    num_warps = property(lambda self: self.metadata.num_warps)
-
-    def serialize(self) -> bytes:
-        texts = {k: v for k, v in self.asm.items() if isinstance(v, str)}
-        header = json.dumps({"metadata": asdict(self.metadata), "asm": texts}).encode()
-        return len(header).to_bytes(8, "little") + header + self.asm.get("cubin", b"")
-
-    @staticmethod
-    def deserialize(data: bytes) -> "CompiledKernel":
-        size = int.from_bytes(data[:8], "little")
-        header = json.loads(data[8:8 + size])
-        meta = header["metadata"]
-        meta["params"] = [tuple(p) for p in meta["params"]]
-        asm = dict(header["asm"])
-        asm["cubin"] = data[8 + size:]
-        return CompiledKernel(KernelMetadata(**meta), asm)
-
-    def __repr__(self) -> str:
-        m = self.metadata
-        return (f"CompiledKernel({m.name}, {m.target}, num_warps={m.num_warps}, regs={m.n_regs}, "
-                f"spills={m.n_spills}, shared={m.shared})")
 
 
 # ----------------------------------------------------------------------------- stages
@@ -115,7 +42,7 @@ class _Compilation:
     options: CompileOptions
     context: ir.Context
     module: ir.Module | None = None
-    asm: dict[str, Any] = field(default_factory=dict)
+    asm: Stages = field(default_factory=Stages)
     metadata: KernelMetadata | None = None
 
 
@@ -176,7 +103,6 @@ def make_llir(state: _Compilation) -> None:
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _check_shared_memory(state, state.metadata.shared)
-        _set_target(state)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
 
 
@@ -209,6 +135,8 @@ _LLVM_OPT_LEVEL = 1
 
 
 def _set_target(state: _Compilation) -> None:
+    """The `#nvvm.target` of the gpu.module: chip, PTX ISA version and, when the kernel
+    calls a libdevice function, libdevice to link (so only such kernels need it)."""
     gpu_module = _gpu_module(state.module)
     uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
                          and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
@@ -235,6 +163,13 @@ def _binary_object(module_op: ir.Operation) -> bytes:
 
 
 def make_ptx(state: _Compilation) -> None:
+    # LLVM ends the process on an intrinsic the chip lacks: a pass's mistake is reported here instead.
+    problem = intrinsics.unavailable_intrinsic(state.asm["llir"], state.options.target)
+    if problem is not None:
+        raise InternalCompilerError(f"tilec internal error while compiling {state.fn.__name__} (ptx stage): "
+                                    f"{problem}; a pass chose an instruction for the wrong GPU")
+    with state.context:
+        _set_target(state)
     # Not printed under TILEC_DUMP_IR (as before it ran through run_pipeline): the result
     # is the PTX, kept in asm["ptx"].
     _passes(state, "ptx", "gpu-module-to-binary{format=isa}", print_ir=False)
@@ -309,8 +244,14 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
         name=fn.__name__, target=options.target.name, num_warps=options.num_warps, num_stages=options.num_stages,
         params=[(s.name, tl.signature_name(s.ty)) for _, s in runtime], param_indices=[i for i, _ in runtime])
     state = _Compilation(fn, specs, options, make_context(), metadata=metadata)
-    for name, stage in STAGES:
-        stage(state)
+    for index, (name, stage) in enumerate(STAGES):
+        try:
+            stage(state)
+        except ToolNotFoundError as error:  # this stage and the ones after it (that were asked for) need the tool
+            last = names.index(stop_after) if stop_after is not None else len(names) - 1
+            for later in names[index:last + 1]:
+                state.asm.missing[later] = f"{fn.__name__} has no {later}, because {error}"
+            break
         if config.dump_dir:
             _dump(state, name)
         if name == stop_after:
@@ -333,19 +274,6 @@ def _dump(state: _Compilation, stage: str) -> None:
         f.write(value)
 
 
-def _signature_spec(fn: KernelFunction, name: str, text: Any) -> ArgSpec:
-    """'*fp32:16' -> ArgSpec(name, pointer to fp32, divisibility 16)."""
-    type_text, _, div_text = str(text).partition(":")
-    try:
-        ty = tl.dtype_from_signature(type_text)
-    except ValueError as exc:
-        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: {exc}") from None
-    if div_text and div_text not in ("1", "16"):
-        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1 or 16 "
-                         f"(written '{text}'), got {div_text!r}")
-    return ArgSpec(name, ty, divisibility=int(div_text) if div_text else 1)
-
-
 def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | Target | None,
                    num_warps: int = 4, num_stages: int = 3, debug: bool | None = None,
                    enable_fp_fusion: bool = True, stop_after: str | None = None) -> CompiledKernel:
@@ -358,26 +286,11 @@ def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any],
     """
     if not isinstance(fn, KernelFunction):
         raise UsageError(f"tilec.compile expects a @tilec.jit function, got {fn!r}")
-    specs = []
-    for index, name in enumerate(fn.arg_names):
-        if name in constexprs:
-            specs.append(ArgSpec(name, constant=tl._unwrap(constexprs[name]), is_constant=True))
-        elif name in signature:
-            specs.append(_signature_spec(fn, name, signature[name]))
-        elif name in fn.defaults:
-            specs.append(ArgSpec(name, constant=fn.defaults[name], is_constant=True))
-        else:
-            raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__} is in neither signature nor constexprs")
-    unknown = (set(signature) | set(constexprs)) - set(fn.arg_names)
-    if unknown:
-        raise UsageError(f"tilec.compile: {fn.__name__} has no parameter(s) {sorted(unknown)}")
+    specs = signature_specs(fn, signature, constexprs)
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else config.debug
-    try:
-        if not isinstance(target, Target):
-            target = Target.parse(target or "sm_90")
-        options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
-                                 enable_fp_fusion=bool(enable_fp_fusion))
-    except ValueError as exc:
-        raise UsageError(f"tilec.compile: {exc}") from None
+    if not isinstance(target, Target):
+        target = Target.parse(target or "sm_90")
+    options = CompileOptions(num_warps=num_warps, num_stages=num_stages, target=target, debug=bool(debug),
+                             enable_fp_fusion=bool(enable_fp_fusion))
     return compile_specialized(fn, specs, options, stop_after)

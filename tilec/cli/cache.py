@@ -21,10 +21,10 @@ from typing import Any
 from . import CliError, help_texts, write_output
 
 # ----------------------------------------------------------------------------- reading the cache
-# A thin layer over the cache directory as tilec.runtime.cache lays it out: one file per
-# kernel, <dir>/<key[:2]>/<key>.tilec, holding a serialised CompiledKernel, and
-# <dir>/reproducers/. The commands below use only these functions, so that when the cache
-# module offers its own listing, only they change.
+# The cache directory as tilec.runtime.cache lays it out: one file per kernel,
+# <dir>/<key[:2]>/<key>.tilec (read with the cache's own decode_entry, which refuses
+# damaged entries), and <dir>/reproducers/. The commands take any directory (--dir), so
+# they walk it here rather than through the runtime's listing of the configured one.
 
 SUFFIX = ".tilec"
 REPRODUCERS = "reproducers"
@@ -38,12 +38,13 @@ class CacheEntry:
     mtime: float    # when it was written
 
     def kernel(self) -> Any:
-        """The CompiledKernel stored, or None when the file cannot be read back."""
-        from ..backend.compiler import CompiledKernel
+        """The CompiledKernel stored, or None when the file cannot be read back (damaged,
+        truncated or foreign: the runtime recompiles it)."""
+        from ..runtime.cache import decode_entry
         try:
             with open(self.path, "rb") as f:
-                return CompiledKernel.deserialize(f.read())
-        except Exception:  # a damaged or foreign file: the runtime recompiles it
+                return decode_entry(f.read())
+        except OSError:
             return None
 
 

@@ -1,50 +1,21 @@
-"""Frontend: Python AST -> ttir. `generate_ttir` is its one entry point."""
+"""Frontend: Python AST -> ttir. `generate_ttir` (frontend/ttir.py) is its one entry point.
+
+Importing the package does not import the MLIR bindings: the runtime takes
+`KernelFunction` from here, and a kernel served from the disk cache must not pay for
+loading MLIR. `generate_ttir` is imported on first use.
+"""
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
-from mlir import ir
-
-from ..dialects import IRVerificationError, make_context, verify_module
-from ..errors import InternalError
-from ..dialects._mlir import i32_attr
-from ..language import core as tl
-from ..language.core import activate_semantic, constexpr, tensor
-from ..language.semantic import Semantic
 from ..specialization import ArgSpec  # re-exported: tilec.frontend.ArgSpec keeps working
-from ..target import Target
-from .code_generator import CodeGenerator
-from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
 
 __all__ = ["ArgSpec", "KernelFunction", "generate_ttir"]
 
 
-def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
-                  debug: bool = False, target: Target | None = None) -> ir.Module:
-    """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
-    and `target` as in `Semantic`)."""
-    context = context or make_context()
-    with context, ir.Location.file(fn.filename, fn.first_line, 1):
-        module = ir.Module.create()
-        builder = IRBuilder(context, module)
-        semantic = Semantic(builder, debug=debug, target=target)
-        runtime_args = [a for a in args if not a.is_constant]
-        arg_types = [builder.get_type(a.ty) for a in runtime_args]
-        arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}
-                     for a in runtime_args]
-        func_op, entry = builder.create_function(fn.__name__, arg_types, arg_attrs)
-        scope: dict[str, Any] = {}
-        block_args = iter(entry.arguments)
-        for arg in args:
-            scope[arg.name] = constexpr(arg.constant) if arg.is_constant else tensor(next(block_args), arg.ty)
-        generator = CodeGenerator(fn, builder, semantic, scope, is_kernel=True)
-        with activate_semantic(semantic), tl.activate_caller(generator.call_from_language), ir.InsertionPoint(entry):
-            generator.visit(fn.parse())
-            builder.ret()
-        func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
-    try:
-        verify_module(module, "the frontend")
-    except IRVerificationError as exc:
-        raise InternalError(f"tilec internal error: the IR built for kernel {fn.__name__} is invalid: {exc}") from None
-    return module
+def __getattr__(name: str) -> Any:
+    if name == "generate_ttir":
+        from .ttir import generate_ttir
+        return generate_ttir
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

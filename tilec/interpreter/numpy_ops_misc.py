@@ -53,7 +53,8 @@ class MiscOps:
     # -- matrix product
     def dot(self, a: np.ndarray, b: np.ndarray, acc: np.ndarray, input_precision: str, ty: block_type) -> np.ndarray:
         """acc + a @ b, computed exactly (float64; int64 for integers) and rounded once to
-        the result type. "tf32" first rounds fp32 inputs to tf32's 10 mantissa bits."""
+        the result type. "tf32" first rounds fp32 inputs to tf32's 10 mantissa bits; the
+        multi-pass precisions (tf32x3, bf16x3, bf16x6) are computed exactly, like "ieee"."""
         a, b, acc = np.asarray(a), np.asarray(b), np.asarray(acc)
         out = numpy_dtype(ty)
         if not is_float(a.dtype):
@@ -62,8 +63,9 @@ class MiscOps:
             return total.astype(out)
         if input_precision == "tf32" and a.dtype == np.float32 and b.dtype == np.float32:
             a, b = tf32(a), tf32(b)
-        elif input_precision not in ("ieee", "tf32", "tf32x3"):
-            raise TilecSemanticError(f"unknown input_precision {input_precision!r}; expected ieee, tf32 or tf32x3")
+        elif input_precision not in ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6"):
+            raise TilecSemanticError(f"unknown input_precision {input_precision!r}; expected ieee, tf32, tf32x3, "
+                                     f"bf16x3 or bf16x6")
         wide = [x.astype(np.float32).astype(np.float64) if is_narrow(x.dtype) else x.astype(np.float64)
                 for x in (a, b, acc)]
         return round_to(np.matmul(wide[0], wide[1]) + wide[2], out)

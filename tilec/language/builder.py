@@ -173,7 +173,7 @@ class Builder:
     # -- matrix product (issue 3)
     def dot(self, a: Handle, b: Handle, acc: Handle, input_precision: str, ty: block_type) -> Handle:
         """acc + a @ b for [M, K] x [K, N] blocks (acc: [M, N] of type ty). input_precision:
-        ieee, tf32, tf32x3 (fp32 inputs only; others ignore it)."""
+        ieee, tf32, tf32x3, bf16x3, bf16x6 (fp32 inputs only; others ignore it)."""
         raise NotImplementedError
 
     # -- debugging and hints (issue 3)

@@ -8,11 +8,13 @@ the target and the operand and accumulator types:
     bf16      f32          -                m16n8k16 .bf16
     f32       f32          tf32             m16n8k8  .tf32 (operands rounded to tf32 first)
     f32       f32          tf32x3           three m16n8k8 .tf32 (see split_tf32x3)
+    f32       f32          bf16x3, bf16x6   three or six m16n8k16 .bf16 (see split_bf16)
     i8        i32          -                m16n8k32 .s8 (wrapping)
 
 (fp8 operands reach here widened to f16 by the semantic layer.) Everything else stays
-on the FMA path: f64, fp32 with input_precision "ieee", targets before sm_80, and shapes
-whose K is smaller than the instruction's.
+on the FMA path: f64, fp32 with input_precision "ieee" (and the split precisions where
+the parts could not run on tensor cores: there they compute in full fp32), targets
+before sm_80, and shapes whose K is smaller than the instruction's.
 
 The dot then gets an `#tilegpu.mma` result (warps from `mma_warps_per_cta`; all along M
 for a chain of dots, as attention's), its operands
@@ -88,6 +90,44 @@ def _tf32_halves(x: ir.Value) -> tuple[ir.Value, ir.Value]:
     return big, create_op("arith.subf", [f32_ty], [x, big]).result
 
 
+def _bf16_parts(x: ir.Value, count: int) -> list[ir.Value]:
+    """x as the sum of `count` bf16 values, largest first: each is the rest so far rounded
+    to bf16 (8 significant bits), so two parts hold 16 bits of x and three all 24."""
+    f32_ty = x.type
+    t = tensor_type(f32_ty)
+    bf16_ty = ir.RankedTensorType.get(list(t.shape), ir.BF16Type.get(), t.encoding)
+    parts, rest = [], x
+    for i in range(count):
+        part = create_op("arith.truncf", [bf16_ty], [rest]).result
+        parts.append(part)
+        if i + 1 < count:
+            rest = create_op("arith.subf", [f32_ty], [rest, create_op("arith.extf", [f32_ty], [part]).result]).result
+    return parts
+
+
+# The products of bf16x3 and bf16x6 (index into the parts, largest first), smallest
+# first so that the largest is added to the accumulator last.
+_BF16_PRODUCTS = {"bf16x3": [(1, 0), (0, 1), (0, 0)],
+                  "bf16x6": [(2, 0), (0, 2), (1, 1), (1, 0), (0, 1), (0, 0)]}
+
+
+def split_bf16(op: ir.Operation) -> None:
+    """An fp32 dot with input_precision "bf16x3" or "bf16x6" becomes three or six bf16
+    dots: each operand split into two or three bf16 parts (`_bf16_parts`), and the
+    products of the parts whose sizes add up to at most 2^-8 (x3) or 2^-16 (x6) of the
+    full product kept."""
+    a, b, acc = op.operands
+    products = _BF16_PRODUCTS[str_attr_value(op, "input_precision")]
+    with ir.InsertionPoint(op), op.location:
+        count = 1 + max(max(p) for p in products)
+        a_parts, b_parts = _bf16_parts(a, count), _bf16_parts(b, count)
+        for i, j in products[:-1]:
+            acc = tile.dot(a_parts[i], b_parts[j], acc, "ieee")
+    last_a, last_b = products[-1]
+    op.operands[0], op.operands[1], op.operands[2] = a_parts[last_a], b_parts[last_b], acc
+    op.attributes["input_precision"] = str_attr("ieee")
+
+
 def split_tf32x3(op: ir.Operation) -> None:
     """An fp32 dot with input_precision "tf32x3" becomes three tf32 dots: with a = a_big +
     a_small and b likewise, a @ b is a_big @ b_big + a_big @ b_small + a_small @ b_big up
@@ -103,10 +143,16 @@ def split_tf32x3(op: ir.Operation) -> None:
     op.attributes["input_precision"] = str_attr("tf32")
 
 
-def _takes_tf32(op: ir.Operation, target: Target) -> bool:
-    """Whether `op`, with input_precision "tf32", would run on tensor cores."""
-    kind = choose_mma(op, target, precision="tf32")
-    return kind is not None and kind.ptx_type == "tf32"
+def _takes_tensor_cores(op: ir.Operation, target: Target, ptx_type: str) -> bool:
+    """Whether an fp32 dot of `op`'s shape, computed as `ptx_type` (tf32 or bf16) dots,
+    would run on tensor cores."""
+    if ptx_type == "tf32":
+        kind = choose_mma(op, target, precision="tf32")
+        return kind is not None and kind.ptx_type == "tf32"
+    if not target.at_least(80):
+        return False
+    *_, m, k = shape_of(op.operands[0].type)
+    return k >= mma_v2_instr_k(mma_v2_k_width(16)) and m >= 16 and shape_of(op.operands[1].type)[-1] >= 8
 
 
 def _dots_fed(op: ir.Operation) -> list[ir.Operation]:
@@ -162,8 +208,11 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
         for op in [op for op in walk_ops(fn) if op.name == "tile.dot"]:
-            if str_attr_value(op, "input_precision") == "tf32x3" and _takes_tf32(op, target):
+            precision = str_attr_value(op, "input_precision")
+            if precision == "tf32x3" and _takes_tensor_cores(op, target, "tf32"):
                 split_tf32x3(op)
+            elif precision in _BF16_PRODUCTS and _takes_tensor_cores(op, target, "bf16"):
+                split_bf16(op)
         dots = [op for op in walk_ops(fn) if op.name == "tile.dot"]
         # A dot fed by another (the p @ v of attention) takes the warps of the dot that
         # feeds it, so the hand-over stays in registers.

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import inspect
 import operator
+import re
 import sys
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import LaunchError, dtype_argument_error, hide_internal_frames
+from ..backend.kernel_data import options_cache_key, signature_specs
+from ..errors import LaunchError, UsageError, dtype_argument_error, hide_internal_frames
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
 from ..specialization import ArgSpec
 from ..target import Target
 from . import specialize
+
+try:
+    from .._launcher import GridCall as _GridCall
+except ImportError:  # the extension is not built (or older than this file): launch through Python
+    _GridCall = None
 
 _config = _config_module.config
 
@@ -50,15 +57,17 @@ class JITFunction(KernelFunction):
         """`kernel[grid]`: a callable taking the kernel's arguments and launch options."""
         if self._fast_run_torch is not (sys.modules.get("torch") is not None):
             self._fast_run = self._make_fast_run()
+        if _GridCall is not None:  # calls _fast_run(grid, ...) from C; _bad_call reports binding errors
+            return _GridCall(self._fast_run, grid, self._bad_call)
         fast_run = self._fast_run
 
-        def launch(*args, **kwargs):
+        def launch(*args, **kwargs):  # the same in Python, where the extension is not built
             try:
                 return fast_run(grid, *args, **kwargs)
             except Exception as error:
-                if type(error) is TypeError and error.__traceback__.tb_next is None:
-                    try:  # Python's binding failed: a LaunchError names the argument, without the TypeError
-                        raise self._binding_error(args, kwargs, error) from None
+                if type(error) is TypeError and error.__traceback__.tb_next is None:  # Python's binding
+                    try:
+                        self._bad_call(args, kwargs, error)
                     except LaunchError as launch_error:
                         hide_internal_frames(launch_error)
                         raise
@@ -67,20 +76,56 @@ class JITFunction(KernelFunction):
 
         return launch
 
+    def _bad_call(self, args: tuple, kwargs: dict, error: TypeError) -> None:
+        """Raises the LaunchError for arguments that Python could not bind to the
+        generated launcher's parameters (missing, unexpected, given twice, too many),
+        unchained from Python's TypeError and without tilec's frames.
+
+        GridCall takes any TypeError without a traceback for a binding error, and the
+        generated launcher drops the traceback of the errors it reports (LaunchError is
+        a TypeError): those are raised again as they are."""
+        try:
+            if type(error) is not TypeError:
+                raise error
+            self._split_call(args, dict(kwargs))  # raises a LaunchError naming the argument
+            raise LaunchError(f"{self.__name__}(): {error}")
+        except TypeError as launch_error:
+            launch_error.__suppress_context__ = True  # not "during handling of" the TypeError
+            hide_internal_frames(launch_error)
+            raise
+
     def _make_fast_run(self) -> Callable:
         """Generates `fast_run(grid, <the kernel's parameters>, *, <launch options>)`.
 
-        Python's own argument binding (in C) replaces `_split_call`, and the cache key
-        is built inline; a miss, or anything unusual, falls back to `run`.
+        Python binds the arguments (in C; `__getitem__`'s GridCall reports those that do
+        not bind), the in-memory cache key is built inline, and a hit calls the kernel's
+        `tilec._launcher.Launcher` directly, with each torch tensor replaced by the
+        address its key already read. A miss, anything unusual, the interpreter and
+        TILEC_ALWAYS_COMPILE fall back to `run`.
         """
         options = [o for o in LAUNCH_OPTIONS if o not in self.arg_names]
         names = self.arg_names
-        params, key_parts = [], []
+        params, key_parts, values, pointers = [], [], [], []
         torch = sys.modules.get("torch")
         self._fast_run_torch = torch is not None
+        if any(name in _GENERATED_NAMES or re.fullmatch(r"_(p|default_)\d+", name) for name in names):
+            # A parameter named like the generated code's own variables: no fast path.
+            def slow_run(_grid, *args, **kwargs):
+                try:
+                    return self.run(*args, grid=_grid, **kwargs)
+                except Exception as error:
+                    hide_internal_frames(error)  # the user's frames end at the launch (see tilec.errors)
+                    raise
+            return slow_run
+        from . import driver
+        # The stream of a launch without stream=: torch's current one, read by its own
+        # accessor (in C); without torch the default stream (this function is made anew
+        # when torch is imported).
+        stream_of = driver._torch_stream_accessor() if torch is not None else None
         namespace: dict[str, Any] = {"_kernels_get": self._kernels.get, "_self": self, "_config": _config,
                                      "_vk": _value_key, "_uk": _unspecialized_key, "_constexpr": tl.constexpr,
-                                     "_Tensor": torch.Tensor if torch is not None else _NoTensor}
+                                     "_Tensor": torch.Tensor if torch is not None else _NoTensor,
+                                     "_stream_of": stream_of, "_hide": hide_internal_frames}
         for i, name in enumerate(names):
             default = self._param_defaults[i]
             if default is _MISSING:
@@ -90,39 +135,54 @@ class JITFunction(KernelFunction):
                 params.append(f"{name}=_default_{i}")
             if i in self.constexprs:
                 key_parts.append(f"({name}.value if {name}.__class__ is _constexpr else {name})")
+                values.append(name)
             elif name in self.do_not_specialize:
                 key_parts.append(f"_uk({name})")
+                values.append(name)
             else:
-                # torch tensors: (dtype, 16-byte aligned, device), as _value_key;
-                # ints: 1 -> 1; otherwise 2 + 4*(divisible by 16) + 8*(needs 64 bits)
-                # + 16*(beyond int64: uint64)
-                key_parts.append(f"(({name}.dtype, ({name}.data_ptr() & 15) == 0, {name}.get_device()) "
+                # torch tensors: (dtype, 16-byte aligned, device), as _value_key, keeping the
+                # address for the launch; ints: 1 -> 1; otherwise 2 + 4*(divisible by 16)
+                # + 8*(needs 64 bits) + 16*(beyond int64: uint64)
+                pointers.append(f"    _p{i} = {name}\n")
+                key_parts.append(f"(({name}.dtype, ((_p{i} := {name}.data_ptr()) & 15) == 0, {name}.get_device()) "
                                  f"if {name}.__class__ is _Tensor else "
                                  f"(1 if {name} == 1 else 2 | (({name} & 15) == 0) << 2 | "
                                  f"(not -2147483648 <= {name} <= 2147483647) << 3 | "
                                  f"({name} > 9223372036854775807) << 4) "
                                  f"if {name}.__class__ is int else _vk({name}))")
-        option_params = ", ".join(f"{o}=None" for o in options)
+                values.append(f"_p{i}")
+        option_params = (", *" + "".join(f", {o}=None" for o in options)) if options else ""
         keyed = [o for o in _KEYED_OPTIONS if o in options]
-        values = "(" + "".join(f"{n}, " for n in names) + ")"
+        arguments = "(" + "".join(f"{n}, " for n in names) + ")"
+        run = f"_self.run({''.join(n + ', ' for n in names)}grid=_grid{''.join(f', {o}={o}' for o in options)})"
+        stream = "stream if stream is not None else " if "stream" in options else ""
+        stream += "_stream_of(_kernel.device)" if torch is not None else "0"
         src = f"""
-def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if options else ''}):
+def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
+  try:
     if _config.interpret or _config.always_compile:
-        return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
-    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
+        return {run}
+{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
     try:
         _kernel = _kernels_get(_key)
     except TypeError:  # an unhashable argument: run() names it
         _kernel = None
     if _kernel is None:
-        return _self.run({', '.join(names)}, grid=_grid{''.join(f', {o}={o}' for o in options)})
+        return {run}
     if _grid.__class__ is tuple and len(_grid) == 1 and _grid[0].__class__ is int and _grid[0] >= 0:
-        _grid3 = (_grid[0], 1, 1)
+        _x, _y, _z = _grid[0], 1, 1
     else:
-        _grid3 = _self._resolve_grid(_grid, {values})
-    _kernel.launch(_grid3, {values}, {'stream' if 'stream' in options else 'None'})
+        _x, _y, _z = _self._resolve_grid(_grid, {arguments})
+    try:
+        _kernel.launcher(_x, _y, _z, {stream}, ({''.join(v + ', ' for v in values)}))
+    except Exception as _error:
+        raise _kernel.launch_error(_error) from None
     return _kernel.compiled
+  except Exception as _error:  # the outermost frame of a launch: the user's frames end here
+    _hide(_error)
+    raise
 """
+        self._fast_run_source = src  # for reading, when debugging the launch path
         exec(compile(src, f"<tilec launcher for {self.__name__}>", "exec"), namespace)
         return namespace[self.__name__]
 
@@ -164,14 +224,6 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             raise
 
     # ------------------------------------------------------------------ binding
-    def _binding_error(self, args: tuple, kwargs: dict, error: TypeError) -> LaunchError:
-        """The LaunchError for arguments that Python's binding refused with `error`."""
-        try:
-            self._split_call(args, dict(kwargs))
-        except LaunchError as launch_error:
-            return launch_error
-        return LaunchError(f"{self.__name__}(): {error}")
-
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
         options = {}
         if kwargs:
@@ -304,8 +356,7 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
 
         The slow path: `run` calls it only when its cheap key misses.
         """
-        from ..backend.compiler import CompileOptions, compile_specialized
-        from . import cache, driver
+        from . import driver
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(values, specs, self.__name__) if load else None
@@ -315,23 +366,18 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
             raise LaunchError(f"{self.__name__}(): launch option target={_target(requested).name!r}, but a launch "
                               f"compiles for the GPU it runs on ({target}); compile for another target with "
                               "kernel.warmup(..., target=...) or tilec.compile")
-        compile_options = CompileOptions(
-            num_warps=int(options.get("num_warps", 4)),
-            num_stages=int(options.get("num_stages", 3)),
-            target=target if isinstance(target, Target) else Target.parse(target),
-            debug=bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
-            enable_fp_fusion=bool(options.get("enable_fp_fusion", True)),
-        )
-        spec_key = tuple(s.key() for s in specs)
-        by_spec = (device, spec_key, compile_options)
+        option_values = {
+            "num_warps": int(options.get("num_warps", 4)),
+            "num_stages": int(options.get("num_stages", 3)),
+            "target": target,
+            "debug": bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
+            "enable_fp_fusion": bool(options.get("enable_fp_fusion", True)),
+        }
+        by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values))
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel
-        disk_key = cache.kernel_key(self.cache_hash(), spec_key, compile_options.cache_key())
-        compiled = None if _config.always_compile else cache.load(disk_key)
-        if compiled is None:
-            compiled = compile_specialized(self, specs, compile_options)
-            cache.store(disk_key, compiled)
+        compiled = load_or_compile(self, specs, option_values)
         if not load:
             return compiled
         from .kernel import LaunchableKernel, LoadedKernel
@@ -359,12 +405,60 @@ def {self.__name__}(_grid, {', '.join(params)}{', *, ' + option_params if option
     def cache_hash(self) -> str:
         """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""
         if self._cache_hash is None:
-            import hashlib
-            digest = hashlib.sha256()
-            for part in sorted(_dependencies(self)):
-                digest.update(part.encode())
-            self._cache_hash = digest.hexdigest()
+            self._cache_hash = _hash_dependencies(self)
         return self._cache_hash
+
+
+# ----------------------------------------------------------------------------- disk cache and tilec.compile
+
+
+def source_hash(fn: KernelFunction) -> str:
+    """Hash of `fn`'s source, the @jit functions it calls and the globals it reads
+    (computed once per JITFunction)."""
+    return fn.cache_hash() if isinstance(fn, JITFunction) else _hash_dependencies(fn)
+
+
+def _hash_dependencies(fn: KernelFunction) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    for part in sorted(_dependencies(fn)):
+        digest.update(part.encode())
+    return digest.hexdigest()
+
+
+def load_or_compile(fn: KernelFunction, specs: list[ArgSpec], option_values: dict[str, Any]):
+    """The CompiledKernel of `fn` for this specialisation: from the disk cache, else
+    compiled now and stored there.
+
+    `option_values` holds one plain value per `CompileOptions` field, the target as its
+    name or a Target: the cache is looked up before a `CompileOptions` is built, since
+    parsing a target asks ptxas for its version, which a hit need not know.
+    """
+    from . import cache
+    disk_key = cache.kernel_key(source_hash(fn), tuple(s.key() for s in specs), options_cache_key(option_values))
+    compiled = None if _config.always_compile else cache.load(disk_key)
+    if compiled is None:
+        from ..backend import compiler  # imports MLIR: only when something must be compiled
+        target = option_values["target"]
+        options = compiler.CompileOptions(**{**option_values,
+                                             "target": target if isinstance(target, Target) else Target.parse(target)})
+        compiled = compiler.compile_specialized(fn, specs, options)
+        cache.store(disk_key, compiled)
+    return compiled
+
+
+def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, Any], *, target: Any,
+                      num_warps: int, num_stages: int, debug: bool | None, enable_fp_fusion: bool):
+    """`tilec.compile`: the kernel for a signature, through the disk cache, as a LaunchableKernel."""
+    from .kernel import LaunchableKernel
+    if not isinstance(fn, KernelFunction):
+        raise UsageError(f"tilec.compile expects a @tilec.jit function, got {fn!r}")
+    specs = signature_specs(fn, signature, constexprs)
+    if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
+        debug = fn.debug if fn.debug is not None else _config.debug
+    option_values = {"num_warps": num_warps, "num_stages": num_stages, "target": target or "sm_90",
+                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion)}
+    return LaunchableKernel.of(load_or_compile(fn, specs, option_values))
 
 
 def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
@@ -414,6 +508,9 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 # whatever changes the ArgSpec (or the device) must change the key.
 
 _NO_OPTIONS: dict = {}
+# The names the generated launcher uses besides the kernel's parameters (and _p<i>, _default_<i>).
+_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
+                              "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
 _KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MAX = (1 << 63) - 1

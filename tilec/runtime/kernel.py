@@ -2,9 +2,10 @@
 
 `LoadedKernel` turns a `CompiledKernel` (cubin plus metadata, from the backend) into
 what a launch needs, once: the CUfunction, the launcher's type codes, the block size,
-the dynamic shared memory, which of the jit function's arguments are kernel parameters.
-`launch()` is then a few attribute reads and one call into `tilec._launcher`; keep it
-that way, since it runs on every `kernel[grid](...)`.
+the dynamic shared memory, which of the jit function's arguments are kernel parameters,
+all held by a `tilec._launcher.Launcher`. A launch is then one call of that object
+(`kernel[grid](...)` makes it straight from the generated launcher of `runtime/jit.py`);
+keep it that way, since it runs on every launch.
 
 `LaunchableKernel` is the `CompiledKernel` that `kernel.warmup(...)`, `tilec.compile(...)`
 and launches return: the backend's data plus `compiled[grid](*args)`, which loads it on
@@ -12,11 +13,10 @@ the current device at first use (Triton's `kernel = fn.warmup(...); kernel[grid]
 """
 from __future__ import annotations
 
-import operator
 from typing import Any, Callable, Sequence
 
 from .. import _launcher
-from ..backend.compiler import CompiledKernel, KernelMetadata
+from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
 from ..errors import LaunchError, OutOfResources, hide_internal_frames
 from . import driver
@@ -39,21 +39,11 @@ def type_code(signature_type: str) -> str:
         raise ValueError(f"kernel parameters of type {signature_type!r} cannot be passed from the host") from None
 
 
-def _selector(indices: Sequence[int]) -> Callable[[Sequence[Any]], Sequence[Any]]:
-    """A function picking `values[i] for i in indices` as a tuple, in C (operator.itemgetter)."""
-    if not indices:
-        return lambda values: ()
-    if len(indices) == 1:
-        index = indices[0]
-        return lambda values: (values[index],)
-    return operator.itemgetter(*indices)
-
-
 class LoadedKernel:
     """A `CompiledKernel` loaded on GPU `device`; call `launch` to run it."""
 
     __slots__ = ("compiled", "name", "device", "function", "module", "context", "n_regs", "n_spills", "max_threads",
-                 "num_warps", "block", "shared", "param_names", "codes", "_select")
+                 "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher")
 
     def __init__(self, compiled: Any, device: int):
         metadata = compiled.metadata
@@ -68,7 +58,7 @@ class LoadedKernel:
         if len(metadata.param_indices) != len(metadata.params):
             raise ValueError(f"kernel {self.name}: {len(metadata.params)} params but "
                              f"{len(metadata.param_indices)} param_indices")
-        self._select = _selector(list(metadata.param_indices))
+        self.param_indices: tuple[int, ...] = tuple(metadata.param_indices)
 
         loaded = driver.load_cubin(compiled.asm["cubin"], self.name, self.shared, device)
         self.function: int = loaded.function
@@ -81,23 +71,34 @@ class LoadedKernel:
             # Too many registers per thread for this many threads in a block.
             raise OutOfResources(f"threads per block (num_warps={self.num_warps}, {self.n_regs} registers "
                                  "per thread)", self.block, self.max_threads, self.name, unit="threads")
+        # launcher(grid_x, grid_y, grid_z, stream, values): the whole launch, in C.
+        launcher_type = getattr(_launcher, "Launcher", None)
+        if launcher_type is None:
+            raise RuntimeError(f"{_launcher.__file__} was built from an older csrc/launcher.cpp (it has no "
+                               "Launcher): rebuild it (pip install -e ., or python setup.py build_ext --inplace)")
+        self.launcher = launcher_type(self.function, self.block, self.shared, self.codes, self.param_names,
+                                      self.context, self.param_indices)
 
     def launch(self, grid: tuple[int, int, int], values: Sequence[Any], stream: int | None = None) -> None:
         """Runs the kernel over `grid` with the jit function's argument `values` (all of
         them: constexprs and specialised arguments are dropped here) on `stream`
-        (None: torch's current stream, or the default stream)."""
-        grid_x, grid_y, grid_z = grid
-        if grid_x == 0 or grid_y == 0 or grid_z == 0:
-            return
+        (None: torch's current stream, or the default stream). A grid with a zero
+        dimension launches nothing."""
         if stream is None:
             stream = driver.current_stream(self.device)
         try:
-            _launcher.launch(self.function, grid_x, grid_y, grid_z, self.block, self.shared, stream,
-                             self.codes, self._select(values), self.param_names, self.context)
-        except (TypeError, ValueError, OverflowError) as error:
-            raise LaunchError(f"{self.name}(): {error}") from None
-        except RuntimeError as error:
-            raise RuntimeError(f"launching {self.name} on cuda:{self.device}: {error}") from None
+            self.launcher(grid[0], grid[1], grid[2], stream, values)
+        except Exception as error:
+            raise self.launch_error(error) from None
+
+    def launch_error(self, error: Exception) -> Exception:
+        """What a failed launch raises: the launcher's error with the kernel named, a
+        LaunchError for arguments it refused."""
+        if isinstance(error, (TypeError, ValueError, OverflowError)):
+            return LaunchError(f"{self.name}(): {error}")
+        if isinstance(error, RuntimeError):
+            return RuntimeError(f"launching {self.name} on cuda:{self.device}: {error}")
+        return error
 
     def __repr__(self) -> str:
         return (f"<LoadedKernel {self.name} on cuda:{self.device}: {self.num_warps} warps, "

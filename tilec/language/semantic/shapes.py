@@ -87,10 +87,11 @@ class ShapeRules(SemanticState):
         if not x.type.is_block():
             return self.splat(x, (1,))
         rank = len(x.type.shape)
+        if not -(rank + 1) <= axis <= rank:  # Triton's words after tilec's
+            raise _error(f"expand_dims axis {axis} is out of range for a tensor of rank {rank} "
+                         f"(invalid axis {axis}. Expected {-(rank + 1)} <= axis < {rank + 1})")
         if axis < 0:
             axis += rank + 1
-        if not 0 <= axis <= rank:
-            raise _error(f"expand_dims axis {axis} is out of range for a tensor of rank {rank}")
         shape = list(x.type.shape)
         shape.insert(axis, 1)
         ty = block_type(x.dtype, shape)

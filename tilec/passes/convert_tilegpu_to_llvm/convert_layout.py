@@ -5,7 +5,8 @@ Compares the two linear layouts (`register_permutation`):
 - same lanes and warps, registers permuted: reorder the thread's values;
 - otherwise: every thread writes its elements to its scratch space in shared memory at
   their row-major position, a barrier, every thread reads the elements its new layout
-  assigns it. Only then does the op need scratch space (`convert_layout_scratch_bytes`).
+  assigns it (in rounds when the elements exceed shared memory; see shape.py). Only
+  then does the op need scratch space (`convert_layout_scratch_bytes`).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lowers
-from .shape import exchange, row_major, staging_bytes
+from .shape import exchange, exchange_bytes, row_major
 from .shared_memory import scratch_bytes
 
 
@@ -77,7 +78,7 @@ def convert_layout_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     src, dst = op.operands[0], op.results[0]
     if register_permutation(layout_of_value(src), layout_of_value(dst)) is not None:
         return 0
-    return staging_bytes([src])
+    return exchange_bytes(op, [src])
 
 
 @lowers("tilegpu.convert_layout")

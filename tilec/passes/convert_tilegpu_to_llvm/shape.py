@@ -8,6 +8,12 @@ reads each element its result layout assigns it, at the position an index functi
 computes from the element's coordinates. The same routine serves every op; only the
 index function differs. The scratch space is every source element (`staging_bytes`);
 a reshape that keeps every element in place (`reshape_keeps_placement`) needs none.
+
+When the elements do not fit in the GPU's shared memory, the exchange runs in rounds
+(`staging_plan`): round r stages the positions [r·P, (r+1)·P) — each thread stores every
+element, those outside the round into a spare slot past the round's space — and every
+thread reads the elements of its result that fall in the round, keeping the others from
+earlier rounds.
 """
 from __future__ import annotations
 
@@ -18,9 +24,11 @@ from mlir import ir
 
 from dataclasses import dataclass
 
+from ...dialects import tilegpu
 from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of, trans_order
 from ...layout.linear_layout import LinearLayout
+from ...target import Target
 from .context import LoweringContext, layout_of_value, lowers
 from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared, vector_run
 
@@ -37,6 +45,37 @@ class Staged:
 def staging_bytes(sources: Sequence[ir.Value]) -> int:
     """Scratch bytes `stage` takes for these ttgir values: all their elements."""
     return sum(math.prod(shape_of(v.type)) for v in sources) * element_bytes(sources[0].type)
+
+
+# Room past a round's positions for the elements a thread writes outside the round: one
+# store of the widest vector (16 bytes).
+_SPARE_BYTES = 16
+
+
+def staging_plan(sources: Sequence[ir.Value], target: Target | None) -> tuple[int, int]:
+    """(positions per round, scratch bytes) of an exchange of `sources`. One round holds
+    every element when they fit in the target's shared memory; otherwise a round is the
+    largest power of two of elements in half of it (leaving room for other buffers)."""
+    elements = sum(math.prod(shape_of(v.type)) for v in sources)
+    size = element_bytes(sources[0].type)
+    if target is None or elements * size <= target.max_shared_bytes:
+        return elements, elements * size
+    per_round = 1 << ((target.max_shared_bytes // 2 // size).bit_length() - 1)
+    return per_round, per_round * size + _SPARE_BYTES
+
+
+def exchange_bytes(op: ir.Operation, sources: Sequence[ir.Value]) -> int:
+    """The scratch size function's answer for an op that exchanges `sources`."""
+    return staging_plan(sources, _module_target(op))[1]
+
+
+def _module_target(op: ir.Operation) -> Target | None:
+    module = op
+    while module is not None and module.name != "builtin.module":
+        module = module.parent
+    if module is None or tilegpu.TARGET_ATTR not in module.attributes:
+        return None
+    return Target.parse(tilegpu.target_of(module))
 
 
 def row_major(ctx: LoweringContext, coords: Sequence[ir.Value], shape: Sequence[int], base: int = 0) -> ir.Value:
@@ -58,9 +97,48 @@ def exchange(ctx: LoweringContext, sources: Sequence[ir.Value],
     sources: the ttgir values, written one after the other; destinations: (layout,
     index function) of each result. Returns each result's values.
     """
+    per_round, nbytes = staging_plan(sources, ctx.target)
+    if per_round < sum(math.prod(shape_of(v.type)) for v in sources):
+        return _exchange_in_rounds(ctx, sources, destinations, per_round, nbytes)
     staged = stage(ctx, sources)
     return [[read_staged(ctx, staged, index_fn(coords)) for coords in ctx.element_coordinates(layout)]
             for layout, index_fn in destinations]
+
+
+def _exchange_in_rounds(ctx: LoweringContext, sources: Sequence[ir.Value],
+                        destinations: Sequence[tuple[LinearLayout, IndexFn]], per_round: int,
+                        nbytes: int) -> list[list[ir.Value]]:
+    """`exchange` through `per_round` positions of shared memory at a time (see the
+    module docstring)."""
+    ctx.reserve_shared(nbytes)
+    staged = Staged(ctx.element_type(sources[0].type), element_bytes(sources[0].type))
+    writes = list(_staged_writes(ctx, sources, staged))
+    reads = [[index_fn(coords) for coords in ctx.element_coordinates(layout)] for layout, index_fn in destinations]
+    results: list[list[ir.Value | None]] = [[None] * len(indices) for indices in reads]
+    total = sum(math.prod(shape_of(v.type)) for v in sources)
+    spare = ctx.const(per_round)
+
+    def in_round(position: ir.Value, start: int) -> tuple[ir.Value, ir.Value]:
+        """(position - start, whether it is in the round starting at `start`)."""
+        local = ctx.arith("subi", position, ctx.const(start)) if start else position
+        inside = ctx.arith("cmpi", local, ctx.const(per_round), result_type=ctx.i1,
+                           attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 6)})  # ult
+        return local, inside
+
+    for start in range(0, total, per_round):
+        if start:
+            ctx.barrier()  # every read of the previous round is done
+        for position, values in writes:
+            local, inside = in_round(position, start)
+            _store_run(ctx, staged, ctx.arith("select", inside, local, spare, result_type=ctx.i32), values)
+        ctx.barrier()
+        for indices, result in zip(reads, results):
+            for i, index in enumerate(indices):
+                local, inside = in_round(index, start)
+                value = read_staged(ctx, staged, ctx.arith("select", inside, local, ctx.const(0), result_type=ctx.i32))
+                result[i] = value if result[i] is None else \
+                    ctx.arith("select", inside, value, result[i], result_type=value.type)
+    return results
 
 
 def stage(ctx: LoweringContext, sources: Sequence[ir.Value]) -> Staged:
@@ -69,30 +147,41 @@ def stage(ctx: LoweringContext, sources: Sequence[ir.Value]) -> Staged:
     one before, where earlier accesses need it, is tilegpu-insert-barriers')."""
     staged = Staged(ctx.element_type(sources[0].type), element_bytes(sources[0].type))
     ctx.reserve_shared(staging_bytes(sources))
+    for position, values in _staged_writes(ctx, sources, staged):
+        _store_run(ctx, staged, position, values)
+    ctx.barrier()
+    return staged
+
+
+def _staged_writes(ctx: LoweringContext, sources: Sequence[ir.Value], staged: Staged):
+    """(row-major position, values) of each store that stages `sources`: registers at
+    consecutive, aligned positions go out together as one vector store (an mma
+    accumulator's pairs, a blocked layout's runs)."""
     base = 0
     for source in sources:
         shape = shape_of(source.type)
         layout = ctx.layout(source)
         values, all_coords = ctx.elements(source), ctx.element_coordinates(layout)
-        # Registers at consecutive, aligned row-major positions go out as one vector
-        # store (an mma accumulator's pairs, a blocked layout's runs).
         run = vector_run(layout, None, list(shape), staged.elem_bytes, staged.elem_type)
         if base % run:
             run = 1
         for start in range(0, len(values), run):
-            offset = ctx.arith("muli", row_major(ctx, all_coords[start], shape, base), ctx.const(staged.elem_bytes))
-            if run == 1:
-                create_op("llvm.store", [], [to_shared(ctx, values[start]), ctx.shared_address(offset)])
-                continue
-            vector_type = ir.VectorType.get([run], staged.elem_type)
-            vector = create_op("llvm.mlir.undef", [vector_type]).result
-            for i in range(run):
-                vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
-            create_op("llvm.store", [], [vector, ctx.shared_address(offset)],
-                      attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * staged.elem_bytes)})
+            yield row_major(ctx, all_coords[start], shape, base), values[start:start + run]
         base += math.prod(shape)
-    ctx.barrier()
-    return staged
+
+
+def _store_run(ctx: LoweringContext, staged: Staged, position: ir.Value, values: Sequence[ir.Value]) -> None:
+    """Stores `values` at consecutive staged positions from `position` (i32)."""
+    offset = ctx.arith("muli", position, ctx.const(staged.elem_bytes))
+    if len(values) == 1:
+        create_op("llvm.store", [], [to_shared(ctx, values[0]), ctx.shared_address(offset)])
+        return
+    vector_type = ir.VectorType.get([len(values)], staged.elem_type)
+    vector = create_op("llvm.mlir.undef", [vector_type]).result
+    for i, value in enumerate(values):
+        vector = create_op("llvm.insertelement", [vector_type], [vector, value, ctx.const(i)]).result
+    create_op("llvm.store", [], [vector, ctx.shared_address(offset)],
+              attributes={"alignment": ir.IntegerAttr.get(ctx.i64, len(values) * staged.elem_bytes)})
 
 
 def read_staged(ctx: LoweringContext, staged: Staged, index: ir.Value) -> ir.Value:
@@ -130,13 +219,13 @@ def reshape_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     src, dst = op.operands[0], op.results[0]
     if reshape_keeps_placement(layout_of_value(src), layout_of_value(dst)):
         return 0
-    return staging_bytes([src])
+    return exchange_bytes(op, [src])
 
 
 @scratch_bytes("tile.trans", "tile.join", "tile.split", "tile.cat")
 def shape_op_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     """trans and split stage their source, join and cat both operands."""
-    return staging_bytes(list(op.operands))
+    return exchange_bytes(op, list(op.operands))
 
 
 @lowers("tile.trans")

@@ -1,0 +1,48 @@
+"""`generate_ttir`: a kernel and the specialisation of its arguments -> a verified ttir module."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from mlir import ir
+
+from ..dialects import IRVerificationError, make_context, verify_module
+from ..errors import InternalError
+from ..dialects._mlir import i32_attr
+from ..language import core as tl
+from ..language.core import activate_semantic, constexpr, tensor
+from ..language.semantic import Semantic
+from ..specialization import ArgSpec
+from ..target import Target
+from .code_generator import CodeGenerator
+from .ir_builder import IRBuilder
+from .kernel_function import KernelFunction
+
+
+def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
+                  debug: bool = False, target: Target | None = None) -> ir.Module:
+    """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
+    and `target` as in `Semantic`)."""
+    context = context or make_context()
+    with context, ir.Location.file(fn.filename, fn.first_line, 1):
+        module = ir.Module.create()
+        builder = IRBuilder(context, module)
+        semantic = Semantic(builder, debug=debug, target=target)
+        runtime_args = [a for a in args if not a.is_constant]
+        arg_types = [builder.get_type(a.ty) for a in runtime_args]
+        arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}
+                     for a in runtime_args]
+        func_op, entry = builder.create_function(fn.__name__, arg_types, arg_attrs)
+        scope: dict[str, Any] = {}
+        block_args = iter(entry.arguments)
+        for arg in args:
+            scope[arg.name] = constexpr(arg.constant) if arg.is_constant else tensor(next(block_args), arg.ty)
+        generator = CodeGenerator(fn, builder, semantic, scope, is_kernel=True)
+        with activate_semantic(semantic), tl.activate_caller(generator.call_from_language), ir.InsertionPoint(entry):
+            generator.visit(fn.parse())
+            builder.ret()
+        func_op.attributes["sym_visibility"] = ir.StringAttr.get("public")
+    try:
+        verify_module(module, "the frontend")
+    except IRVerificationError as exc:
+        raise InternalError(f"tilec internal error: the IR built for kernel {fn.__name__} is invalid: {exc}") from None
+    return module
