@@ -358,3 +358,46 @@ tilec.compile(k, signature={"x_ptr": "*fp32", "n": "i32"}, target="hopper")
 """)
     assert_user_traceback(stderr, path, "tilec.compile(k", r"\ntilec.errors.TargetError: target must look like "
                           r"'sm_90', got 'hopper'$", max_lines=4)
+
+
+# ============================================================================= both launch paths, in process
+
+import traceback  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import tilec.language as tl  # noqa: E402
+from tilec.config import config  # noqa: E402
+from tilec.runtime import jit as jit_module  # noqa: E402
+
+
+@tilec.jit
+def in_process(x_ptr, n, BLOCK: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, n), 1.0)
+
+
+LAUNCH_MISTAKES = {
+    "binding": (lambda x: in_process[(1,)](x), tilec.LaunchError, r"missing arguments 'n' and 'BLOCK'$"),
+    "argument": (lambda x: in_process[(1,)](x, [4], BLOCK=4), tilec.LaunchError, r"^argument 'n' of in_process"),
+    "kernel": (lambda x: in_process[(1,)](x, 4, BLOCK=4), tilec.CompilationError, r"'n' is a parameter of"),
+}
+
+
+@pytest.mark.parametrize("grid_call", [True, False], ids=["GridCall", "Python-launch"])
+@pytest.mark.parametrize("mistake", list(LAUNCH_MISTAKES))
+def test_both_launch_paths_leave_tilecs_frames_out(monkeypatch, grid_call, mistake):
+    # GridCall (the C extension) calls the generated launcher without a Python frame of
+    # its own; without the extension a Python closure does. Both end the traceback at the
+    # user's call.
+    if grid_call and jit_module._GridCall is None:
+        pytest.skip("the tilec._launcher extension is not built")
+    if not grid_call:
+        monkeypatch.setattr(jit_module, "_GridCall", None)
+    monkeypatch.setattr(config, "interpret", True)
+    launch, kind, message = LAUNCH_MISTAKES[mistake]
+    with pytest.raises(kind) as info:
+        launch(np.zeros(16, np.float32))
+    assert re.search(message, info.value.args[0].splitlines()[-1]), info.value
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert {frame.filename for frame in frames} == {__file__}, frames  # the test and its lambda
+    assert info.value.__cause__ is None and (info.value.__context__ is None or info.value.__suppress_context__)
