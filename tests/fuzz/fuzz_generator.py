@@ -18,6 +18,7 @@ block's offsets and mask, or per program (`pid * size + offsets` of any shape).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from dataclasses import dataclass, field
@@ -160,7 +161,6 @@ class If(Stmt):
     cond: E.Expr
     then: list
     other: list
-    assigned: list         # names existing before the if that a branch assigns
 
     def lines(self) -> list[str]:
         out = [f"if {self.cond.text}:"]
@@ -181,7 +181,7 @@ class If(Stmt):
                 for body in (self.then, self.other):
                     scratch = dict(env)
                     run_block(body, scratch, ctx)
-                    for name in self.assigned:
+                    for name in assigned_names(body):  # nested blocks included
                         if name in scratch:
                             v = scratch[name]
                             env[name] = Val(v.value, np.full(v.shape, INF), v.dt)
@@ -212,7 +212,6 @@ class Loop(Stmt):
     stop: E.Expr
     step: int
     body: list
-    carried: list          # names existing before the loop that the body assigns
 
     def lines(self) -> list[str]:
         inner = ["    " + line for s in self.body for line in s.lines()]
@@ -251,9 +250,10 @@ class Loop(Stmt):
     def _give_up(self, env, ctx):
         """The iterations run are not determined: neither are the carried values, nor
         what the body's stores write (their addresses do not depend on the iteration)."""
-        for name in self.carried:
-            v = env[name]
-            env[name] = Val(v.value, np.full(v.shape, INF), v.dt)
+        for name in assigned_names(self.body):  # nested blocks included
+            if name in env:
+                v = env[name]
+                env[name] = Val(v.value, np.full(v.shape, INF), v.dt)
         for store in nested_stores(self.body):
             store.forget(env, ctx)
 
@@ -261,6 +261,19 @@ class Loop(Stmt):
 def run_block(stmts: list, env: dict, ctx: Context) -> None:
     for s in stmts:
         s.run(env, ctx)
+
+
+def assigned_names(stmts: list) -> set:
+    """Every name a block assigns, in nested blocks too."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, Assign):
+            out |= set(s.names)
+        elif isinstance(s, If):
+            out |= assigned_names(s.then) | assigned_names(s.other)
+        elif isinstance(s, Loop):
+            out |= {s.var} | assigned_names(s.body)
+    return out
 
 
 def nested_stores(stmts: list) -> list:
@@ -296,6 +309,12 @@ class Program:
     prologue: Callable[[int], dict]
     outputs: list[Output]
     features: set
+    header: list = field(default_factory=list)   # the source's lines before the body
+
+    def with_body(self, body: list) -> "Program":
+        """The same program (arguments, prologue) with another body: for minimising."""
+        source = "\n".join(self.header + ["    " + line for s in body for line in s.lines()]) + "\n"
+        return dataclasses.replace(self, body=body, source=source)
 
     def reference(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """name -> (values, error bounds) of every output after the whole grid ran."""
@@ -751,13 +770,13 @@ class Generator:
         return E.scan(kind, a, axis, reverse, method=self.r.random() < 0.25)
 
     def _shape(self):
-        a = self._ranked()
+        r = self.r
+        op = r.choice(["reshape", "trans", "trans", "expand", "broadcast", "join", "interleave", "cat", "ravel",
+                       "flip", "sort", "index"])
+        a = self._ranked(2 if op == "trans" else 1)
         if a is None:
             return None
         self.features.add("shape")
-        r = self.r
-        op = r.choice(["reshape", "trans", "expand", "broadcast", "join", "interleave", "cat", "ravel", "flip",
-                       "sort", "index"])
         rank = len(a.shape)
         if op == "reshape":
             n = math.prod(a.shape)
@@ -985,7 +1004,7 @@ class Generator:
             self._scoped(fill)
         if not then and not other:
             return
-        stmts.append(If(cond, then, other, [t.name for t in targets]))
+        stmts.append(If(cond, then, other))
 
     def _targets(self) -> list[PoolVar]:
         # loop bounds (int_params) stay as they are, so that trip counts stay small
@@ -1025,7 +1044,7 @@ class Generator:
                 if cond is not None:
                     self.features.add("break")
                     word = "break" if r.random() < 0.6 else "continue"
-                    exit_if = If(cond, [BreakOrContinue(word)], [], [])
+                    exit_if = If(cond, [BreakOrContinue(word)], [])
             self.loop_depth += 1
             self.body(r.randint(1, 3), body, depth + 1)
             for t in targets:
@@ -1038,7 +1057,7 @@ class Generator:
         self._scoped(fill)
         if kind == "static_range" or kind == "while":
             step = 1
-        stmts.append(Loop(kind, var, start, stop, step, body, [t.name for t in targets]))
+        stmts.append(Loop(kind, var, start, stop, step, body))
 
     # ------------------------------------------------------------------ program
     def generate(self) -> Program:
@@ -1363,6 +1382,7 @@ class Generator:
             prologue += v.lines
         for line in prologue:
             lines.append("    " + line)
+        header = list(lines)
         for s in body:
             for line in s.lines():
                 lines.append("    " + line)
@@ -1385,7 +1405,7 @@ class Generator:
                 env[p.name] = exact_val(value, p.dt)
             return env
         return Program(self.seed, source, params, self.grid, self.num_warps, body, prologue_env, self.outputs,
-                       self.features)
+                       self.features, header)
 
 
 @dataclass

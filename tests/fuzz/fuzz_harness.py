@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import linecache
 import os
 import sys
@@ -175,7 +176,13 @@ def check(seed: int, interpret: bool = True, targets: tuple = (), gpu: bool = Fa
         program = generate(seed, avoid)
     except Exception as error:
         raise RuntimeError(f"the generator failed on seed {seed}") from error
-    result = Result(seed, program)
+    return check_program(program, interpret, targets, gpu, started)
+
+
+def check_program(program: Program, interpret: bool = True, targets: tuple = (), gpu: bool = False,
+                  started: float | None = None) -> Result:
+    started = time.perf_counter() if started is None else started
+    result = Result(program.seed, program)
     try:
         reference = program.reference()
     except Exception:
@@ -202,6 +209,52 @@ def check(seed: int, interpret: bool = True, targets: tuple = (), gpu: bool = Fa
             compare(program, reference, out, result, stage)
     result.reference = reference
     return result
+
+
+def _signature(result: Result) -> set:
+    """What went wrong, coarsely: (stage, the exception's type or "differ") per failure."""
+    return {(stage, text.split(":")[0] if text.startswith("raised") else "differ") for stage, text in result.failures}
+
+
+def _variants(body: list):
+    """Bodies with one statement less, or with an if/loop replaced by one of its blocks."""
+    from fuzz_generator import If, Loop
+    for i in reversed(range(len(body))):
+        s = body[i]
+        yield body[:i] + body[i + 1:]
+        blocks = [s.then, s.other] if isinstance(s, If) else [s.body] if isinstance(s, Loop) else []
+        for block in blocks:
+            yield body[:i] + block + body[i + 1:]
+        for k, block in enumerate(blocks):
+            for smaller in _variants(block):
+                if isinstance(s, If):
+                    changed = dataclasses.replace(s, then=smaller) if k == 0 else dataclasses.replace(s, other=smaller)
+                else:
+                    changed = dataclasses.replace(s, body=smaller)
+                yield body[:i] + [changed] + body[i + 1:]
+
+
+def minimize(result: Result, interpret: bool = True, targets: tuple = (), gpu: bool = False,
+             budget: int = 400) -> Result:
+    """A failing program cut down statement by statement (and if/loop by block) while it
+    fails the same way; the arguments stay as they are."""
+    wanted = _signature(result)
+    best, tries = result, 0
+    improved = True
+    while improved and tries < budget:
+        improved = False
+        for body in _variants(best.program.body):
+            tries += 1
+            try:
+                candidate = check_program(best.program.with_body(body), interpret, targets, gpu)
+            except Exception:
+                continue
+            if candidate.failures and _signature(candidate) <= wanted:
+                best, improved = candidate, True
+                break
+            if tries >= budget:
+                break
+    return best
 
 
 def write_reproducer(result: Result, directory: str) -> str:
@@ -290,8 +343,9 @@ if __name__ == "__main__":
         else:
             ok = got == ref
         bad = np.flatnonzero(~(ok | np.isinf(err)))
-        print(f"{{name}}: {{len(bad)}} elements differ", *(f"[{{i}}] got {{got[i]}} expected {{ref[i]}} (bound {{err[i]:.3g}})"
-                                                    for i in bad[:10]), sep="\\n  ")
+        print(f"{{name}}: {{len(bad)}} elements differ")
+        for i in bad[:10]:
+            print(f"  [{{i}}] got {{got[i]}} expected {{ref[i]}} (bound {{err[i]:.3g}})")
 '''
 
 
@@ -306,6 +360,7 @@ def main(argv=None) -> int:
     parser.add_argument("--gpu", action="store_true", help="also run on the GPU")
     parser.add_argument("--no-interpret", action="store_true")
     parser.add_argument("--all-features", action="store_true", help="also generate the features in AVOID")
+    parser.add_argument("--minimize", action="store_true", help="cut each failing program down before reporting it")
     parser.add_argument("--out", default=os.environ.get("TILEC_FUZZ_OUT"), help="write reproducers here")
     args = parser.parse_args(argv)
     from tilec.config import config
@@ -323,6 +378,8 @@ def main(argv=None) -> int:
         skipped += result.skipped
         if not result.ok:
             failed += 1
+            if args.minimize:
+                result = minimize(result, not args.no_interpret, targets, args.gpu)
             print(result.report(), flush=True)
             if args.out:
                 print("reproducer:", write_reproducer(result, args.out))

@@ -409,7 +409,7 @@ def reduce_arg(op: str, a: Val, axis, keep_dims: bool) -> tuple[Val, Val]:
     lines_e = es.reshape(-1, xs.shape[-1])
     index, unsure = [], []
     for line, errs in zip(lines_x, lines_e):
-        v = f64(line)
+        v = f64(line) if dt.is_float else np.asarray(line)  # 64-bit integers do not fit a float64
         nan = np.isnan(v) if dt.is_float else np.zeros(v.shape, bool)
         if nan.any():
             i = int(np.argmax(nan))
