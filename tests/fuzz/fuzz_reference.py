@@ -200,6 +200,8 @@ def extremum(op: str, a: Val, b: Val, propagate_nan: bool = False) -> Val:
             fn = np.fmax if op == "max" else np.fmin
             r = fn(x, y)
             err = np.where(np.isnan(x), b.err, np.where(np.isnan(y), a.err, np.maximum(a.err, b.err)))
+            # an undetermined operand may not be NaN at all
+            err = np.where((np.isnan(x) & (a.err > 0)) | (np.isnan(y) & (b.err > 0)), INF, err)
         # max(-0, +0): either zero may come back
         zeros = (x == 0) & (y == 0) & (np.signbit(x) != np.signbit(y))
     err = np.where(zeros & (err == 0), SIGN_FREE, err)

@@ -186,8 +186,12 @@ def extremum_type(dt: DType) -> DType:
 # ----------------------------------------------------------------------------- rounding
 
 def f64(x) -> np.ndarray:
+    """float64 values, every NaN made a quiet NaN: a signalling NaN (random input bits
+    make some) would turn NumPy's fmin/fmax into IEEE 754-2008 minNum, which returns NaN
+    for it, where the language ignores any NaN."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.asarray(x).astype(np.float64)
+        out = np.asarray(x).astype(np.float64)
+    return np.where(np.isnan(out), np.nan, out) if out.dtype.kind == "f" else out
 
 
 def _odd_float32(x64: np.ndarray) -> np.ndarray:
@@ -410,5 +414,9 @@ def convert(a: Val, dst: DType, rtz: bool = False) -> Val:
 
 
 def bitcast(a: Val, dst: DType) -> Val:
+    """The same bits; a NaN's bits (sign, payload) are not determined."""
     v = contiguous(np.asarray(a.value, dtype=a.dt.np)).view(dst.np).reshape(a.shape)
-    return Val(v, np.where(a.err > 0, INF, 0.0), dst)
+    unsure = a.err > 0
+    if a.dt.is_float:
+        unsure = unsure | np.isnan(f64(a.value))
+    return Val(v, np.where(unsure, INF, 0.0), dst)
