@@ -106,9 +106,9 @@ def int_unary(op: str, a: Val) -> Val:
 
 def _product_slack(v: Val) -> np.ndarray:
     """The rounding of a product that a fused multiply-add skips: half an ulp."""
-    if not v.product:
+    if v.product is None:
         return np.zeros(v.shape)
-    return ulp(f64(v.value), v.dt) / 2
+    return ulp(f64(v.value), v.product) / 2
 
 
 def _subnormal32(x64: np.ndarray) -> np.ndarray:
@@ -130,7 +130,7 @@ def float_binary(op: str, a: Val, b: Val, approx_div: bool = True) -> Val:
         if op == "mul":
             r = x * y
             err = merr(x, eb) + merr(y, ea) + np.where((ea == 0) | (eb == 0), 0.0, ea * eb)
-            return finish(r, err, dt, product=True)
+            return finish(r, err, dt, product=dt)
         if op == "div":
             r = x / y
             prop = np.where((ea == 0) & (eb == 0), 0.0,
@@ -179,7 +179,9 @@ def where(c: Val, a: Val, b: Val) -> Val:
     v = np.where(cond, a.value, b.value).astype(a.dt.np)
     e = np.where(cond, a.err, b.err)
     e = np.where(c.err > 0, INF, e)
-    return Val(v, e, a.dt, a.product and b.product)
+    products = [t for t in (a.product, b.product) if t is not None]
+    product = min(products, key=mantissa_bits) if products else None  # the coarser rounding
+    return Val(v, e, a.dt, product)
 
 
 def extremum(op: str, a: Val, b: Val, propagate_nan: bool = False) -> Val:

@@ -262,7 +262,9 @@ class Val:
     value: np.ndarray     # of dt.np, the node's shape (0-d for a scalar)
     err: np.ndarray       # float64, same shape
     dt: DType
-    product: bool = False  # a float product: an add that consumes it may be fused (fma)
+    # A float product, and the type it was rounded to: an add consuming it (also after a
+    # widening conversion) may be fused into an fma that skips that rounding.
+    product: DType | None = None
 
     @property
     def shape(self) -> tuple:
@@ -291,7 +293,7 @@ def propagate_int(values, dt: DType, *errs) -> Val:
     return Val(v, err, dt)
 
 
-def finish(y64, err, dt: DType, product: bool = False) -> Val:
+def finish(y64, err, dt: DType, product: DType | None = None) -> Val:
     """The float result of an op: exact value y64 (float64) within `err`, rounded to dt.
     The rounded interval gives the error bound: a single value is exact."""
     y64 = np.asarray(y64, dtype=np.float64)
@@ -397,7 +399,7 @@ def convert(a: Val, dst: DType, rtz: bool = False) -> Val:
                     return Val(round_toward_zero(x, dst), np.zeros(x.shape), dst)
                 # toward zero differs from to nearest by less than one ulp
                 return finish(x, a.err + ulp(x, dst), dst)
-            return finish(x, a.err, dst, a.product and dst.bits > src.bits)
+            return finish(x, a.err, dst, a.product if dst.bits > src.bits else None)
         out = ints_to_float(a.value, dst)
         return Val(out, np.where(a.err > 0, INF, 0.0), dst)
     # to an integer

@@ -115,7 +115,7 @@ def test_sums_are_exact_when_no_order_can_round():
 def test_products_feeding_an_add_allow_a_fused_rounding():
     a = exact_val(np.array([1.0 + 2 ** -12], np.float32), F32)
     p = ref.float_binary("mul", a, a)
-    assert p.product and p.err == 0
+    assert p.product is F32 and p.err == 0
     s = ref.float_binary("sub", p, p)
     assert s.err[0] > 0        # fma(a, a, -p) is the product's rounding error, not 0
 
@@ -125,3 +125,11 @@ def test_maximum_of_zeros_frees_the_sign():
     b = exact_val(np.array([-0.0, -0.0]), F64)
     m = ref.extremum("max", a, b)
     assert m.err.tolist() == [SIGN_FREE, 0.0]
+
+
+def test_a_widened_product_keeps_the_rounding_it_may_skip():
+    a = exact_val(np.array([1.0 + 2 ** -10], np.float16), F16)
+    p = convert(ref.float_binary("mul", a, a), F32)   # fp16 product, then fp32
+    assert p.product is F16
+    s = ref.float_binary("add", p, exact_val(np.array([-1.0], np.float32), F32))
+    assert s.err[0] >= 2.0 ** -11      # half an fp16 ulp of the product, not an fp32 one
