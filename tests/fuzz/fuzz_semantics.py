@@ -293,16 +293,18 @@ def propagate_int(values, dt: DType, *errs) -> Val:
     return Val(v, err, dt)
 
 
-def finish(y64, err, dt: DType, product: DType | None = None) -> Val:
-    """The float result of an op: exact value y64 (float64) within `err`, rounded to dt.
-    The rounded interval gives the error bound: a single value is exact."""
+def finish(y64, err, dt: DType, product: DType | None = None, rounding=None) -> Val:
+    """The float result of an op: exact value y64 (float64) within `err`, rounded to dt
+    (to nearest even, or by `rounding`). The rounded interval gives the error bound: a
+    single value is exact."""
+    rounding = rounding or round_to
     y64 = np.asarray(y64, dtype=np.float64)
     err = np.broadcast_to(_clean_err(err), y64.shape)
-    value = round_to(y64, dt)
+    value = rounding(y64, dt)
     if not np.any(err):
         return Val(value, np.zeros(y64.shape), dt, product)
     with np.errstate(invalid="ignore", over="ignore"):
-        lo, hi = round_to(y64 - err, dt), round_to(y64 + err, dt)
+        lo, hi = rounding(y64 - err, dt), rounding(y64 + err, dt)
         same = bits_of(lo, dt) == bits_of(hi, dt)
         v64, lo64, hi64 = f64(value), f64(lo), f64(hi)
         spread = np.maximum(np.abs(hi64 - v64), np.abs(v64 - lo64))
@@ -395,10 +397,7 @@ def convert(a: Val, dst: DType, rtz: bool = False) -> Val:
         if src.is_float:
             x = f64(a.value)
             if rtz:
-                if not np.any(a.err):
-                    return Val(round_toward_zero(x, dst), np.zeros(x.shape), dst)
-                # toward zero differs from to nearest by less than one ulp
-                return finish(x, a.err + ulp(x, dst), dst)
+                return finish(x, a.err, dst, rounding=round_toward_zero)
             return finish(x, a.err, dst, a.product if dst.bits > src.bits else None)
         out = ints_to_float(a.value, dst)
         return Val(out, np.where(a.err > 0, INF, 0.0), dst)
