@@ -1073,7 +1073,7 @@ class Generator:
     # ------------------------------------------------------------------ program
     def generate(self) -> Program:
         r = self.r
-        self.num_warps = r.choice([1, 2, 4, 4, 8])
+        self.num_warps = r.choice([1, 2, 4, 4, 8, 8, 16])
         self.rank = 1 if r.random() < 0.4 else 2
         self.reserved = {"pid", "offs", "mask", "rows", "cols", "col_idx"}
         self.int_params: set[str] = set()
