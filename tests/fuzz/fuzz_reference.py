@@ -111,6 +111,15 @@ def _product_slack(v: Val) -> np.ndarray:
     return ulp(f64(v.value), v.product) / 2
 
 
+def _keep_uncertain(err: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
+    """err, at least SIGN_FREE wherever an input was uncertain (a bound propagated by
+    multiplication can underflow to 0: 0 * (a zero of free sign) still has a free sign)."""
+    uncertain = np.zeros(np.shape(err), bool)
+    for e in inputs:
+        uncertain = uncertain | (np.broadcast_to(e, np.shape(err)) > 0)
+    return np.where(uncertain, np.maximum(err, SIGN_FREE), err)
+
+
 def _subnormal32(x64: np.ndarray) -> np.ndarray:
     return (x64 != 0) & (np.abs(x64) < FP32_MIN_NORMAL)
 
@@ -130,7 +139,7 @@ def float_binary(op: str, a: Val, b: Val, approx_div: bool = True) -> Val:
         if op == "mul":
             r = x * y
             err = merr(x, eb) + merr(y, ea) + np.where((ea == 0) | (eb == 0), 0.0, ea * eb)
-            return finish(r, err, dt, product=dt)
+            return finish(r, _keep_uncertain(err, ea, eb), dt, product=dt)
         if op == "div":
             r = x / y
             prop = np.where((ea == 0) & (eb == 0), 0.0,
@@ -143,7 +152,7 @@ def float_binary(op: str, a: Val, b: Val, approx_div: bool = True) -> Val:
                 err = err + np.where(np.isfinite(r), impl, 0.0)
                 # div.full.f32 on subnormal operands: flushed, possibly (a quotient of 0 or inf)
                 err = np.where(_subnormal32(x) | _subnormal32(y), INF, err)
-            return finish(r, err, dt)
+            return finish(r, _keep_uncertain(err, ea, eb), dt)
     raise ValueError(op)
 
 
@@ -263,7 +272,7 @@ def math_unary(name: str, a: Val) -> Val:
                     jump = np.where(np.isfinite(r0) & np.isfinite(r), np.abs(r0 - r), INF)
                     impl = impl + np.where(sub, jump, 0.0)
         err = _clean_err(prop) + impl
-    return finish(r, err, dt)
+    return finish(r, _keep_uncertain(err, ea), dt)
 
 
 def fma(a: Val, b: Val, c: Val) -> Val:
@@ -294,7 +303,7 @@ def fma(a: Val, b: Val, c: Val) -> Val:
             fix = np.isfinite(s) & (t != 0) & ((np.asarray(bits) & np.uint64(1)) == 0)
             r = np.where(fix, np.nextafter(s, np.where(t > 0, INF, -INF)), s)
         err = merr(x, b.err) + merr(y, a.err) + np.where((a.err == 0) | (b.err == 0), 0.0, a.err * b.err) + c.err
-    return finish(r, err, dt)
+    return finish(r, _keep_uncertain(err, a.err, b.err, c.err), dt)
 
 
 # ----------------------------------------------------------------------------- reductions
@@ -399,6 +408,7 @@ def reduce_extremum(op: str, a: Val, axis, keep_dims: bool) -> Val:
             lo = fn.reduce(np.where(np.isnan(x), np.nan, x - e), axis=-1)
             hi = fn.reduce(np.where(np.isnan(x), np.nan, x + e), axis=-1)
             err = np.where(np.max(e, axis=-1) > 0, np.maximum(np.abs(hi - value), np.abs(value - lo)), 0.0)
+            err = _keep_uncertain(err, np.max(e, axis=-1))
             err = np.where(np.isnan(err) | np.isinf(np.max(e, axis=-1)), INF, err)
             both_zeros = np.any((x == 0) & np.signbit(x), axis=-1) & np.any((x == 0) & ~np.signbit(x), axis=-1)
         err = np.where((value == 0) & both_zeros & (err == 0), SIGN_FREE, err)
@@ -493,7 +503,7 @@ def scan_max(op: str, a: Val, axis: int, reverse: bool) -> Val:
         lo = fn.accumulate(np.where(np.isnan(x), np.nan, x - e), axis=-1)
         hi = fn.accumulate(np.where(np.isnan(x), np.nan, x + e), axis=-1)
         emax = np.maximum.accumulate(e, axis=-1)
-        err = np.where(emax > 0, np.maximum(np.abs(hi - value), np.abs(value - lo)), 0.0)
+        err = _keep_uncertain(np.where(emax > 0, np.maximum(np.abs(hi - value), np.abs(value - lo)), 0.0), emax)
         err = np.where(np.isnan(err) | np.isinf(emax), INF, err)
         negz = np.maximum.accumulate((x == 0) & np.signbit(x), axis=-1)
         posz = np.maximum.accumulate((x == 0) & ~np.signbit(x), axis=-1)
