@@ -29,7 +29,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from fuzz_generator import AVOID, Program, generate  # noqa: E402
+from fuzz_generator import AVOID, generate  # noqa: E402
+from fuzz_program import If, Loop, Program  # noqa: E402
 from fuzz_semantics import DType, bits_of, f64  # noqa: E402
 
 
@@ -218,7 +219,6 @@ def _signature(result: Result) -> set:
 
 def _variants(body: list):
     """Bodies with one statement less, or with an if/loop replaced by one of its blocks."""
-    from fuzz_generator import If, Loop
     for i in reversed(range(len(body))):
         s = body[i]
         yield body[:i] + body[i + 1:]
