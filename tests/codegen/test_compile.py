@@ -74,6 +74,24 @@ def test_vector_width_follows_divisibility():
     assert k.asm["ptx"].count("ld.global.v4.b32") == 2
 
 
+@tilec.jit
+def copy_rows(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    offsets = rows[:, None] * stride + tl.arange(0, BLOCK)[None, :]
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets))
+
+
+def test_row_stride_limits_the_vector_width():
+    """Rows start at `row * stride`: without the `%16` specialisation of the stride only the
+    first row is known to be aligned, so no access may be wider than one element (the
+    fuzzer found 16-byte loads here, misaligned on the GPU for an odd stride)."""
+    signature = {"x_ptr": "*fp16:16", "y_ptr": "*fp16:16", "stride": "i32"}
+    ptx = tilec.compile(copy_rows, signature=signature, constexprs={"BLOCK": 32}).asm["ptx"]
+    assert "ld.global.b16" in ptx and "ld.global.v" not in ptx and "st.global.v" not in ptx
+    ptx = tilec.compile(copy_rows, signature=dict(signature, stride="i32:16"), constexprs={"BLOCK": 32}).asm["ptx"]
+    assert "ld.global.v4.b32" in ptx and "st.global.v4.b32" in ptx  # 8 halves: 16 bytes
+
+
 def test_every_stage_is_recorded():
     k = tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
     assert set(k.asm) == {"ttir", "ttgir", "llir", "ptx", "cubin"}

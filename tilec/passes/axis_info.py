@@ -157,6 +157,18 @@ def _join(a: AxisInfo, b: AxisInfo) -> AxisInfo:
                     a.value if a.value == b.value else None)
 
 
+def _divisibility_over_runs(info: AxisInfo, d: int, run: int) -> int:
+    """What divides the first element of every aligned run of `run` elements along `d`.
+
+    Inside one of `info`'s own runs the values step by one, so where a result's runs are
+    shorter than the operand's, a run starts `k * run` past the operand's run start: only
+    the power of two of `run` is shared by every such start.
+    """
+    if info.contiguity[d] <= run:
+        return info.divisibility[d]
+    return gcd(info.divisibility[d], highest_power_of_2_divisor(run))
+
+
 _RULES: dict[str, Callable[[AxisInfoAnalysis, ir.Operation], list[AxisInfo]]] = {}
 
 # Hint attributes (tl.multiple_of, max_contiguous, max_constancy) and the field each sets.
@@ -231,7 +243,8 @@ def _add_like(a: AxisInfo, b: AxisInfo, scale_b: int = 1, subtract: bool = False
         if not subtract:
             contig = max(contig, gcd(a.constancy[d], b.contiguity[d]))
         contiguity.append(contig)
-        divisibility.append(gcd(a.divisibility[d], min(b.divisibility[d] * scale_b, MAX_DIVISIBILITY)))
+        b_div = min(_divisibility_over_runs(b, d, contig) * scale_b, MAX_DIVISIBILITY)
+        divisibility.append(gcd(_divisibility_over_runs(a, d, contig), b_div))
         constancy.append(gcd(a.constancy[d], b.constancy[d]))
     value = None
     if a.value is not None and b.value is not None:
@@ -266,7 +279,8 @@ def _muli(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
         elif a.value == 1:
             contig = b.contiguity[d]
         contiguity.append(contig)
-        divisibility.append(min(a.divisibility[d] * b.divisibility[d], MAX_DIVISIBILITY))
+        divisibility.append(min(_divisibility_over_runs(a, d, contig) * _divisibility_over_runs(b, d, contig),
+                                MAX_DIVISIBILITY))
         constancy.append(gcd(a.constancy[d], b.constancy[d]))
     value = a.value * b.value if a.value is not None and b.value is not None else None
     return [AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), value)]
@@ -300,9 +314,9 @@ def _rem(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
         contig = 1
         if b.constancy[d] > 1 or b.value is not None:
             # Runs wrap only at multiples of the divisor.
-            contig = gcd(a.contiguity[d], b.divisibility[d])
+            contig = gcd(gcd(a.contiguity[d], b.divisibility[d]), b.constancy[d])
         contiguity.append(contig)
-        divisibility.append(gcd(a.divisibility[d], b.divisibility[d]))
+        divisibility.append(gcd(_divisibility_over_runs(a, d, contig), b.divisibility[d]))
         constancy.append(gcd(a.constancy[d], b.constancy[d]))
     return [AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy))]
 
@@ -337,7 +351,8 @@ def _select(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
         c = AxisInfo((1,) * rank, (1,) * rank, tuple(_rank_shape(op.results[0])), c.value)
     constancy = tuple(gcd(gcd(x, y), z) for x, y, z in zip(c.constancy, a.constancy, b.constancy))
     contiguity = tuple(gcd(gcd(x, y), z) for x, y, z in zip(c.constancy, a.contiguity, b.contiguity))
-    divisibility = tuple(gcd(x, y) for x, y in zip(a.divisibility, b.divisibility))
+    divisibility = tuple(gcd(_divisibility_over_runs(a, d, run), _divisibility_over_runs(b, d, run))
+                         for d, run in enumerate(contiguity))
     return [AxisInfo(contiguity, divisibility, constancy)]
 
 
@@ -358,6 +373,18 @@ def _broadcast(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
     return [AxisInfo(tuple(contiguity), src.divisibility, tuple(constancy), src.value)]
 
 
+def _every_element_divisibility(info: AxisInfo) -> int:
+    """A power of two dividing every element (not only the first of each run).
+
+    Along a dimension of contiguity 1 every element starts a run, so each is divisible by
+    that dimension's divisibility; inside a longer run the elements step by one, so a
+    dimension of contiguity above 1 promises nothing for the ones after the first.
+    """
+    if info.value is not None:
+        return highest_power_of_2_divisor(info.value)
+    return max((div for contig, div in zip(info.contiguity, info.divisibility) if contig == 1), default=1)
+
+
 @rule("tile.expand_dims")
 def _expand_dims(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
     src = analysis.get(op.operands[0])
@@ -366,6 +393,6 @@ def _expand_dims(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]
     if not is_tensor(op.operands[0].type):
         contiguity, divisibility, constancy = [], [], []
     contiguity.insert(axis, 1)
-    divisibility.insert(axis, max(src.divisibility) if src.divisibility else 1)
+    divisibility.insert(axis, _every_element_divisibility(src))
     constancy.insert(axis, 1)
     return [AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy), src.value)]
