@@ -180,3 +180,33 @@ def test_fp_fusion_makes_fma(fusion):
     ptx = tilec.compile(multiply_add, signature=sig, enable_fp_fusion=fusion).asm["ptx"]
     assert ("fma.rn.f32" in ptx) == fusion
     assert ("mul.rn.f32" in ptx and "add.rn.f32" in ptx) == (not fusion)
+
+
+@tilec.jit
+def int_through_double(x_ptr, y_ptr, DST: tl.constexpr):
+    offs = tl.arange(0, 128)
+    wide = tl.load(x_ptr + offs).to(tl.float64)
+    tl.store(y_ptr + offs, wide.to(DST))
+
+
+@pytest.mark.parametrize("dst,name,cvt", [(tl.int32, "i32", "cvt.rzi.s32.f64"), (tl.uint16, "u16", "cvt.rzi.u16.f64"),
+                                          (tl.int8, "i8", "cvt.rzi.s8.f64")])
+def test_float_to_int_saturates_after_a_widening(dst, name, cvt):
+    """`int64 -> fp64 -> int32` saturates (2**40 becomes INT_MAX): LLVM's fptosi would make
+    an out-of-range value poison and fold the pair into a truncation of the int64 (the
+    fuzzer found the low 32 bits on the GPU)."""
+    ptx = tilec.compile(int_through_double, signature={"x_ptr": "*i64:16", "y_ptr": f"*{name}:16"},
+                        constexprs={"DST": dst}).asm["ptx"]
+    assert cvt in ptx
+
+
+@tilec.jit
+def double_to_int(x_ptr, y_ptr):
+    offs = tl.arange(0, 128)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(tl.int32))
+
+
+def test_nan_converts_to_zero_from_double():
+    """From fp64, cvt.rzi gives INT_MIN for NaN: a NaN test follows it."""
+    ptx = tilec.compile(double_to_int, signature={"x_ptr": "*fp64:16", "y_ptr": "*i32:16"}).asm["ptx"]
+    assert "cvt.rzi.s32.f64" in ptx and "setp.nan.f64" in ptx

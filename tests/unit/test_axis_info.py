@@ -14,7 +14,7 @@ from tilec.dialects._mlir import make_context
 from tilec.passes.axis_info import AxisInfoAnalysis
 
 
-def store_pointer_info(kernel, signature, constexprs):
+def store_pointer_info(kernel, signature, constexprs, operand=0):
     ttir = tilec.compile(kernel, signature=signature, constexprs=constexprs).asm["ttir"]
     with make_context():
         module = ir.Module.parse(ttir)
@@ -27,7 +27,7 @@ def store_pointer_info(kernel, signature, constexprs):
                 stores.append(op)
             return ir.WalkResult.ADVANCE
         func.walk(visit)
-        return analysis.get(stores[0].operands[0])
+        return analysis.get(stores[0].operands[operand])
 
 
 def check_promises(info, addresses):
@@ -117,3 +117,41 @@ def test_a_block_of_a_range_is_contiguous_and_aligned():
     info = store_pointer_info(block_copy, {"y_ptr": "*fp32:16"}, {"BLOCK": 128})
     assert info.contiguity == (128,) and info.divisibility == (16,)
     check_promises(info, 4096 + 4 * (128 * 3 + np.arange(128)))
+
+
+@tilec.jit
+def masked_by(y_ptr, BLOCK: tl.constexpr, PREDICATE: tl.constexpr, BOUND: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if PREDICATE == "ne":
+        mask = offsets != BOUND
+    elif PREDICATE == "eq":
+        mask = offsets == BOUND
+    elif PREDICATE == "lt":
+        mask = offsets < BOUND
+    elif PREDICATE == "le":
+        mask = offsets <= BOUND
+    elif PREDICATE == "gt":
+        mask = offsets > BOUND
+    elif PREDICATE == "ge":
+        mask = offsets >= BOUND
+    elif PREDICATE == "bound_gt":
+        mask = BOUND > offsets
+    else:
+        mask = BOUND <= offsets
+    tl.store(y_ptr + offsets, 1.0, mask=mask)
+
+
+@pytest.mark.parametrize("predicate,constant_runs", [("ne", False), ("eq", False), ("lt", True), ("le", False),
+                                                     ("gt", False), ("ge", True), ("bound_gt", True),
+                                                     ("bound_le", True)])
+def test_a_mask_is_constant_over_a_run_only_where_it_cannot_flip_inside_one(predicate, constant_runs):
+    """`offsets < 64` is constant over aligned runs of 4 (a vector store may take one
+    predicate); `offsets != 0` or `offsets <= 64` flips after a run's first element."""
+    info = store_pointer_info(masked_by, {"y_ptr": "*fp32:16"},
+                              {"BLOCK": 128, "PREDICATE": predicate, "BOUND": 64}, operand=2)
+    assert (info.constancy[0] > 1) == constant_runs
+    offsets, bound = np.arange(128), 64
+    values = {"ne": offsets != bound, "eq": offsets == bound, "lt": offsets < bound,
+              "le": offsets <= bound, "gt": offsets > bound, "ge": offsets >= bound,
+              "bound_gt": bound > offsets, "bound_le": bound <= offsets}[predicate]
+    check_promises(info, values.astype(np.int64))

@@ -321,17 +321,31 @@ def _rem(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
     return [AxisInfo(tuple(contiguity), tuple(divisibility), tuple(constancy))]
 
 
+# arith.cmpi predicates (arith::CmpIPredicate) of the form `run < bound` or `run >= bound`
+# when the run is the left operand, and when it is the right one.
+_CMPI_SLT, _CMPI_SLE, _CMPI_SGT, _CMPI_SGE, _CMPI_ULT, _CMPI_ULE, _CMPI_UGT, _CMPI_UGE = range(2, 10)
+_RUN_ON_LEFT = {_CMPI_SLT, _CMPI_SGE, _CMPI_ULT, _CMPI_UGE}
+_RUN_ON_RIGHT = {_CMPI_SGT, _CMPI_SLE, _CMPI_UGT, _CMPI_ULE}
+
+
 @rule("arith.cmpi")
 def _cmpi(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
     a, b = analysis.get(op.operands[0]), analysis.get(op.operands[1])
+    predicate = int_attr_value(op, "predicate")
+    orders = []
+    if predicate in _RUN_ON_LEFT:
+        orders.append((a, b))
+    if predicate in _RUN_ON_RIGHT:
+        orders.append((b, a))
     constancy = []
     for d in range(a.rank):
         const = gcd(a.constancy[d], b.constancy[d])
-        # A contiguous, aligned run compared with a value that is constant over the run and
-        # divisible by its length cannot change its outcome inside the run.
-        for x, y in ((a, b), (b, a)):
-            run = gcd(x.contiguity[d], x.divisibility[d])
-            const = max(const, gcd(run, gcd(y.constancy[d], y.divisibility[d])))
+        # `run < bound` (or >=) for an aligned run of consecutive values and a bound that is
+        # constant over the run and divisible by its length: the run lies wholly below or
+        # wholly at or above the bound. Not so for <=, >, == or != (the run [4, 8) against 4).
+        for run_info, bound in orders:
+            run = gcd(run_info.contiguity[d], run_info.divisibility[d])
+            const = max(const, gcd(run, gcd(bound.constancy[d], bound.divisibility[d])))
         constancy.append(const)
     return [AxisInfo((1,) * a.rank, (1,) * a.rank, tuple(constancy))]
 

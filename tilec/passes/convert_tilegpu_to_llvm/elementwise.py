@@ -79,11 +79,8 @@ def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
     if op.name == "arith.truncf" and "roundingmode" in op.attributes:
         _lower_truncf_rounding(ctx, op)
         return
-    if op.name in ("arith.fptosi", "arith.fptoui") and not _hardware_nan_is_zero(ctx, op):
-        _lower_float_to_int_nan_zero(ctx, op)
-        return
-    if op.name in ("arith.fptosi", "arith.fptoui") and ctx.element_type(op.results[0].type) == ctx.i8:
-        _lower_float_to_byte(ctx, op)
+    if op.name in ("arith.fptosi", "arith.fptoui"):
+        _lower_float_to_int(ctx, op)
         return
     attrs = _copy_attrs(op)
     if ctx.fp_fusion and op.name in _CONTRACTABLE:
@@ -114,44 +111,39 @@ def _lower_truncf_rounding(ctx: LoweringContext, op: ir.Operation) -> None:
     _per_element(ctx, op, narrow)
 
 
-def _hardware_nan_is_zero(ctx: LoweringContext, op: ir.Operation) -> bool:
-    """PTX's cvt.rzi gives 0 for NaN only from fp32/fp16 to at most 32 bits; from fp64, or
-    to 64 bits, it gives the most negative value (INT_MIN, 2**63 unsigned)."""
-    src = str(element_type(op.operands[0].type))
-    return src != "f64" and ctx.element_type(op.results[0].type).width <= 32
+def _lower_float_to_int(ctx: LoweringContext, op: ir.Operation) -> None:
+    """Float -> integer: toward zero, saturating at the integer's range, NaN -> 0, as the
+    language says for both backends. PTX's `cvt.rzi` saturates; LLVM's fptosi/fptoui would
+    select it too, but they make an out-of-range input poison, which lets LLVM fold
+    `fptosi(sitofp(x))` into a truncation of `x`. So the conversion is the instruction
+    itself, and where `cvt.rzi` gives the most negative value for NaN (from fp64, or to
+    64 bits) a NaN test follows."""
+    _per_element(ctx, op, lambda operands: [_float_to_int(ctx, op, operands[0])])
 
 
-def _lower_float_to_int_nan_zero(ctx: LoweringContext, op: ir.Operation) -> None:
-    """Float -> integer where the hardware would not give 0 for NaN: the conversion, then
-    0 for NaN (as everywhere else, and in the interpreter)."""
+def _float_to_int(ctx: LoweringContext, op: ir.Operation, x: ir.Value) -> ir.Value:
     result_ty = ctx.element_type(op.results[0].type)
-    byte = result_ty == ctx.i8
-
-    def convert(operands):
-        x = operands[0]
-        value = _float_to_byte(ctx, op, x) if byte else create_op(op.name, [result_ty], [x]).result
-        is_nan = ctx.arith("cmpf", x, x, result_type=ctx.i1, attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 14)})  # uno
-        return [ctx.arith("select", is_nan, ctx.const(0, result_ty), value, result_type=result_ty)]
-
-    _per_element(ctx, op, convert)
-
-
-def _lower_float_to_byte(ctx: LoweringContext, op: ir.Operation) -> None:
-    """Float -> int8/uint8 saturating to the byte's range, NaN -> 0 (cvt.rzi.s8/u8), as for
-    the wider integers (LLVM would convert to 16 bits and wrap to 8)."""
-    _per_element(ctx, op, lambda operands: [_float_to_byte(ctx, op, operands[0])])
-
-
-def _float_to_byte(ctx: LoweringContext, op: ir.Operation, x: ir.Value) -> ir.Value:
-    kind = "s8" if op.name == "arith.fptosi" else "u8"
     src = element_type(op.operands[0].type)
-    name, letter = {"f64": ("f64", "d"), "f16": ("f16", "h")}.get(str(src), ("f32", "f"))
+    signed = op.name == "arith.fptosi"
+    # Bytes are converted in a 16-bit register (PTX has no 8-bit ones), still saturating at
+    # the byte's range; bf16 goes through fp32 (cvt.rzi from bf16 needs sm_90).
+    register_ty, letter = {8: (ctx.i16, "h"), 16: (ctx.i16, "h"), 32: (ctx.i32, "r"), 64: (ctx.i64, "l")}[
+        result_ty.width]
     if isinstance(src, ir.BF16Type):
         x = ctx.arith("extf", x, result_type=ctx.f32)
-    if letter == "h":
-        x = create_op("llvm.bitcast", [ctx.i16], [x]).result
-    (wide,) = ctx.inline_asm(f"cvt.rzi.{kind}.{name} $0, $1;", f"=h,{letter}", [x], [ctx.i16], side_effects=False)
-    return ctx.arith("trunci", wide, result_type=ctx.i8)
+    name, src_letter = {"f64": ("f64", "d"), "f16": ("f16", "h")}.get(str(src), ("f32", "f"))
+    converted = x
+    if src_letter == "h":
+        converted = create_op("llvm.bitcast", [ctx.i16], [x]).result
+    kind = f"{'s' if signed else 'u'}{result_ty.width}"
+    (value,) = ctx.inline_asm(f"cvt.rzi.{kind}.{name} $0, $1;", f"={letter},{src_letter}", [converted],
+                              [register_ty], side_effects=False)
+    if register_ty != result_ty:
+        value = ctx.arith("trunci", value, result_type=result_ty)
+    if name == "f64" or result_ty.width == 64:
+        is_nan = ctx.arith("cmpf", x, x, result_type=ctx.i1, attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 14)})  # uno
+        value = ctx.arith("select", is_nan, ctx.const(0, result_ty), value, result_type=result_ty)
+    return value
 
 
 # fp8 <-> wider floats. The PTX conversions work on pairs: the value goes in the low half.
