@@ -142,8 +142,9 @@ def float_binary(op: str, a: Val, b: Val, approx_div: bool = True) -> Val:
             return finish(r, _keep_uncertain(err, ea, eb), dt, product=dt)
         if op == "div":
             r = x / y
+            # divided in two steps: |y| * (|y| - eb) overflows for quotients of huge values
             prop = np.where((ea == 0) & (eb == 0), 0.0,
-                            (merr(x, eb) + merr(y, ea)) / (np.abs(y) * np.maximum(np.abs(y) - eb, 0.0)))
+                            (merr(x, eb) + merr(y, ea)) / np.abs(y) / np.maximum(np.abs(y) - eb, 0.0))
             prop = np.where((eb > 0) & (eb >= np.abs(y)), INF, prop)
             prop = np.where((eb > 0) & ~np.isfinite(x), INF, prop)
             err = _clean_err(prop)

@@ -300,6 +300,11 @@ def finish(y64, err, dt: DType, product: DType | None = None, rounding=None) -> 
     rounding = rounding or round_to
     y64 = np.asarray(y64, dtype=np.float64)
     err = np.broadcast_to(_clean_err(err), y64.shape)
+    if dt is F64:
+        # y64 is itself rounded to float64: exact where the inputs are (IEEE +, -, *, /),
+        # but around an uncertain result the exact value may sit up to half an ulp away.
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.where(err > 0, err + ulp(y64, F64) / 2, err)
     value = rounding(y64, dt)
     if not np.any(err):
         return Val(value, np.zeros(y64.shape), dt, product)

@@ -82,6 +82,9 @@ def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
     if op.name in ("arith.fptosi", "arith.fptoui"):
         _lower_float_to_int(ctx, op)
         return
+    if op.name == "math.absi" and ctx.element_type(op.results[0].type) == ctx.i16:
+        _lower_abs_i16(ctx, op)
+        return
     attrs = _copy_attrs(op)
     if ctx.fp_fusion and op.name in _CONTRACTABLE:
         attrs["fastmath"] = ir.Attribute.parse("#arith.fastmath<contract>")
@@ -109,6 +112,17 @@ def _lower_truncf_rounding(ctx: LoweringContext, op: ir.Operation) -> None:
         return [y if bits_ty == result_ty else create_op("llvm.bitcast", [result_ty], [y]).result]
 
     _per_element(ctx, op, narrow)
+
+
+def _lower_abs_i16(ctx: LoweringContext, op: ir.Operation) -> None:
+    """|x| of an int16 in a 32-bit register, truncated back, so the most negative value
+    stays itself (|-32768| wraps to -32768). ptxas keeps `abs.s16`'s result in a 32-bit
+    register as +32768, which a following 16-bit `mul.hi` read as such: on an H100,
+    `abs(x) % 3` of int16 -32768 gave -1 instead of -2. LLVM folds a 32-bit abs of the
+    widened value back to `abs.s16`, so the instructions are written out. (int8 is
+    computed in 16 bits by LLVM, where |-128| is representable.)"""
+    asm = "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.u16.u32 $0, t; }"
+    _per_element(ctx, op, lambda operands: ctx.inline_asm(asm, "=h,h", operands, [ctx.i16], side_effects=False))
 
 
 def _lower_float_to_int(ctx: LoweringContext, op: ir.Operation) -> None:
