@@ -105,10 +105,12 @@ def int_unary(op: str, a: Val) -> Val:
 # ----------------------------------------------------------------------------- float arithmetic
 
 def _product_slack(v: Val) -> np.ndarray:
-    """The rounding of a product that a fused multiply-add skips: half an ulp."""
+    """The rounding of a product that a fused multiply-add skips: half an ulp, and a little
+    more, so that a product rounded from a tie still counts as uncertain (the addend that
+    decides the fused rounding may vanish in float64: `p * 6 - 1` with p near 1e27)."""
     if v.product is None:
         return np.zeros(v.shape)
-    return ulp(f64(v.value), v.product) / 2
+    return ulp(f64(v.value), v.product) * (0.5 + 2.0 ** -12)
 
 
 def _keep_uncertain(err: np.ndarray, *inputs: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import warnings
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from tilec.config import config
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
-def fake_ptxas(path: Path, *, release: str = "13.0", failure: str = "") -> Path:
+def fake_ptxas(path: Path, *, release: str = "13.5", failure: str = "") -> Path:
     """A ptxas that prints `release` for --version, and fails with `failure` (or writes an
     empty cubin) otherwise."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,7 +96,7 @@ def test_nothing_installed_says_what_to_install(places):
     with pytest.raises(tilec.ToolNotFoundError) as info:
         toolkit.ptxas_path()
     assert str(info.value) == ("ptxas was not found: install the nvidia-cuda-nvcc wheel tilec depends on "
-                               "(pip install 'nvidia-cuda-nvcc>=13.0,<14'), or set TILEC_CUDA_HOME to a CUDA toolkit")
+                               "(pip install 'nvidia-cuda-nvcc>=13.5,<14'), or set TILEC_CUDA_HOME to a CUDA toolkit")
     with pytest.raises(tilec.ToolNotFoundError, match=r"libdevice.10.bc was not found: install the nvidia-nvvm wheel"):
         toolkit.libdevice_path()
     assert isinstance(info.value, tilec.ToolkitError) and isinstance(info.value, tilec.TilecError)
@@ -103,12 +104,12 @@ def test_nothing_installed_says_what_to_install(places):
 
 def test_cuda_13_wheels_are_found_where_they_put_their_files(places):
     site = places / "site-packages"
-    fake_wheel(site, "nvidia-cuda-nvcc", "13.0.88", {CU13_PTXAS: None, "nvidia/cu13/bin/nvlink": b""})
-    fake_wheel(site, "nvidia-nvvm", "13.0.88", {CU13_LIBDEVICE: b"BC", "nvidia/cu13/nvvm/bin/cicc": b""})
+    fake_wheel(site, "nvidia-cuda-nvcc", "13.5.37", {CU13_PTXAS: None, "nvidia/cu13/bin/nvlink": b""})
+    fake_wheel(site, "nvidia-nvvm", "13.5.37", {CU13_LIBDEVICE: b"BC", "nvidia/cu13/nvvm/bin/cicc": b""})
     assert toolkit.ptxas_path() == str(site / CU13_PTXAS)
     assert toolkit.libdevice_path() == str(site / CU13_LIBDEVICE)
-    assert toolkit.ptxas_version() == "13.0"
-    assert "(from the nvidia-cuda-nvcc wheel, CUDA 13.0)" in toolkit.describe()
+    assert toolkit.ptxas_version() == "13.5"
+    assert "(from the nvidia-cuda-nvcc wheel, CUDA 13.5)" in toolkit.describe()
 
 
 def test_cuda_12_wheel_layout_is_found_too(places):
@@ -124,7 +125,7 @@ def test_the_wheels_come_before_cuda_home_and_the_system_toolkit(places, monkeyp
     monkeypatch.setattr(toolkit, "SYSTEM_CUDA_HOME", str(fake_toolkit(places / "system-cuda")))
     assert toolkit.ptxas_path() == str(places / "cuda-home" / "bin" / "ptxas")
     site = places / "another-site-packages"  # the wheel installed
-    fake_wheel(site, "nvidia-cuda-nvcc", "13.0.88", {CU13_PTXAS: None})
+    fake_wheel(site, "nvidia-cuda-nvcc", "13.5.37", {CU13_PTXAS: None})
     monkeypatch.syspath_prepend(str(site))
     assert toolkit.ptxas_path() == str(site / CU13_PTXAS)
     # each piece independently: libdevice still comes from CUDA_HOME, having no wheel
@@ -143,7 +144,7 @@ def test_system_toolkit_then_the_path(places, monkeypatch):
 
 def test_tilec_cuda_home_is_the_only_place_looked_at_when_set(places, monkeypatch):
     site = places / "site-packages"
-    fake_wheel(site, "nvidia-cuda-nvcc", "13.0.88", {CU13_PTXAS: None})
+    fake_wheel(site, "nvidia-cuda-nvcc", "13.5.37", {CU13_PTXAS: None})
     monkeypatch.setattr(config, "tilec_cuda_home", str(fake_toolkit(places / "chosen", release="12.8")))
     assert toolkit.ptxas_path() == str(places / "chosen" / "bin" / "ptxas")
     assert toolkit.ptxas_version() == "12.8"
@@ -176,7 +177,7 @@ def test_declared_wheels_are_the_ones_searched():
 # ----------------------------------------------------------------------------- ptxas's refusals
 
 
-def refusal(places, monkeypatch, failure: str, chip: str, release: str = "13.0") -> str:
+def refusal(places, monkeypatch, failure: str, chip: str, release: str = "13.5") -> str:
     monkeypatch.setattr(config, "tilec_cuda_home", str(fake_toolkit(places / f"cuda-{release}", release=release,
                                                                    failure=failure)))
     with pytest.raises(tilec.ToolkitError) as info:
@@ -187,8 +188,8 @@ def refusal(places, monkeypatch, failure: str, chip: str, release: str = "13.0")
 def test_chip_older_than_cuda_13_supports(places, monkeypatch):
     message = refusal(places, monkeypatch, "ptxas fatal   : Value 'sm_70' is not defined for option 'gpu-name'",
                       "sm_70")
-    ptxas = places / "cuda-13.0" / "bin" / "ptxas"
-    assert message == (f"cannot make a cubin of kernel: the ptxas of CUDA 13.0 ({ptxas}) does not compile for "
+    ptxas = places / "cuda-13.5" / "bin" / "ptxas"
+    assert message == (f"cannot make a cubin of kernel: the ptxas of CUDA 13.5 ({ptxas}) does not compile for "
                        "sm_70; CUDA 13 compiles for sm_75 and newer only: set TILEC_CUDA_HOME to a CUDA 12 toolkit")
 
 
@@ -231,3 +232,24 @@ def test_describe_runs_as_a_module():
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert [line.split()[0] for line in lines] == ["ptxas", "libdevice"]
+
+
+# ----------------------------------------------------------------------------- known miscompiles
+
+
+@pytest.mark.parametrize("release,warns", [("13.0", True), ("13.5", False)])
+def test_a_ptxas_known_to_miscompile_is_named_once(places, monkeypatch, release, warns):
+    """CUDA 13.0's ptxas produced wrong SASS for kernels the fuzzer generated (fixed in
+    13.5): assembling with it warns, once per ptxas, saying what to install."""
+    root = fake_toolkit(places / f"cuda-{release}", release=release)
+    monkeypatch.setattr(config, "tilec_cuda_home", str(root))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        toolkit.assemble(".version 8.0\n", "sm_90a", "kernel")
+        toolkit.assemble(".version 8.0\n", "sm_90a", "kernel")
+    messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    if warns:
+        assert len(messages) == 1 and "miscompiles" in messages[0] and toolkit.WHEELS["ptxas"] in messages[0]
+        assert "warning: this ptxas" in toolkit.describe()
+    else:
+        assert messages == [] and "warning" not in toolkit.describe()

@@ -34,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from dataclasses import dataclass
 
 from ..config import config
@@ -44,7 +45,14 @@ __all__ = ["ToolkitError", "ToolNotFoundError", "WHEELS", "ptxas_path", "libdevi
 
 # The wheels tilec depends on for each piece (pyproject.toml lists the same requirements),
 # and older wheels that hold the same files and are searched after them.
-WHEELS = {"ptxas": "nvidia-cuda-nvcc>=13.0,<14", "libdevice": "nvidia-nvvm>=13.0,<14"}
+WHEELS = {"ptxas": "nvidia-cuda-nvcc>=13.5,<14", "libdevice": "nvidia-nvvm>=13.0,<14"}
+
+# ptxas releases known to assemble tilec's PTX into wrong code, with what was seen (each
+# found by tests/fuzz on an H100 and checked in the SASS against the release after it).
+KNOWN_MISCOMPILES = {
+    "13.0": "it drops one negation from a three-input integer max (VIMNMX3), the +1 of a packed "
+            "16-bit add (VIADD.16x2), and the sign extension after a 16-bit abs",
+}
 _OLDER_WHEELS = ("nvidia-cuda-nvcc-cu12",)
 
 # Where a system-wide CUDA toolkit usually is.
@@ -163,6 +171,9 @@ def describe() -> str:
             continue
         release = f", CUDA {_release_of(found.path)}" if piece == "ptxas" else ""
         lines.append(f"{piece:10} {found.path} (from {found.source}{release})")
+        if piece == "ptxas" and _release_of(found.path) in KNOWN_MISCOMPILES:
+            lines.append(f"{'':10} warning: this ptxas {KNOWN_MISCOMPILES[_release_of(found.path)]}; "
+                         f"install '{WHEELS['ptxas']}'")
     return "\n".join(lines)
 
 
@@ -187,6 +198,7 @@ def assemble(ptx: str, chip: str, kernel_name: str) -> PtxasResult:
     """Runs ptxas on `ptx` for `chip` (`Target.chip`, e.g. "sm_90a"). Raises ToolNotFoundError
     without ptxas, and ToolkitError when ptxas refuses the PTX."""
     ptxas = ptxas_path()
+    _warn_if_known_to_miscompile(ptxas)
     with tempfile.TemporaryDirectory(prefix="tilec-ptxas-") as tmp:
         src = os.path.join(tmp, f"{kernel_name}.ptx")
         dst = os.path.join(tmp, f"{kernel_name}.cubin")
@@ -202,6 +214,16 @@ def assemble(ptx: str, chip: str, kernel_name: str) -> PtxasResult:
     regs = _REGS.search(log)
     spills = _SPILLS.search(log)
     return PtxasResult(cubin, int(regs.group(1)) if regs else 0, int(spills.group(1)) if spills else 0, log)
+
+
+@functools.lru_cache(maxsize=None)
+def _warn_if_known_to_miscompile(ptxas: str) -> None:
+    """Once per ptxas: a warning where its release is known to produce wrong code."""
+    release = _release_of(ptxas)
+    if release in KNOWN_MISCOMPILES:
+        warnings.warn(f"tilec: the ptxas of CUDA {release} ({ptxas}) miscompiles some kernels: "
+                      f"{KNOWN_MISCOMPILES[release]}. Install '{WHEELS['ptxas']}' (and unset TILEC_CUDA_HOME "
+                      "if it points to this toolkit)", RuntimeWarning, stacklevel=4)
 
 
 def _explain_failure(log: str, ptxas: str, chip: str, kernel_name: str) -> str:
