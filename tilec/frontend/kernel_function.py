@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import hashlib
 import inspect
+import linecache
 import textwrap
+import types
 from typing import Any, Callable
 
 from ..errors import LaunchError, hide_internal_frames
@@ -20,21 +22,24 @@ from .loop_exits import rewrite_loop_exits
 class KernelFunction:
     """Parses a Python function once and describes its parameters."""
 
-    def __init__(self, fn: Callable, *, noinline: bool = False, debug: bool | None = None):
+    def __init__(self, fn: Callable, *, noinline: bool = False, debug: bool | None = None,
+                 src: str | None = None):
+        self.noinline = noinline
+        self.debug = debug
+        self._set_function(fn, *source_of(fn, src))
+
+    def _set_function(self, fn: Callable, lines: list[str], first_line: int, filename: str) -> None:
+        """Takes `fn` and the source it was compiled from (`lines` from `first_line` of
+        `filename`), and forgets whatever was derived from an earlier source."""
         self.fn = fn
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
         self.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
-        self.noinline = noinline
-        self.debug = debug
-        try:
-            lines, self.first_line = inspect.getsourcelines(fn)
-        except (OSError, TypeError) as exc:
-            raise ValueError(f"@jit needs the source of {fn.__name__}, which is not available: {exc}") from None
-        self.filename = inspect.getsourcefile(fn) or "<unknown>"
+        self.first_line = first_line
+        self.filename = filename
         self.src_lines = lines
-        self.src = textwrap.dedent("".join(lines))
+        self.__dict__["src"] = textwrap.dedent("".join(lines))  # (JITFunction makes `src` a property)
         self.indent = len(lines[0]) - len(lines[0].lstrip()) if lines else 0
         signature = inspect.signature(fn)
         self.signature = signature
@@ -45,6 +50,25 @@ class KernelFunction:
         self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self._ast: ast.FunctionDef | None = None
         self._hash: str | None = None
+
+    def update_src(self, new_src: str) -> None:
+        """Replaces the kernel's source with `new_src`, a definition of a function of the
+        same name (decorators are ignored). Both backends run the new source from then on,
+        and compiled kernels are keyed by it; the names it reads resolve in the original
+        function's globals (and its closure's values). Triton's `_unsafe_update_src`."""
+        global _updates
+        _updates += 1
+        filename = f"<source of {self.__name__}, update {_updates}>"
+        fn = function_from_source(new_src, self.fn, filename)
+        lines = textwrap.dedent(new_src).splitlines(keepends=True)
+        linecache.cache[filename] = (len(new_src), None, lines, filename)  # for tracebacks
+        self._set_function(fn, lines, 1, filename)
+        self._source_changed()
+
+    _unsafe_update_src = update_src  # Triton's name
+
+    def _source_changed(self) -> None:
+        """Hook for the runtime: drop what was compiled from the old source."""
 
     @property
     def globals(self) -> dict[str, Any]:
@@ -121,3 +145,108 @@ def kernel_function_of(value: Any) -> KernelFunction | None:
             kernel = _LIBRARY_KERNELS.setdefault(value, KernelFunction(value.fn))
         return kernel
     return None
+
+
+# ----------------------------------------------------------------------------- finding the source
+
+
+def source_of(fn: Callable, src: str | None = None) -> tuple[list[str], int, str]:
+    """The source lines of `fn`, the line of the file they start at, and the file's name.
+
+    From, in order: `src` (given by the caller), the file or the `linecache` entry of the
+    function's code object (`inspect`: files, notebooks, and REPLs that record what was
+    typed), and a string holding the function's definition in a frame of the code that
+    is defining it, such as the source given to `exec()`. A string is taken only if
+    compiling it gives the function's own bytecode."""
+    code = getattr(fn, "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    if src is not None:
+        return textwrap.dedent(src).splitlines(keepends=True), 1, filename
+    try:
+        lines, first_line = inspect.getsourcelines(fn)
+        return lines, first_line, inspect.getsourcefile(fn) or filename
+    except (OSError, TypeError) as exc:
+        reason = exc
+    found = _source_from_defining_frames(fn) if code is not None else None
+    if found is not None:
+        return found[0], found[1], filename
+    raise ValueError(f"@jit needs the source of {fn.__name__}, which is not available ({reason}): pass it as "
+                     f"@tilec.jit(src=...), or give exec() a file name that linecache knows") from None
+
+
+# How many frames up from the decorator to look for the string that defined the function.
+_FRAMES_SEARCHED = 24
+
+
+def _source_from_defining_frames(fn: Callable) -> tuple[list[str], int] | None:
+    code = fn.__code__
+    frame = inspect.currentframe()
+    seen: set[int] = set()
+    try:
+        for _ in range(_FRAMES_SEARCHED):
+            if frame is None:
+                break
+            # strings in the frame's variables, its module's, and its code's own constants
+            values = [*frame.f_locals.values(), *frame.f_globals.values(), *frame.f_code.co_consts]
+            for value in values:
+                if isinstance(value, str) and id(value) not in seen and f"def {code.co_name}" in value:
+                    seen.add(id(value))
+                    lines = _lines_defining(value, code)
+                    if lines is not None:
+                        return lines
+            frame = frame.f_back
+    finally:
+        del frame
+    return None
+
+
+def _lines_defining(text: str, code) -> tuple[list[str], int] | None:
+    """The lines of `text` that define the function compiled to `code` (same name, first
+    line and bytecode), and the line they start at; None if `text` does not define it."""
+    try:
+        module = compile(text, code.co_filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+    stack = [module]
+    while stack:
+        candidate = stack.pop()
+        if (candidate.co_name == code.co_name and candidate.co_firstlineno == code.co_firstlineno
+                and candidate.co_code == code.co_code):
+            break
+        stack.extend(c for c in candidate.co_consts if hasattr(c, "co_code"))
+    else:
+        return None
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name:
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if first == code.co_firstlineno:
+                lines = text.splitlines(keepends=True)[first - 1:node.end_lineno]
+                return lines, first
+    return None
+
+
+# Source updates so far (each gets a file name of its own for tracebacks).
+_updates = 0
+
+
+def function_from_source(src: str, like: Callable, filename: str) -> Callable:
+    """The Python function `src` defines, without its decorators, reading names from the
+    globals of `like` (with the values of its closure, if it has one, in a copy of them)."""
+    tree = ast.parse(textwrap.dedent(src))
+    defs = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    if len(defs) != 1:
+        raise ValueError(f"the new source of {like.__name__} must define one function, found {len(defs)}")
+    defs[0].decorator_list = []
+    global_names = like.__globals__
+    if like.__closure__:
+        global_names = dict(global_names)
+        global_names.update(zip(like.__code__.co_freevars, (cell.cell_contents for cell in like.__closure__)))
+    namespace = dict(global_names)  # annotations and defaults are evaluated here, once
+    exec(compile(tree, filename, "exec"), namespace)
+    new = namespace[defs[0].name]
+    made = types.FunctionType(new.__code__, global_names, new.__name__, new.__defaults__, new.__closure__)
+    made.__annotations__ = new.__annotations__
+    made.__kwdefaults__ = new.__kwdefaults__
+    made.__module__ = like.__module__
+    made.__qualname__ = like.__qualname__
+    return made

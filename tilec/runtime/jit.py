@@ -11,6 +11,7 @@ import inspect
 import operator
 import re
 import sys
+import weakref
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
@@ -38,9 +39,33 @@ class JITFunction(KernelFunction):
     """A kernel: launch with `kernel[grid](*args, num_warps=4)`."""
 
     def __init__(self, fn: Callable, *, noinline: bool = False, debug: bool | None = None,
-                 do_not_specialize: Sequence[str | int] = ()):
-        super().__init__(fn, noinline=noinline, debug=debug)
-        self.do_not_specialize = {self.arg_names[i] if isinstance(i, int) else i for i in do_not_specialize}
+                 do_not_specialize: Sequence[str | int] = (), src: str | None = None):
+        super().__init__(fn, noinline=noinline, debug=debug, src=src)
+        self._do_not_specialize = tuple(do_not_specialize)
+        self._derive_launch_state()
+        _ALL_KERNELS.add(self)
+
+    @property
+    def src(self) -> str:
+        """The kernel's source; assigning to it is `update_src`."""
+        return self.__dict__["src"]
+
+    @src.setter
+    def src(self, new_src: str) -> None:
+        self.update_src(new_src)
+
+    def _source_changed(self) -> None:
+        """A new source: the launch state follows the new parameters, and every kernel
+        forgets what it compiled (callers included, whose keys hold this source)."""
+        self._derive_launch_state()
+        for kernel in list(_ALL_KERNELS):
+            kernel._kernels.clear()
+            kernel._by_spec.clear()
+            kernel._cache_hash = None
+            kernel.__dict__.pop("_checked_by_frontend", None)
+
+    def _derive_launch_state(self) -> None:
+        self.do_not_specialize = {self.arg_names[i] if isinstance(i, int) else i for i in self._do_not_specialize}
         self._kernels: dict[tuple, Any] = {}  # launch key (see _value_key) -> LoadedKernel
         self._by_spec: dict[tuple, Any] = {}  # (device, specialisation, options) -> LoadedKernel
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
@@ -571,6 +596,10 @@ def _spec_from_type(name: str, value: Any) -> ArgSpec:
     return ArgSpec(name, tl.dtype_from_signature(text), divisibility=int(div) if div else 1)
 
 
+# Every JITFunction made, so that a source update reaches the caches of its callers.
+_ALL_KERNELS: "weakref.WeakSet[JITFunction]" = weakref.WeakSet()
+
+
 class _NoTensor:
     """Stands for torch.Tensor in generated launchers while torch is not imported."""
 
@@ -584,10 +613,11 @@ _MISSING = _MissingType()
 
 
 def jit(fn: Callable | None = None, *, noinline: bool = False, debug: bool | None = None,
-        do_not_specialize: Sequence[str | int] = (), **unused) -> Any:
-    """Decorator: `@tilec.jit` or `@tilec.jit(noinline=True, debug=True)`."""
+        do_not_specialize: Sequence[str | int] = (), src: str | None = None, **unused) -> Any:
+    """Decorator: `@tilec.jit` or `@tilec.jit(noinline=True, debug=True)`; `src=` gives the
+    function's source where Python kept none (see `KernelFunction`)."""
 
     def decorate(f: Callable) -> JITFunction:
-        return JITFunction(f, noinline=noinline, debug=debug, do_not_specialize=do_not_specialize)
+        return JITFunction(f, noinline=noinline, debug=debug, do_not_specialize=do_not_specialize, src=src)
 
     return decorate(fn) if fn is not None else decorate
