@@ -355,6 +355,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         if not isinstance(cond, tensor):
             self.visit_block(node.body if _unwrap(cond) else node.orelse)
             return
+        if cond.type.is_block() and cond.type.numel == 1:  # a one-element block is its element (as Triton)
+            cond = self.semantic.reshape_to_scalar(cond)
         if cond.type.is_block():
             raise self.error(node.test, "an `if` condition must be a scalar; for tensors use tl.where")
         self._runtime_if(node, self._scalar_condition(cond, "an `if`", node.test))
@@ -704,6 +706,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
                         raise self.error(node.test, "this `while` condition is always true and the body has no "
                                                     "`break`: the loop would never end")
                     cond = sem.to_tensor(False)
+                if cond.type.is_block() and cond.type.numel == 1:
+                    cond = sem.reshape_to_scalar(cond)
                 if cond.type.is_block():
                     raise self.error(node.test, "a `while` condition must be a scalar, not a block; reduce the block "
                                                 "to one value first (e.g. `tl.max(x, axis=0) > 0`)")

@@ -421,6 +421,8 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         x = np.asarray(x)
         if testing_an_assert():
             return self._assert_statement(x)
+        if x.ndim != 0 and x.size == 1:  # a one-element block, as in `if` (compiled: its only element)
+            x = x.reshape(())
         if x.ndim != 0:
             # The frontend refuses blocks in `if`, `while` and `range` before the first
             # program; what reaches here is Python's `and`, `or`, `not` and `a if c else b`,

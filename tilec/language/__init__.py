@@ -13,6 +13,7 @@ from .builtins import associative_scan, cumprod, cumsum, dot, reduce  # noqa: E4
 from .builtins import (assume, debug_barrier, device_assert, device_print, max_constancy,  # noqa: E402
                        max_contiguous, multiple_of)
 from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
+from .builtins import item, squeeze, tuple, unsqueeze  # noqa: E402
 from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
                        atomic_xchg, atomic_xor)
 from .core import (bfloat16, block_type, builtin, constexpr, dtype, float8e4nv, float8e5, float16,
@@ -27,5 +28,6 @@ from .standard import *  # noqa: E402,F401,F403
 # Short names Triton also accepts.
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5
+pi32_t = pointer_type(int32)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -66,7 +66,9 @@ def full_like(input, value, dtype=None) -> tensor:
 def expand_dims(input, axis) -> tensor:
     axis = _unwrap(axis)
     sem = _sem()
-    if isinstance(axis, (tuple, list)):
+    if not isinstance(input, tensor):  # a constexpr or Python number: its tensor, as in Triton
+        input = sem.to_tensor(input)
+    if isinstance(axis, (_py.tuple, list)):
         rank = len(input.type.shape) if isinstance(input, tensor) and input.type.is_block() else 0
         axes = sorted(a + rank + len(axis) if a < 0 else a for a in (_unwrap(a) for a in axis))
         for a in axes:
@@ -76,16 +78,52 @@ def expand_dims(input, axis) -> tensor:
 
 
 @builtin(method=True)
+def unsqueeze(input, dim) -> tensor:
+    """`input` with a new dimension of size 1 at `dim` (tl.expand_dims)."""
+    return expand_dims(input, dim)
+
+
+@builtin(method=True)
+def squeeze(input, dim) -> tensor:
+    """`input` without its dimension `dim`, which must have size 1."""
+    dim = _unwrap(dim)
+    if not isinstance(input, tensor) or not input.type.is_block():
+        raise core.TilecSemanticError("squeeze needs a block, not a scalar")
+    shape = list(input.type.shape)
+    if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+        raise core.TilecSemanticError(f"squeeze dimension {dim!r} is out of range for a tensor of rank {len(shape)}")
+    if shape[dim] != 1:
+        raise core.TilecSemanticError(f"squeeze can only remove a dimension of size 1; dimension {dim} of "
+                                      f"{list(shape)} has size {shape[dim]}")
+    del shape[dim]
+    if not shape:
+        return _sem().reshape_to_scalar(input)
+    return _sem().reshape(input, shape)
+
+
+@builtin(method=True)
+def item(input) -> tensor:
+    """The single element of a one-element tensor, as a scalar (a scalar is itself)."""
+    if not isinstance(input, tensor):
+        return input
+    if not input.type.is_block():
+        return input
+    if input.type.numel != 1:
+        raise core.TilecSemanticError(f"item() needs a tensor of one element, not of shape {list(input.type.shape)}")
+    return _sem().reshape_to_scalar(input)
+
+
+@builtin(method=True)
 def broadcast_to(input, *shape) -> tensor:
-    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (_py.tuple, list)):
         shape = _unwrap(shape[0])
     return _sem().broadcast_to(_sem().to_tensor(input), core._unwrap_shape(shape))
 
 
 def _shape_args(shape) -> tuple:
-    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (tuple, list)):
-        return tuple(_unwrap(shape[0]))
-    return tuple(shape)
+    if len(shape) == 1 and isinstance(_unwrap(shape[0]), (_py.tuple, list)):
+        return _py.tuple(_unwrap(shape[0]))
+    return _py.tuple(shape)
 
 
 @builtin(method=True)
@@ -149,7 +187,7 @@ def interleave(a, b) -> tensor:
 
 @builtin
 def broadcast(input, other):
-    return tuple(_sem().broadcast_pair(_sem().to_tensor(input), _sem().to_tensor(other)))
+    return _py.tuple(_sem().broadcast_pair(_sem().to_tensor(input), _sem().to_tensor(other)))
 
 
 # ----------------------------------------------------------------------------- memory
@@ -464,7 +502,7 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack):
     return _sem().inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
 
 
-@builtin
+@builtin(method=True)
 def cast(input, dtype, fp_downcast_rounding=None, bitcast=False):
     """`input` converted to `dtype` (as `input.to(dtype, ...)`)."""
     return _sem().cast(input, dtype, bitcast=bool(_unwrap(bitcast)), fp_downcast_rounding=_unwrap(fp_downcast_rounding))
@@ -551,3 +589,12 @@ class range:
 
 class static_range(range):
     """`for i in tl.static_range(...)`: the compiler unrolls it; bounds must be constexpr."""
+
+
+# ----------------------------------------------------------------------------- tuples
+
+
+@builtin
+def tuple(values=()) -> core.tuple_value:
+    """A tuple of kernel values (`tl.tuple((a, b))`, `tl.tuple([a, b])`), as Triton's."""
+    return core.tuple_value(_py.tuple(_unwrap(values)))

@@ -99,6 +99,13 @@ class dtype:
         return self.primitive_bitwidth
 
     @property
+    def fp_mantissa_width(self) -> int:
+        """Bits of a float's stored mantissa (fp32: 23, bf16: 7)."""
+        if self.name not in _MANTISSA_WIDTHS:
+            raise TypeError(f"{self!r} is not a floating-point type; fp_mantissa_width is for floats")
+        return _MANTISSA_WIDTHS[self.name]
+
+    @property
     def itemsize(self) -> int:
         """Bytes one element takes in memory (bools are stored as one byte)."""
         return max(1, self.primitive_bitwidth // 8)
@@ -134,6 +141,8 @@ class dtype:
     def __call__(self, *args, **kwargs):
         raise TypeError(f"{self!r} is a dtype; use `x.to({self!r})` to convert a value")
 
+
+_MANTISSA_WIDTHS = {"fp8e4nv": 3, "fp8e5": 2, "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
 
 _REPR_NAMES = {
     "int1": "int1", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16",
@@ -486,7 +495,7 @@ class tensor:
         self.handle = handle
         self.type = type
         self.dtype = type.scalar
-        self.shape = tuple(constexpr(s) for s in type.shape) if type.is_block() else ()
+        self.shape = shape_value(constexpr(s) for s in type.shape) if type.is_block() else shape_value()
 
     # -- plain attributes
     @property
@@ -596,6 +605,22 @@ class tensor:
             jit_method.__name__ = name
             return jit_method
         raise AttributeError(f"tensor has no attribute {name!r}")
+
+
+class shape_value(tuple):
+    """A tensor's `shape`: a tuple of constexprs that equals a list or tuple of the same
+    numbers (`x.shape == [8]`), in the interpreter as in the compiler."""
+
+    def __eq__(self, other):
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and all(_unwrap(a) == _unwrap(b) for a, b in zip(self, other))
+        return NotImplemented
+
+    def __ne__(self, other):
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
 
 
 class tuple_value(tuple):

@@ -6,7 +6,7 @@ These are the parts of Triton's `triton.language` standard library that tilec di
 already provide as builtins, with Triton 3.6's names, parameters and defaults:
 
     sort(x, dim=None, descending=0)         bitonic sort along one dimension
-    topk(x, k, dim=None)                    the k largest along one dimension, largest first
+    topk(x, k, dim=None, descending=True)   the k largest (or smallest) along one dimension
     bitonic_merge(x, dim=None, descending=0)  the last merge of a bitonic sort
     flip(x, dim=None)                       reverse the order along one dimension
     softmax(x, dim=None, keep_dims=False, ieee_rounding=False)
@@ -268,10 +268,12 @@ def sort(x, dim: tl.constexpr = None, descending: tl.constexpr = 0):
 
 @tensor_method
 @library_function
-def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
+def topk(x, k: tl.constexpr, dim: tl.constexpr = None, descending: tl.constexpr = True):
     """The `k` largest elements of `x` along dimension `dim` (None: the last one), sorted
     largest first: the result has `x`'s shape with that dimension's size replaced by `k`.
-    `k` must be a power of two no larger than the dimension.
+    `k` must be a power of two no larger than the dimension. `descending=False` gives the
+    `k` smallest, smallest first (the largest of the reversed order: `-x` for floats,
+    `~x` for integers, both exact).
 
     As in Triton, when k is less than the dimension the result has the type Triton's
     tl.max reduces in: fp32 for fp8/fp16/bf16 inputs, int32 for integers (and bools) of
@@ -288,6 +290,17 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
     tl.static_assert(_is_pow2(x.shape[_dim]), "topk: the selected dimension's size must be a power of two")
     tl.static_assert(_is_pow2(k), "topk: k must be a positive power of two")
     tl.static_assert(k <= x.shape[_dim], "topk: k must not exceed the size of the selected dimension")
+    if descending:
+        result = _topk_largest(x, k, _dim)
+    else:
+        largest = _topk_largest(_reversed_order(x), k, _dim)
+        result = _reversed_order(largest.to(x.dtype)).to(largest.dtype)
+    return result
+
+
+@library_function
+def _topk_largest(x, k: tl.constexpr, _dim: tl.constexpr):
+    """topk's work: the k largest along the (normalized) dimension `_dim`."""
     log_n: tl.constexpr = _log2(x.shape[_dim])
     log_k: tl.constexpr = _log2(k)
     values = x
@@ -313,6 +326,16 @@ def topk(x, k: tl.constexpr, dim: tl.constexpr = None):
             h = tl.max(h, axis=_rank(h) - 1 - low - log_k)
             h = _merge(h, log_k, 2 if step < log_n else 1, low)
         result = tl.reshape(h, _with_dim(x, _dim, k))
+    return result
+
+
+@library_function
+def _reversed_order(x):
+    """A value whose order is `x`'s reversed, and which gives `x` back when applied twice."""
+    if x.dtype.is_floating():
+        result = -x
+    else:
+        result = ~x
     return result
 
 

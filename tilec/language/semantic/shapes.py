@@ -189,6 +189,6 @@ class ShapeRules(SemanticState):
                 raise _error(f"unsupported tensor index {s!r}: only `:` and `None` are allowed "
                              "(tensors cannot be indexed by value)")
         rank = len(x.type.shape) if x.type.is_block() else 0
-        if dim - slices.count(None) > rank:
+        if rank and dim - slices.count(None) > rank:  # a scalar takes any `:` (ptr[None, None, :]), as in Triton
             raise _error(f"too many indices for a tensor of rank {rank}")
         return out

@@ -1,0 +1,99 @@
+"""Spellings of `triton.language` that real Triton tests use, on both backends (the
+`backend` fixture: the interpreter, compiled to a cubin as well, and the GPU)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec_testing import device_array, to_numpy
+
+
+def launch(kernel, backend, out: np.ndarray, *inputs, **constexprs) -> np.ndarray:
+    y = device_array(out, backend)
+    kernel[(1,)](*(device_array(x, backend) for x in inputs), y, **constexprs)
+    return to_numpy(y)
+
+
+@tilec.jit
+def methods_kernel(x_ptr, y_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    first = tl.load(x_ptr + tl.arange(0, 1)).item()          # a one-element block's element
+    row = tl.unsqueeze(x, 0)                                  # [1, 8]
+    back = row.squeeze(0)                                     # [8]
+    tl.store(y_ptr + tl.arange(0, 8), back.cast(tl.int32) + first.cast(tl.int32))
+
+
+def test_tensor_methods_cast_item_squeeze(backend, rng):
+    x = rng.uniform(-50, 50, 8).astype(np.float32)
+    got = launch(methods_kernel, backend, np.zeros(8, np.int32), x)
+    np.testing.assert_array_equal(got, np.trunc(x).astype(np.int32) + np.int32(np.trunc(x[0])))
+
+
+@tilec.jit
+def shape_kernel(y_ptr, N: tl.constexpr):
+    x = tl.arange(0, N)
+    tl.static_assert(x.shape == [N])          # a list, as Triton's tests write it
+    tl.static_assert(x[None, :].shape == (1, N))
+    tl.static_assert(x.shape != [N, 1])
+    pair = tl.tuple((x, x + 1))
+    tl.store(y_ptr + x, pair[0] + pair[1])
+
+
+def test_shape_compares_with_lists_and_tl_tuple(backend):
+    got = launch(shape_kernel, backend, np.zeros(16, np.int32), N=16)
+    np.testing.assert_array_equal(got, 2 * np.arange(16) + 1)
+
+
+@tilec.jit
+def scalar_shapes_kernel(x_ptr, y_ptr, C: tl.constexpr):
+    c = tl.expand_dims(C, 0)                     # a constexpr becomes a [1] block
+    p = x_ptr[None, None, :]                     # a scalar pointer takes any `:`
+    v = tl.load(p)                               # [1, 1]
+    tl.store(y_ptr + tl.arange(0, 1)[:, None] + tl.zeros((1, 1), tl.int32), v + c[None, :])
+
+
+def test_constexpr_expand_dims_and_scalar_subscript(backend):
+    got = launch(scalar_shapes_kernel, backend, np.zeros(1, np.float32), np.array([2.5], np.float32), C=3)
+    np.testing.assert_array_equal(got, [5.5])
+
+
+@tilec.jit
+def one_element_if_kernel(x_ptr, y_ptr):
+    v = tl.load(x_ptr + tl.arange(0, 1))
+    r = 0.0
+    if v > 0:                                    # a one-element block is its element
+        r = 1.0
+    tl.store(y_ptr, r)
+
+
+@pytest.mark.parametrize("value,expected", [(3.0, 1.0), (-3.0, 0.0)])
+def test_if_on_a_one_element_block(backend, value, expected):
+    got = launch(one_element_if_kernel, backend, np.full(1, np.nan, np.float32), np.array([value], np.float32))
+    np.testing.assert_array_equal(got, [expected])
+
+
+@tilec.jit
+def topk_kernel(x_ptr, y_ptr, N: tl.constexpr, K: tl.constexpr, DESCENDING: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(y_ptr + tl.arange(0, K), tl.topk(x, K, descending=DESCENDING))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8])
+@pytest.mark.parametrize("descending", [True, False])
+def test_topk_descending(backend, rng, dtype, descending):
+    x = (rng.permutation(64) * (1 if dtype is np.uint8 else 3) - (0 if dtype is np.uint8 else 90)).astype(dtype)
+    out_dtype = {np.float32: np.float32, np.int16: np.int32, np.uint8: np.int32}[dtype]
+    got = launch(topk_kernel, backend, np.zeros(8, out_dtype), x, N=64, K=8, DESCENDING=descending)
+    ordered = np.sort(x.astype(np.int64) if dtype is not np.float32 else x)
+    expected = ordered[::-1][:8] if descending else ordered[:8]
+    np.testing.assert_array_equal(got, expected.astype(out_dtype))
+
+
+def test_type_helpers():
+    assert tl.pi32_t == tl.pointer_type(tl.int32)
+    assert [t.fp_mantissa_width for t in (tl.float16, tl.bfloat16, tl.float32, tl.float64)] == [10, 7, 23, 52]
+    assert tl.float8e4nv.fp_mantissa_width == 3 and tl.float8e5.fp_mantissa_width == 2
+    with pytest.raises(TypeError, match="not a floating-point type"):
+        tl.int32.fp_mantissa_width
