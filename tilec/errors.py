@@ -64,6 +64,10 @@ class UserError(TilecError):
     message says where and why, and the traceback stops at the call into tilec."""
 
 
+# BaseException's own `__cause__` field (CompilationError reads it through a property).
+_EXCEPTION_CAUSE = BaseException.__dict__["__cause__"]
+
+
 def hide_internal_frames(error: BaseException) -> None:
     """Trims `error`'s traceback for an API entry point to re-raise it with a bare
     `raise` (which adds no frame of its own): Python then prints the user's frames down
@@ -79,8 +83,8 @@ def hide_internal_frames(error: BaseException) -> None:
     from .config import config
     if config.debug:
         original = getattr(error, "original", None)
-        if original is not None and error.__cause__ is None:
-            error.__cause__ = original
+        if original is not None and _EXCEPTION_CAUSE.__get__(error) is None:
+            _EXCEPTION_CAUSE.__set__(error, original)
         return
     if isinstance(error, UserError):
         error.__traceback__ = None
@@ -113,6 +117,18 @@ class CompilationError(UserError):
         self.message = message
         self.location, self.call_stack = _user_frames(location, tuple(call_stack))
         super().__init__(self._render())
+
+    @property
+    def __cause__(self):
+        """The error this one was located from, when it was made from another (as Triton's
+        CompilationError keeps it). Python's own traceback printing reads the underlying
+        field, so what users see stays one error; TILEC_DEBUG=1 prints the cause too."""
+        cause = _EXCEPTION_CAUSE.__get__(self)
+        return cause if cause is not None else self.__dict__.get("original")
+
+    @__cause__.setter
+    def __cause__(self, value) -> None:
+        _EXCEPTION_CAUSE.__set__(self, value)
 
     def with_call_site(self, site: SourceLocation) -> "CompilationError":
         error = CompilationError(self.message, self.location, (site,) + self.call_stack)

@@ -26,6 +26,11 @@ import tilec.language as tl
 from tilec import CompilationError, LaunchError
 from tilec.config import config
 
+
+def printed_cause(error: BaseException):
+    """The cause Python prints above an error (its own field, not a property)."""
+    return BaseException.__dict__["__cause__"].__get__(error)
+
 MARK = "# <-"
 TILEC_DIR = os.path.dirname(tilec.__file__)
 COMPILE_CASES = []
@@ -83,7 +88,7 @@ def assert_located(err: CompilationError, kernel, sentence: str, caret_at: str |
     assert (err.location.filename, err.location.lineno) == (__file__, lineno)
     assert re.search(sentence, err.message), f"{sentence!r} not in the message:\n{text}"
     assert "Traceback" not in text and TILEC_DIR not in text, f"tilec internals leak into the error:\n{text}"
-    assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
+    assert printed_cause(err) is None and (err.__context__ is None or err.__suppress_context__)
 
 
 # ============================================================================= shapes and creation

@@ -196,9 +196,13 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         except CompilationError:
             raise
         except ConstexprRequired as exc:
-            raise self.error(node, self.needs_constexpr(exc.message, exc.value, exc.hint)) from None
+            err = self.error(node, self.needs_constexpr(exc.message, exc.value, exc.hint))
+            err.original = exc  # its __cause__
+            raise err from None
         except TilecSemanticError as exc:
-            raise self.error(node, str(exc)) from None
+            err = self.error(node, str(exc))
+            err.original = exc
+            raise err from None
         except RecursionError:
             raise self.error(node, "the kernel nests too deeply to compile") from None
         except Exception as exc:  # any other failure still points at the source

@@ -308,7 +308,9 @@ def _located_semantic_error(fn: KernelFunction, exc: TilecSemanticError, program
                             codes: set[CodeType]) -> KernelSemanticError:
     sites = _kernel_sites(exc.__traceback__, codes | {fn.fn.__code__})
     message = f"{exc}\n(interpreting kernel `{fn.__name__}`, program id {program})"
-    return KernelSemanticError(message, _where(fn, sites), tuple(sites[:-1]))
+    error = KernelSemanticError(message, _where(fn, sites), tuple(sites[:-1]))
+    error.original = exc  # its __cause__
+    return error
 
 
 __all__ = ["KernelSemanticError", "OutOfBoundsAccess", "interpret_kernel"]

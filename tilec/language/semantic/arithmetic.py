@@ -140,7 +140,8 @@ class ArithmeticRules(SemanticState):
     def _bitwise_operands(self, lhs: Any, rhs: Any, symbol: str) -> tuple[tensor, tensor]:
         lhs, rhs = self._binary_operands(lhs, rhs)
         if not lhs.dtype.is_int():
-            raise _error(f"bitwise operator `{symbol}` needs integer or boolean operands, got {lhs.dtype}")
+            raise _error(f"bitwise operator `{symbol}` needs integer or boolean operands, got {lhs.dtype} "
+                         f"(invalid operands of type {lhs.dtype} and {rhs.dtype})")  # Triton's words
         return lhs, rhs
 
     def and_(self, lhs: Any, rhs: Any) -> tensor:

@@ -86,8 +86,8 @@ def computation_type(a: dtype, a_is_python: bool, b: dtype, b_is_python: bool, d
     if not (a.is_int() and b.is_int()):
         raise _error(f"unexpected operand types {a} and {b}; convert one of them with .to()")
     if div_or_mod and a.is_int_signed() != b.is_int_signed():
-        raise _error(f"cannot use / // or % between {a} and {b}, which differ in signedness; "
-                     "cast one of them first")
+        raise _error(f"cannot use / // or % between {a} and {b}, which differ in signedness; cast one of them "
+                     f"first (Cannot use /, //, or % with {a} and {b} because they have different signedness)")
     return integer_promote(a, b)
 
 
