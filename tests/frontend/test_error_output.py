@@ -188,22 +188,20 @@ tilec.compile(k, signature={"x_ptr": "*fp32"}, constexprs={"BLOCK": 16}, target=
 
 
 def test_semantic_error_while_interpreting(tmp_path):
-    # `and` on blocks passes the frontend (it is elementwise when compiled) but fails in Python.
+    # Inline PTX passes the frontend (it compiles) but the interpreter cannot run it.
     path, stderr = run_program(tmp_path, """
 @tilec.jit
 def k(x_ptr):
     v = tl.load(x_ptr + tl.arange(0, 16))
-    m = (v > 0) and (v < 1)
-    tl.store(x_ptr + tl.arange(0, 16), v, mask=m)
+    w = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [v], dtype=tl.float32, is_pure=True, pack=1)
+    tl.store(x_ptr + tl.arange(0, 16), w)
 
 
 k[(1,)](np.zeros(16, np.float32))
 """, interpret=True)
     lines = assert_user_traceback(stderr, path, "k[(1,)](", r"\(interpreting kernel `k`, program id \(0, 0, 0\)\)$")
-    assert_points_at(stderr, path, "m = (v > 0) and (v < 1)")
-    assert lines[-2] == ("a block of shape [16] has no single Python value, which `and`, `or`, `not` and `a if c else "
-                         "b` need in the interpreter (compiled, they work elementwise); use `&`, `|`, `== 0` and "
-                         "tl.where, or reduce the block first (tl.max, tl.sum)")
+    assert_points_at(stderr, path, "w = tl.inline_asm_elementwise(")
+    assert lines[-2].startswith("inline_asm_elementwise runs PTX, which the interpreter cannot execute")
 
 
 def test_out_of_bounds_access_in_the_interpreter(tmp_path):

@@ -34,15 +34,6 @@ from fuzz_semantics import (ALL, BF16, BOOL, F16, F32, F64, I32, I64, DType, Pro
 # Features left out because they hit a known divergence between the interpreter and the
 # compiled kernel; each names the issue (reported with the fuzzer's findings).
 AVOID = frozenset({
-    # Interpreter: a `for`/`while` loop variable is a Python int (range() of the scalar's
-    # value), where the compiled kernel has an int32 tensor, so `x_int8 + i` is int8 in
-    # the interpreter and int32 compiled (also bf16 + i: bf16 vs fp32). The generator then
-    # mixes loop variables only with types for which both rules agree.
-    "loop-var-narrow-mix",
-    # Interpreter: an int argument equal to 1 is an int32 tensor, where the compiled kernel
-    # specialises it to the constant 1 (a Python int: `x_int8 + s` is int8 compiled, int32
-    # interpreted). The generator then never passes 1 as a data scalar.
-    "int-param-one",
     # Interpreter: tl.rsqrt of fp16 is np.reciprocal(np.sqrt(x)) in fp16, rounded twice,
     # 1 ulp away from the once-rounded result (the GPU's: fp32 rsqrt, then fp16) for a
     # quarter of the inputs (e.g. x = 1.001: 1.0 instead of 0.9995). No fp16 rsqrt then.
@@ -64,15 +55,11 @@ class PoolVar:
     name: str
     dt: DType
     shape: tuple
-    loop_var: bool = False   # a for/while loop variable (see AVOID: loop-var-narrow-mix)
+    loop_var: bool = False   # a for/while loop variable (an int32 scalar on both backends)
 
     def expr(self) -> E.Expr:
         return E.var(self.name, self.dt, self.shape)
 
-
-# Types a loop variable (int32 in the kernel, a Python int in the interpreter) may meet
-# with both rules agreeing on the result type.
-LOOP_VAR_SAFE = {"i32", "u32", "i64", "u64", "fp16", "fp32", "fp64"}
 
 FLOAT_LITERALS = [0.5, 2.0, -1.5, 3.0, 0.25, -4.0, 0.1, 1e-3, 100.0, 1.0, -0.0]
 SPECIAL_FLOAT_LITERALS = [math.inf, -math.inf, math.nan, 1e30, 6e4]
@@ -108,20 +95,6 @@ class Generator:
         return self.r.choice(recent if self.r.random() < 0.5 else candidates)
 
     # ------------------------------------------------------------------ operands
-    def _python_int(self, e: E.Expr) -> bool:
-        """Whether e is, in the interpreter, a Python int: built from loop variables only."""
-        loop_names = {v.name for v in self.pool if v.loop_var}
-        return e.literal is None and bool(e.uses) and e.uses <= loop_names
-
-    def _loop_safe(self, e: E.Expr, partner: E.Expr) -> bool:
-        """Whether an operation of e with partner gets one type on both backends (see
-        AVOID: loop-var-narrow-mix): a loop variable meets only tensors of LOOP_VAR_SAFE types."""
-        if "loop-var-narrow-mix" not in self.avoid or not self._python_int(e):
-            return True
-        if partner.literal is not None or self._python_int(partner):
-            return False
-        return partner.dt.name in LOOP_VAR_SAFE
-
     def operand(self, pred=lambda dt: True, depth: int = 1, shape_like: tuple | None = None) -> E.Expr | None:
         """A tensor operand whose dtype satisfies pred: a pool variable, or a small
         expression over them."""
@@ -173,15 +146,6 @@ class Generator:
                 e = alt.expr()
         return e
 
-    def _ok_pair(self, a: E.Expr, b: E.Expr) -> bool:
-        return self._loop_safe(a, b) and self._loop_safe(b, a)
-
-    def _alone(self, e: E.Expr | None) -> E.Expr | None:
-        """e, where it is used on its own (a method, a cast, a unary op): not a loop variable."""
-        if e is None or ("loop-var-narrow-mix" in self.avoid and self._python_int(e)):
-            return None
-        return e
-
     # ------------------------------------------------------------------ expressions
     def elementwise(self, depth: int = 1) -> E.Expr | None:
         r = self.r
@@ -199,7 +163,7 @@ class Generator:
         if a is None:
             return None
         b = self.partner(a, lambda dt: not dt.is_bool)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         op = self.r.choice(["add", "sub", "mul"])
         if self.r.random() < 0.3:
@@ -213,7 +177,7 @@ class Generator:
         if a is None:
             return None
         b = self.partner(a)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         return E.comparison(self.r.choice(["lt", "le", "gt", "ge", "eq", "ne"]), a, b)
 
@@ -235,7 +199,7 @@ class Generator:
         if c is None:
             return None
         b = self.partner(a, literal_p=0.35)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         if self.r.random() < 0.5:
             a, b = b, a
@@ -244,7 +208,7 @@ class Generator:
         return E.where(c, a, b)
 
     def _unary(self, depth):
-        a = self._alone(self.operand(lambda dt: True, depth))
+        a = self.operand(lambda dt: True, depth)
         if a is None:
             return None
         op = self.r.choice(["neg", "invert", "abs", "abs_py", "abs_method"])
@@ -255,7 +219,7 @@ class Generator:
         return E.absolute(a, {"abs": "tl", "abs_py": "python", "abs_method": "method"}[op])
 
     def _math(self, depth):
-        a = self._alone(self.operand(lambda dt: dt.is_float, depth))
+        a = self.operand(lambda dt: dt.is_float, depth)
         if a is None:
             return None
         self.features.add("math")
@@ -265,7 +229,7 @@ class Generator:
         return E.math_fn(name, a, method=self.r.random() < 0.2)
 
     def _cast(self, depth):
-        a = self._alone(self.operand(lambda dt: True, depth))
+        a = self.operand(lambda dt: True, depth)
         if a is None:
             return None
         self.features.add("cast")
@@ -284,7 +248,7 @@ class Generator:
         if a is None:
             return None
         b = self.partner(a, lambda dt: not dt.is_bool)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         op = self.r.choice(["max", "min"])
         if a.literal is None and b.literal is None and self.r.random() < 0.2:
@@ -297,14 +261,14 @@ class Generator:
         if a is None:
             return None
         b = self.partner(a, lambda dt: dt.is_int)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         if b.literal is not None and isinstance(b.literal, float):
             return None
         return E.bitwise(self.r.choice(["and", "or", "xor"]), a, b)
 
     def _shift(self, depth):
-        a = self._alone(self.operand(lambda dt: dt.is_int and not dt.is_bool, depth))
+        a = self.operand(lambda dt: dt.is_int and not dt.is_bool, depth)
         if a is None:
             return None
         op = self.r.choice(["shl", "shr"])
@@ -312,7 +276,7 @@ class Generator:
             amount = E.lit(self.r.randint(0, a.dt.bits - 1))
         else:
             b = self.operand(lambda dt: dt.is_int and not dt.is_bool, 1, a.shape)
-            if b is None or not self._ok_pair(a, b):
+            if b is None:
                 return None
             from fuzz_semantics import computation_type
             bits = computation_type(a.dt, b.dt).bits
@@ -320,15 +284,15 @@ class Generator:
         return E.shift(op, a, amount)
 
     def _intdiv(self, depth):
-        a = self._alone(self.operand(lambda dt: dt.is_int and not dt.is_bool, depth))
+        a = self.operand(lambda dt: dt.is_int and not dt.is_bool, depth)
         if a is None:
             return None
         op = self.r.choice(["floordiv", "mod"])
         if self.r.random() < 0.4:
             value = self.r.choice([3, 7, 2, 16] + ([-3, -2] if a.dt.signed else []))
             return E.int_divide(op, a, E.lit(value))
-        b = self._alone(self.operand(lambda dt: dt.is_int and not dt.is_bool and dt.signed == a.dt.signed, 1,
-                                     a.shape))
+        b = self.operand(lambda dt: dt.is_int and not dt.is_bool and dt.signed == a.dt.signed, 1,
+                                     a.shape)
         if b is None:
             return None
         # keep the divisor away from 0 (and -1: INT_MIN // -1), both undefined
@@ -343,7 +307,7 @@ class Generator:
         if a is None:
             return None
         b = self.partner(a, lambda dt: not dt.is_bool)
-        if b is None or not self._ok_pair(a, b):
+        if b is None:
             return None
         if b.literal is not None and b.literal == 0:
             return None
@@ -356,16 +320,16 @@ class Generator:
     def _special(self, depth):
         which = self.r.choice(["fma", "clamp", "umulhi", "sigmoid"])
         if which == "fma":
-            a = self._alone(self.operand(lambda dt: dt.is_float, depth))
+            a = self.operand(lambda dt: dt.is_float, depth)
             if a is None:
                 return None
-            b = self._alone(self.operand(lambda dt: dt.is_float, 0, a.shape))
-            c = self._alone(self.operand(lambda dt: dt.is_float, 0, a.shape))
+            b = self.operand(lambda dt: dt.is_float, 0, a.shape)
+            c = self.operand(lambda dt: dt.is_float, 0, a.shape)
             if b is None or c is None:
                 return None
             return E.fma(a, b, c)
         if which == "clamp":
-            a = self._alone(self.operand(lambda dt: dt.is_float, depth))
+            a = self.operand(lambda dt: dt.is_float, depth)
             if a is None:
                 return None
             lo, hi = sorted(self.r.sample([-2.0, -0.5, 0.0, 0.5, 1.0, 4.0, 100.0], 2))
@@ -373,15 +337,15 @@ class Generator:
                 lo, hi = hi, lo
             return E.clamp(a, E.lit(lo), E.lit(hi))
         if which == "umulhi":
-            a = self._alone(self.operand(lambda dt: dt.is_int and dt.bits in (32, 64), depth))
+            a = self.operand(lambda dt: dt.is_int and dt.bits in (32, 64), depth)
             if a is None:
                 return None
-            b = self._alone(self.operand(lambda dt: dt.is_int and dt.bits in (32, 64) and dt.signed == a.dt.signed,
-                                         0, a.shape))
+            b = self.operand(lambda dt: dt.is_int and dt.bits in (32, 64) and dt.signed == a.dt.signed,
+                                         0, a.shape)
             if b is None:
                 return None
             return E.umulhi(a, b)
-        a = self._alone(self.operand(lambda dt: dt.is_float, depth))
+        a = self.operand(lambda dt: dt.is_float, depth)
         if a is None:
             return None
         return E.sigmoid(a)
@@ -474,7 +438,7 @@ class Generator:
                 return None
             return E.broadcast_to(e, shape)
         if op in ("join", "interleave"):
-            b = self._alone(self.operand(lambda dt: True, 0, a.shape))
+            b = self.operand(lambda dt: True, 0, a.shape)
             if b is None:
                 return None
             if b.dt != a.dt:
@@ -582,17 +546,11 @@ class Generator:
                 if other is None:
                     return None
                 if target.dt.is_bool:
-                    if other.dt != BOOL and self._alone(other) is None:
-                        continue
                     e = E.bitwise(self.r.choice(["xor", "or", "and"]), t, E.cast(other, BOOL)
                                   if other.dt != BOOL else other)
                 elif self.r.random() < 0.7:
-                    if not self._ok_pair(t, other):
-                        continue
                     e = E.arith(self.r.choice(["add", "mul", "sub"]), t, other)
                 else:
-                    if self._alone(other) is None:
-                        continue
                     e = E.where(E.comparison("gt", other, E.lit(0)) if not other.dt.is_bool else other,
                                 t, E.cast(other, target.dt))
                 if e.dt != target.dt:
@@ -638,9 +596,6 @@ class Generator:
                     return a
                 b = self.literal_for(a.dt) if self.r.random() < 0.6 else self.operand(lambda dt: True, 0, ())
                 if b is None or b.shape != ():
-                    continue
-                # only a condition: a loop variable may meet a Python number here
-                if not self._ok_pair(a, b) and not (b.literal is not None and self._python_int(a)):
                     continue
                 return E.comparison(self.r.choice(["lt", "le", "gt", "ge", "eq", "ne"]), a, b)
             except PromotionError:
@@ -1007,8 +962,6 @@ class Generator:
             name = f"s{k}"
             if r.random() < 0.6:
                 value = r.choice([0, 2, 3, 5, 16, 32, -1, -7, 100, 2 ** 31 - 1, -(2 ** 31), 2 ** 33, 1])
-                if value == 1 and "int-param-one" in self.avoid:
-                    value = 2
                 if value == 1:
                     self.scalar_params.append(Param(name, "int", None, value))
                     continue  # a constant 1 in the kernel: not a tensor

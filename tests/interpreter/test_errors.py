@@ -193,9 +193,10 @@ def block_condition(x_ptr, BLOCK: tl.constexpr):
         tl.store(x_ptr, 0.0)
 
 
-def test_block_as_python_bool_is_refused(rng, no_frontend_check):
+def test_block_as_if_condition_is_refused_while_interpreting(rng, no_frontend_check):
+    """The rule itself (python_rules.condition), not only the frontend check, refuses it."""
     x = rng.standard_normal(4).astype(np.float32)
-    with pytest.raises(TilecSemanticError, match="no single Python value"):
+    with pytest.raises(TilecSemanticError, match="condition must be a scalar; for tensors use tl.where"):
         block_condition[(1,)](x, BLOCK=4)
 
 

@@ -433,9 +433,3 @@ def launch(kernel, backend: str, inputs: list[np.ndarray], expected_outputs: lis
     outs = [device_array(poison_for(exp, dt), backend) for exp, dt in expected_outputs]
     kernel[grid](*args, *outs, **constexprs)
     return [to_numpy(o) for o in outs]
-
-
-def xfail_here(request, condition: bool, reason: str) -> None:
-    """Mark the running test as an expected (strict) failure when `condition` holds."""
-    if condition:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))

@@ -24,7 +24,7 @@ from matrix_reference import (ALL_DTYPES, BITS, FLOAT_DTYPES, INT_DTYPES, NP, SH
                               check_exact, check_float, check_interval, convert, f64, float_specials,
                               flush_subnormals, int_range, is_float, is_int, is_signed, launch, max_finite, mn, numel,
                               padded_length, pairs_with_specials, random_values, rotating_shapes, round_rational,
-                              round_to, shape_id, specials, to_dtype, wrap, xfail_here)
+                              round_to, shape_id, specials, to_dtype, wrap)
 
 LOG2E = 1.4426950408889634
 
@@ -390,11 +390,6 @@ def test_binary(backend, request, op, dt, shape):
     gpu = backend == "gpu"
     rt = result_type(op, dt)
     m, n = mn(shape)
-    if op in ("logical_and", "logical_or"):
-        xfail_here(request, backend == "interpreter" and numel(shape) > 1,  # one element is a truth value
-                   "interpreter: Python `and`/`or` on blocks call tensor.__bool__ and raise 'a block of shape [...] "
-                   "has no single Python value'; the compiler makes them elementwise (language.md lists the "
-                   "interpreter's refusal as a limitation)")
     if is_float(dt):
         rt, refs, kw = float_binary_reference(op, dt, x, y, gpu)
         (got,) = launch(binary_kernel, backend, [x, y], [(refs[0], rt)], (len(x) // numel(shape),),
@@ -529,11 +524,6 @@ def test_unary(backend, request, op, dt, shape):
     x = np.concatenate([sp, random_values(rng, dt, total - len(sp))])
     rt = result_type(op, dt)
     m, n = mn(shape)
-    if op == "not":
-        xfail_here(request, backend == "interpreter",
-                   "interpreter: `not x` on a block calls tensor.__bool__ and raises 'a block of shape [...] has no "
-                   "single Python value'; the compiler makes it elementwise (language.md lists the interpreter's "
-                   "refusal as a limitation)")
     if is_float(dt):
         x64 = f64(x)
         ref = {"neg": -x64, "pos": x64, "abs": np.abs(x64)}[op]

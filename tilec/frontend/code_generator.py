@@ -11,7 +11,7 @@ import ast
 import builtins as py
 import operator
 import types
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from mlir import ir
 
@@ -21,6 +21,8 @@ from ..language import core as tl
 from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .calls import _ALLOWED_PYTHON_BUILTINS, CallRules, _sanitize
+from . import python_rules as rules
+from .python_rules import assigned_names as _assigned_names
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
 from .loop_exits import BREAK_FLAG_ATTRIBUTE
@@ -36,9 +38,10 @@ _OPERATOR_SYMBOLS = {
     ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
 }
 
-_COMPARE_OPERATORS = {
-    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne,
+# A comparison's python_rules name.
+COMPARE_NAMES = {
+    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
+    ast.Is: "is", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
 }
 
 _UNSUPPORTED_STATEMENTS = {
@@ -80,30 +83,6 @@ class _Undefined:
 
     def __init__(self, reason: str):
         self.reason = reason
-
-
-def _assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
-    """Names a block of statements may assign (including inside nested blocks)."""
-    names: list[str] = []
-
-    def add_target(target: ast.expr) -> None:
-        if isinstance(target, ast.Name):
-            if target.id not in names:
-                names.append(target.id)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                add_target(elt)
-
-    for stmt in statements:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
-                    add_target(target)
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                add_target(node.target)
-            elif isinstance(node, ast.For):
-                add_target(node.target)
-    return names
 
 
 def _flatten(value: Any) -> tuple[list[tensor], Any]:
@@ -184,6 +163,18 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def error(self, node: ast.AST, message: str) -> CompilationError:
         return CompilationError(message, self.location(node))
+
+    def rule(self, node: ast.AST, fn: Callable, *args: Any) -> Any:
+        """`fn(*args)`, one of python_rules' (shared with the interpreter), its errors
+        located at `node`."""
+        try:
+            return fn(*args)
+        except ConstexprRequired:
+            raise
+        except TilecSemanticError as exc:
+            err = self.error(node, str(exc))
+            err.original = exc
+            raise err from None
 
     def visit(self, node: ast.AST) -> Any:
         lineno = getattr(node, "lineno", None)
@@ -355,26 +346,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ if
     def visit_If(self, node: ast.If) -> None:
-        cond = self.visit(node.test)
+        cond = self.rule(node.test, rules.condition, self.visit(node.test), "an `if`")
         if not isinstance(cond, tensor):
             self.visit_block(node.body if _unwrap(cond) else node.orelse)
             return
-        if cond.type.is_block() and cond.type.numel == 1:  # a one-element block is its element (as Triton)
-            cond = self.semantic.reshape_to_scalar(cond)
-        if cond.type.is_block():
-            raise self.error(node.test, "an `if` condition must be a scalar; for tensors use tl.where")
-        self._runtime_if(node, self._scalar_condition(cond, "an `if`", node.test))
-
-    def _scalar_condition(self, cond: tensor, what: str, node: ast.AST) -> tensor:
-        """A run-time scalar as a condition: `!= 0` unless it is a bool already."""
-        self._not_a_pointer(cond, f"{what} condition", node)
-        return cond if cond.dtype.is_bool() else self.semantic.compare("ne", cond, 0)
-
-    def _not_a_pointer(self, value: Any, what: str, node: ast.AST) -> None:
-        """A pointer has no truth value in a kernel (it is not compared with NULL)."""
-        if isinstance(value, tensor) and value.dtype.is_ptr():
-            raise self.error(node, f"{what} needs a number or a bool, not a pointer ({value.dtype}); to test an "
-                                   "optional argument, compare it with None (`if x_ptr is not None:`)")
+        self._runtime_if(node, cond)
 
     def _runtime_if(self, node: ast.If, cond: tensor) -> None:
         before = dict(self.scope)
@@ -494,26 +470,17 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
     def visit_For(self, node: ast.For) -> None:
         if node.orelse:
             raise self.error(node, "`for ... else` is not supported in kernels")
-        iterable = _unwrap(self.visit(node.iter))
-        if isinstance(iterable, lang.static_range):
-            bounds = [_unwrap(iterable.start), _unwrap(iterable.end), _unwrap(iterable.step)]
-            runtime = [b for b in bounds if isinstance(b, tensor)]
-            if runtime:
-                raise self.error(node.iter, self.needs_constexpr(
-                    "tl.static_range bounds must be constexpr integers, and this one is only known when the kernel "
-                    "runs", runtime[0], "use range() for a loop over run-time bounds"))
-            if any(not isinstance(b, int) for b in bounds):
-                raise self.error(node.iter, "tl.static_range bounds must be constexpr integers")
-            self._unrolled_for(node, [constexpr(i) for i in py.range(*bounds)])
-            return
-        if isinstance(iterable, lang.range):
-            self._runtime_for(node, iterable)
-            return
-        if isinstance(iterable, (tuple, list)):
-            self._unrolled_for(node, list(iterable))
-            return
-        raise self.error(node.iter, "a kernel can loop over range(...), tl.range(...), tl.static_range(...) "
-                                    f"or a constant tuple, not over {type(iterable).__name__}")
+        iterable = self.visit(node.iter)
+        try:
+            loop = rules.Loop(iterable)
+        except ConstexprRequired as exc:
+            raise self.error(node.iter, self.needs_constexpr(exc.message, exc.value, exc.hint)) from None
+        except TilecSemanticError as exc:
+            raise self.error(node.iter, str(exc)) from None
+        if loop.runtime:
+            self._runtime_for(node, loop.iterable)
+        else:
+            self._unrolled_for(node, list(loop))
 
     def _unrolled_for(self, node: ast.For, values: list[Any]) -> None:
         for value in values:
@@ -594,8 +561,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             value = self.scope[name]
             if isinstance(value, _Undefined):
                 continue
-            if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
-                value = sem.to_tensor(value)
+            value = rules.loop_carried(value)
             leaves, structure = _flatten(value)
             if not leaves:
                 continue  # constants stay constant; reassigning them is checked below
@@ -684,8 +650,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             value = self.scope.get(name)
             if value is None or isinstance(value, _Undefined):
                 continue
-            if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
-                value = sem.to_tensor(value)
+            value = rules.loop_carried(value)
             leaves, structure = _flatten(value)
             if leaves:
                 carried.append((name, value, structure, len(leaves)))
@@ -704,18 +669,12 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         try:
             bind(before_block)
             with ir.InsertionPoint(before_block):
-                cond = self.visit(node.test)
+                cond = self.rule(node.test, rules.condition, self.visit(node.test), "a `while`")
                 if not isinstance(cond, tensor):
                     if _unwrap(cond):
                         raise self.error(node.test, "this `while` condition is always true and the body has no "
                                                     "`break`: the loop would never end")
                     cond = sem.to_tensor(False)
-                if cond.type.is_block() and cond.type.numel == 1:
-                    cond = sem.reshape_to_scalar(cond)
-                if cond.type.is_block():
-                    raise self.error(node.test, "a `while` condition must be a scalar, not a block; reduce the block "
-                                                "to one value first (e.g. `tl.max(x, axis=0) > 0`)")
-                cond = self._scalar_condition(cond, "a `while`", node.test)
                 self.builder.scf_condition(cond.handle, [a for a in before_block.arguments])
             bind(after_block)
             with ir.InsertionPoint(after_block):
@@ -772,10 +731,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
     def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.visit(node.operand)
         if isinstance(node.op, ast.Not):
-            if isinstance(operand, tensor):
-                self._not_a_pointer(operand, "`not`", node)
-                return operand.logical_not()
-            return constexpr(not _unwrap(operand))
+            return self.rule(node, rules.logical_not, operand)
         if isinstance(node.op, ast.USub):
             return _sanitize(-operand if isinstance(operand, (tensor, constexpr)) else -operand)
         if isinstance(node.op, ast.UAdd):
@@ -786,65 +742,22 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         left = self.visit(node.left)
-        result = None
-        for op, comparator in zip(node.ops, node.comparators):
-            right = self.visit(comparator)
-            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
-                lv, rv = _unwrap(left), _unwrap(right)
-                if isinstance(left, tensor) or isinstance(right, tensor):
-                    symbol = {ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}[type(op)]
-                    if isinstance(op, (ast.In, ast.NotIn)) or (lv is not None and rv is not None):
-                        raise self.error(node, f"`{symbol}` needs compile-time operands, not tensors"
-                                               + ("; only `x is None` and `x is not None` may test a tensor"
-                                                  if symbol.startswith("is") else ""))
-                    # `x_ptr is not None`: a None argument is a constant, so a tensor is never None (as in Triton)
-                value = {ast.Is: lambda: lv is rv, ast.IsNot: lambda: lv is not rv,
-                         ast.In: lambda: lv in rv, ast.NotIn: lambda: lv not in rv}[type(op)]()
-                step = constexpr(value)
-            else:
-                fn = _COMPARE_OPERATORS[type(op)]
-                if isinstance(left, tensor) or isinstance(right, tensor):
-                    step = fn(left if isinstance(left, tensor) else _unwrap(left),
-                              right if isinstance(right, tensor) else _unwrap(right))
-                else:
-                    step = constexpr(fn(_unwrap(left), _unwrap(right)))
-            result = step if result is None else self._logical(result, step, "and", node)
-            left = right
-        return result
-
-    def _logical(self, lhs: Any, rhs: Any, kind: str, node: ast.AST) -> Any:
-        if isinstance(lhs, tensor) or isinstance(rhs, tensor):
-            self._not_a_pointer(lhs, f"`{kind}`", node)
-            self._not_a_pointer(rhs, f"`{kind}`", node)
-            return self.semantic.logical_and(lhs, rhs) if kind == "and" else self.semantic.logical_or(lhs, rhs)
-        return constexpr(_unwrap(lhs) and _unwrap(rhs)) if kind == "and" else constexpr(_unwrap(lhs) or _unwrap(rhs))
+        links = [(COMPARE_NAMES[type(op)], self.visit(comparator)) for op, comparator in zip(node.ops, node.comparators)]
+        return self.rule(node, rules.compare_chain, left, links)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:
         kind = "and" if isinstance(node.op, ast.And) else "or"
-        result = None
-        for value_node in node.values:
-            value = self.visit(value_node)
-            if not isinstance(value, tensor):
-                truth = bool(_unwrap(value))
-                if (kind == "and" and not truth) or (kind == "or" and truth):
-                    if result is None or not isinstance(result, tensor):
-                        return value  # Python short-circuit on compile-time values
-                    return constexpr(truth)
-                if result is None:
-                    result = value
-                    continue
-            result = value if result is None else self._logical(result, value, kind, node)
-        return result
+        return self.rule(node, rules.bool_op, kind, (self.visit(value) for value in node.values))
 
     def visit_IfExp(self, node: ast.IfExp) -> Any:
         """`a if c else b`: only the chosen side runs (scf.if) for a scalar condition;
         a tensor condition selects elementwise (tl.where, both sides evaluated)."""
         test = self.visit(node.test)
+        if isinstance(test, tensor) and test.type.is_block() and test.type.numel > 1:
+            return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
+        test = self.rule(node.test, rules.condition, test, "a conditional expression's")
         if not isinstance(test, tensor):
             return self.visit(node.body if _unwrap(test) else node.orelse)
-        if test.type.is_block():
-            return self.semantic.where(test, self.visit(node.body), self.visit(node.orelse))
-        test = self._scalar_condition(test, "a conditional expression's", node.test)
         draft = self.builder.create_if(test.handle, [])
         then_block, else_block = draft.regions[0].blocks[0], draft.regions[1].blocks[0]
         self.control_depth += 1

@@ -21,7 +21,7 @@ carries the result:
 Only `if` statements are rewritten; a `return` inside a loop stays (and is refused by the
 code generator). A function that returns a value on some paths and falls off its end on
 others is left as written, so the code generator's error names the offending `return`.
-The interpreter runs the Python function itself and never sees this rewrite.
+The interpreter runs the rewritten kernel too (interpretable.py).
 """
 from __future__ import annotations
 

@@ -50,6 +50,7 @@ class KernelFunction:
         self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self._ast: ast.FunctionDef | None = None
         self._hash: str | None = None
+        self.__dict__.pop("_interpreted_code", None)  # interpretable.py's, made from the old source
 
     def update_src(self, new_src: str) -> None:
         """Replaces the kernel's source with `new_src`, a definition of a function of the

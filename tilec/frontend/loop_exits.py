@@ -21,7 +21,7 @@ each loop whose own body (not a nested loop's) holds `break` or `continue` is re
 
 <False>/<True> are calls to `FLAG_FUNCTION`, which the code generator turns into int1
 scalars (a plain `False` would be a compile-time constant, and could not change at run
-time). The interpreter runs the Python function itself and never sees this rewrite.
+time). The interpreter runs the rewritten kernel too (interpretable.py).
 """
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
 """Running a kernel in the interpreter: bind arguments, map memory, run every program.
 
-The interpreter does not parse the kernel: it calls the user's Python function itself,
-once per program id, with a `Semantic(NumpyBuilder)` active, so every `tl.*` builtin
-and tensor operator goes through the same semantic layer as the compiler and only the
-last step (emitting vs. computing) differs. Python control flow then simply runs:
-`if pid == 0:` and `for i in range(n)` ask the builder for the scalar's value.
+The interpreter runs the frontend's rewritten kernel as Python (frontend/interpretable.py),
+once per program id, with a `Semantic(NumpyBuilder)` active, so every `tl.*` builtin,
+tensor operator and Python construct with a kernel meaning (frontend/python_rules.py)
+goes through the same code as the compiler's, and only the last step (emitting vs.
+computing) differs. Control flow then simply runs: an `if` asks the builder for its
+scalar condition's value, a loop iterates over scalar tensors.
 
 Errors are reported against the kernel's source, found by walking the traceback to the
 innermost frame that runs kernel code (the launched kernel, or a @jit function it
@@ -192,6 +193,8 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
     except LaunchError as error:
         raise LaunchError(f"argument '{name}' of {fn.__name__}(): {error}") from None
     if ty is not None:
+        if specialize.is_folded_one(ty, value) and name not in getattr(fn, "do_not_specialize", ()):
+            return 1  # compiled as the constant 1 (JITFunction._arg_spec)
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if name in arrays:
         element = specialize.dtype_of_array(value)

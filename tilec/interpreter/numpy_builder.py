@@ -424,13 +424,10 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         if x.ndim != 0 and x.size == 1:  # a one-element block, as in `if` (compiled: its only element)
             x = x.reshape(())
         if x.ndim != 0:
-            # The frontend refuses blocks in `if`, `while` and `range` before the first
-            # program; what reaches here is Python's `and`, `or`, `not` and `a if c else b`,
-            # which the compiler makes elementwise but Python runs on one truth value.
-            raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value, which `and`, "
-                                     "`or`, `not` and `a if c else b` need in the interpreter (compiled, they work "
-                                     "elementwise); use `&`, `|`, `== 0` and tl.where, or reduce the block first "
-                                     "(tl.max, tl.sum)")
+            # The rules of python_rules.py never ask a block for one value; Python's own
+            # bool(), int() or float() of a tensor in kernel code can.
+            raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; reduce it "
+                                     "first (tl.max, tl.sum) or use tl.where")
         if is_narrow(x.dtype):
             return float(x.astype(np.float32))
         return x.item()

@@ -2,12 +2,14 @@
 
 The compiler maps `min(a, b, ...)` and `max(a, b, ...)` with a tensor among the
 arguments to `tl.minimum`/`tl.maximum` (folded left to right), and `abs(x)` of a tensor
-to `tl.abs`, and `print(...)` to `tl.device_print`. The interpreter runs the kernel's Python function itself, where those names
+to `tl.abs`, and `print(...)` to `tl.device_print`. The interpreter runs the kernel as Python (the
+frontend's rewritten AST, frontend/interpretable.py), where those names
 would be Python's builtins (which compare with `<` and call `bool()` on a tensor). So
 the launcher runs a *copy* of each kernel function whose builtins are the tensor-aware
-versions below (a function's builtins come from its globals' `__builtins__`): same code,
-same closure, globals copied (with `__builtins__` replaced), so a module's own global
-`min` still wins, as it does for the compiler. The @jit functions a kernel calls are
+versions below (a function's builtins come from its globals' `__builtins__`): the
+rewritten code, globals copied (with `__builtins__` replaced, `range` being `tl.range`,
+and the closure's values added), so a module's own global `min` still wins, as it does
+for the compiler. The @jit functions a kernel calls are
 reached through its globals and closure, and through modules it reads them from; those
 references are replaced by proxies that run copies made the same way, so nested calls
 see the same builtins. Non-tensor arguments fall back to Python's builtins.
@@ -18,7 +20,10 @@ import builtins as _py
 import types
 from typing import Any, Callable
 
-from ..frontend.kernel_function import KernelFunction
+from ..frontend.interpretable import GLOBALS as INTERPRETER_GLOBALS
+from ..frontend.interpretable import inner_codes, interpreted_code
+from ..frontend.kernel_function import KernelFunction, kernel_function_of
+from ..language import builtins as lang
 from ..language.core import LibraryFunction, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
 
 
@@ -54,7 +59,7 @@ def _print(*args, **kwargs):
 
 KERNEL_BUILTINS: dict[str, Any] = dict(vars(_py))
 KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs,
-                       print=_print)
+                       print=_print, range=lang.range)  # range: a runtime loop, as compiled
 
 
 # What runs as a patched copy: @jit functions and the language's library functions
@@ -116,16 +121,19 @@ class KernelFunctions:
             kernel = kernel._kernel
         copy = self._copies.get(id(kernel))
         if copy is None:
-            fn = kernel.fn
-            closure = None
-            if fn.__closure__ is not None:
-                closure = tuple(self._cell(cell) for cell in fn.__closure__)
-            copy = types.FunctionType(fn.__code__, self._patched_globals(fn.__globals__), fn.__name__,
-                                      fn.__defaults__, closure)
+            source = kernel_function_of(kernel)  # a library function's KernelFunction
+            fn = source.fn
+            code = interpreted_code(source)
+            names = self._patched_globals(fn.__globals__)
+            if fn.__closure__ is not None:  # the rewritten code reads them as globals
+                names = dict(names)
+                for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):
+                    names[name] = self._cell(cell).cell_contents if _filled(cell) else None
+            copy = types.FunctionType(code, names, fn.__name__, fn.__defaults__)
             copy.__kwdefaults__ = fn.__kwdefaults__
             copy.__qualname__ = fn.__qualname__
             self._copies[id(kernel)] = copy
-            self.codes.add(fn.__code__)
+            self.codes |= inner_codes(code)
         return copy
 
     def wrap(self, value: Any) -> Any:
@@ -161,8 +169,17 @@ class KernelFunctions:
         if patched is None:
             patched = {name: self.wrap(value) for name, value in original.items()}
             patched["__builtins__"] = KERNEL_BUILTINS
+            patched.update(INTERPRETER_GLOBALS)
             self._globals[id(original)] = patched
         return patched
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _holds_kernels(module: types.ModuleType) -> bool:

@@ -343,7 +343,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if ty.is_int() and not ty.is_bool():
                 value = int(value)
                 if name not in self.do_not_specialize:
-                    if value == 1:
+                    if specialize.is_folded_one(ty, value):
                         return ArgSpec(name, constant=1, is_constant=True)
                     if value % 16 == 0:
                         return ArgSpec(name, ty, divisibility=16)

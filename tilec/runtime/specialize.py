@@ -85,6 +85,13 @@ def scalar_type(value: Any) -> tl.dtype | None:
     return None
 
 
+def is_folded_one(ty: tl.dtype | None, value: Any) -> bool:
+    """Whether an argument of scalar type `ty` is compiled as the constant 1 (an integer
+    equal to 1, where the parameter is specialised): the kernel then sees the Python
+    number 1, on both backends, with a Python number's promotion rules."""
+    return ty is not None and ty.is_int() and not ty.is_bool() and int(value) == 1
+
+
 def describe(value: Any) -> str:
     """A short description of an argument for error messages (one line)."""
     if value is None:

@@ -1,0 +1,239 @@
+"""What Python syntax means in a kernel, written once for both backends.
+
+The code generator calls these rules while it walks a kernel's AST; the interpreter runs
+the same AST (`interpretable.py` rewrites the syntax below into calls of these rules) on
+NumPy. So `a and b`, `not x`, `a < b < c`, `x if c else y`, the truth of an `if` or
+`while` condition, which values a runtime loop carries and what its variable is, are
+decided here only:
+
+- `and`/`or` short-circuit on compile-time values (Python's meaning) and are elementwise
+  logical operations on tensors, blocks included; `not` likewise;
+- a chained comparison is the `and` of its links, every operand evaluated once;
+- a condition (`if`, `while`, a conditional expression's test) is a compile-time value,
+  or a scalar (a one-element block is its element) compared with 0; a pointer has no
+  truth value;
+- a runtime loop (`range`, `tl.range`, `while`) carries the names its body assigns that
+  exist before it, a Python number among them as a tensor of its natural type (so
+  `acc = 2147483000; for ...: acc += 400` wraps as int32 on both backends), and its
+  variable is a tensor of the bounds' type (int64 if a bound is 64-bit, else int32);
+  `tl.static_range` and tuples are unrolled, their values constant.
+
+Rules raise `TilecSemanticError`; the code generator adds the source location, the
+interpreter finds it from the traceback.
+"""
+from __future__ import annotations
+
+import ast
+import operator
+from typing import Any, Callable, Iterator, Sequence
+
+from ..language import builtins as lang
+from ..language import core as tl
+from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
+
+COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge, "eq": operator.eq, "ne": operator.ne,
+}
+IDENTITY_TESTS = {"is": "is", "is_not": "is not", "in": "in", "not_in": "not in"}
+
+
+def assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
+    """Names a block of statements may assign (including inside nested blocks)."""
+    names: list[str] = []
+
+    def add_target(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            if target.id not in names:
+                names.append(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                add_target(elt)
+
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    add_target(target)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                add_target(node.target)
+            elif isinstance(node, ast.For):
+                add_target(node.target)
+    return names
+
+
+def not_a_pointer(value: Any, what: str) -> None:
+    """A pointer has no truth value in a kernel (it is not compared with NULL)."""
+    if isinstance(value, tensor) and value.dtype.is_ptr():
+        raise TilecSemanticError(f"{what} needs a number or a bool, not a pointer ({value.dtype}); to test an "
+                                 "optional argument, compare it with None (`if x_ptr is not None:`)")
+
+
+def logical_not(value: Any) -> Any:
+    """`not value`."""
+    if isinstance(value, tensor):
+        not_a_pointer(value, "`not`")
+        return value.logical_not()
+    return constexpr(not _unwrap(value))
+
+
+def _logical(lhs: Any, rhs: Any, kind: str) -> Any:
+    if isinstance(lhs, tensor) or isinstance(rhs, tensor):
+        not_a_pointer(lhs, f"`{kind}`")
+        not_a_pointer(rhs, f"`{kind}`")
+        sem = current_semantic()
+        return sem.logical_and(lhs, rhs) if kind == "and" else sem.logical_or(lhs, rhs)
+    return constexpr(_unwrap(lhs) and _unwrap(rhs)) if kind == "and" else constexpr(_unwrap(lhs) or _unwrap(rhs))
+
+
+def bool_op(kind: str, operands: Iterator[Any]) -> Any:
+    """`a and b and ...` / `a or b or ...`; `operands` yields each operand when asked, so a
+    compile-time value that decides the result leaves the rest unevaluated."""
+    result = None
+    for value in operands:
+        if not isinstance(value, tensor):
+            truth = bool(_unwrap(value))
+            if (kind == "and" and not truth) or (kind == "or" and truth):
+                if result is None or not isinstance(result, tensor):
+                    return value  # Python's short-circuit on compile-time values
+                return constexpr(truth)
+            if result is None:
+                result = value
+                continue
+        result = value if result is None else _logical(result, value, kind)
+    return result
+
+
+def compare(op: str, left: Any, right: Any) -> Any:
+    """One link of a comparison: `<`, `<=`, ..., `is`, `is not`, `in`, `not in`."""
+    if op in IDENTITY_TESTS:
+        lv, rv = _unwrap(left), _unwrap(right)
+        if isinstance(left, tensor) or isinstance(right, tensor):
+            symbol = IDENTITY_TESTS[op]
+            if op in ("in", "not_in") or (lv is not None and rv is not None):
+                raise TilecSemanticError(f"`{symbol}` needs compile-time operands, not tensors"
+                                         + ("; only `x is None` and `x is not None` may test a tensor"
+                                            if symbol.startswith("is") else ""))
+            # `x_ptr is not None`: a None argument is a constant, so a tensor is never None (as in Triton)
+        value = {"is": lambda: lv is rv, "is_not": lambda: lv is not rv,
+                 "in": lambda: lv in rv, "not_in": lambda: lv not in rv}[op]()
+        return constexpr(value)
+    fn = COMPARISONS[op]
+    if isinstance(left, tensor) or isinstance(right, tensor):
+        return fn(left if isinstance(left, tensor) else _unwrap(left),
+                  right if isinstance(right, tensor) else _unwrap(right))
+    return constexpr(fn(_unwrap(left), _unwrap(right)))
+
+
+def compare_chain(left: Any, links: list[tuple[str, Any]]) -> Any:
+    """`left op1 b op2 c ...`: the `and` of every link, each operand evaluated once."""
+    result = None
+    for op, right in links:
+        step = compare(op, left, right)
+        result = step if result is None else _logical(result, step, "and")
+        left = right
+    return result
+
+
+def condition(value: Any, what: str) -> Any:
+    """`value` as the condition of `what` ("an `if`", "a `while`", "a conditional
+    expression's"): a constexpr, or an int1 scalar tensor."""
+    if not isinstance(value, tensor):
+        return value if isinstance(value, constexpr) else constexpr(value)
+    if value.type.is_block() and value.type.numel == 1:  # a one-element block is its element (as Triton)
+        value = current_semantic().reshape_to_scalar(value)
+    if value.type.is_block():
+        if what == "a `while`":
+            raise TilecSemanticError("a `while` condition must be a scalar, not a block; reduce the block to one "
+                                     "value first (e.g. `tl.max(x, axis=0) > 0`)")
+        raise TilecSemanticError(f"{what} condition must be a scalar; for tensors use tl.where")
+    not_a_pointer(value, f"{what} condition")
+    return value if value.dtype.is_bool() else current_semantic().compare("ne", value, 0)
+
+
+def loop_carried(value: Any) -> Any:
+    """The value a runtime loop carries for a name bound to `value` before it: a Python
+    number (or constexpr number) becomes a tensor of its natural type."""
+    if isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
+        return current_semantic().to_tensor(value)
+    if isinstance(value, (bool, int, float)):
+        return current_semantic().to_tensor(value)
+    return value
+
+
+class Loop:
+    """What a `for` statement iterates over: `runtime` loops carry values (`loop_carried`)."""
+
+    def __init__(self, iterable: Any):
+        iterable = _unwrap(iterable)
+        self.iterable = iterable
+        if isinstance(iterable, lang.static_range):
+            bounds = [_unwrap(iterable.start), _unwrap(iterable.end), _unwrap(iterable.step)]
+            runtime = [b for b in bounds if isinstance(b, tensor)]
+            if runtime:
+                raise ConstexprRequired("tl.static_range bounds must be constexpr integers, and this one is only "
+                                        "known when the kernel runs", runtime[0],
+                                        "use range() for a loop over run-time bounds")
+            if any(not isinstance(b, int) for b in bounds):
+                raise TilecSemanticError("tl.static_range bounds must be constexpr integers")
+            self.runtime = False
+        elif isinstance(iterable, lang.range):
+            self.runtime = True
+        elif isinstance(iterable, (tuple, list)):
+            self.runtime = False
+        else:
+            raise TilecSemanticError("a kernel can loop over range(...), tl.range(...), tl.static_range(...) or a "
+                                     f"constant tuple, not over {type(iterable).__name__}")
+
+    def __iter__(self) -> Iterator[Any]:
+        iterable = self.iterable
+        if isinstance(iterable, lang.static_range):
+            return iter([constexpr(i) for i in range(*(_unwrap(b) for b in (iterable.start, iterable.end,
+                                                                              iterable.step)))])
+        if isinstance(iterable, (tuple, list)):
+            return iter(list(iterable))
+        return self._runtime_values()
+
+    def _runtime_values(self) -> Iterator[tensor]:
+        """The loop variable's values as the compiled loop has them: scalars of the
+        bounds' integer type."""
+        sem = current_semantic()
+        loop = self.iterable
+        bounds = [sem.to_tensor(_unwrap(b)) for b in (loop.start, loop.end, loop.step)]
+        for t, what in zip(bounds, ("start", "end", "step")):
+            if t.type.is_block() or not t.dtype.is_int():
+                raise TilecSemanticError(f"range {what} must be an integer scalar, got {t.type}")
+        iv_type = tl.int64 if any(t.dtype.int_bitwidth == 64 for t in bounds) else tl.int32
+        start, end, step = (int(sem.cast(t, iv_type)) for t in bounds)
+        if step == 0:
+            raise TilecSemanticError("range() step must not be zero")
+        for value in range(start, end, step):
+            yield sem.to_tensor(value, iv_type)
+
+
+def truth(value: Any) -> bool:
+    """The Python truth of a condition (the interpreter's side of `condition`)."""
+    if isinstance(value, tensor):
+        return current_semantic().to_python_bool(value)
+    return bool(_unwrap(value))
+
+
+def flag(value: bool) -> tensor:
+    """A `break`/`continue` flag of loop_exits.py: an int1 scalar that can change at run time."""
+    return current_semantic().to_tensor(bool(value))
+
+
+# ----------------------------------------------------------------------------- the interpreter's side
+
+
+def lazy(*thunks: Callable[[], Any]) -> Iterator[Any]:
+    """The operands of `and`/`or`, each computed when `bool_op` asks for it."""
+    for thunk in thunks:
+        yield thunk()
+
+
+def if_exp(test: Any, then: Callable[[], Any], otherwise: Callable[[], Any]) -> Any:
+    """`then() if test else otherwise()`: elementwise (tl.where, both sides computed) for a
+    block test, else only the chosen side (the code generator's scf.if)."""
+    if isinstance(test, tensor) and test.type.is_block() and test.type.numel > 1:
+        return current_semantic().where(test, then(), otherwise())
+    return then() if truth(condition(test, "a conditional expression's")) else otherwise()
