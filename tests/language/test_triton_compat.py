@@ -97,3 +97,21 @@ def test_type_helpers():
     assert tl.float8e4nv.fp_mantissa_width == 3 and tl.float8e5.fp_mantissa_width == 2
     with pytest.raises(TypeError, match="not a floating-point type"):
         tl.int32.fp_mantissa_width
+
+
+@tilec.jit
+def dtype_of_constants_kernel(x_ptr, y_ptr):
+    a = 3
+    big = 2 ** 40
+    half = 0.5
+    tl.static_assert(a.dtype == tl.int32 and big.dtype == tl.int64 and half.dtype == tl.float32)
+    p = tl.make_block_ptr(x_ptr, (8,), (1,), (0,), (8,), (0,))
+    tl.static_assert(p.dtype.element_ty.element_ty == tl.float32)
+    tl.static_assert(p.dtype.element_ty.shape == (8,))
+    tl.store(y_ptr + tl.arange(0, 8), tl.load(p) * half + a)
+
+
+def test_dtype_of_a_literal_and_of_a_block_pointer(backend, rng):
+    x = rng.standard_normal(8).astype(np.float32)
+    got = launch(dtype_of_constants_kernel, backend, np.zeros(8, np.float32), x)
+    np.testing.assert_array_equal(got, x * np.float32(0.5) + 3)

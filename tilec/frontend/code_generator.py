@@ -787,7 +787,12 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         base = self.visit(node.value)
         target = base if isinstance(base, tensor) else _unwrap(base)
         try:
-            value = getattr(target, node.attr)
+            try:
+                value = getattr(target, node.attr)
+            except AttributeError:
+                if not isinstance(base, constexpr):
+                    raise
+                value = getattr(base, node.attr)  # the constexpr's own (a number's dtype)
         except AttributeError:
             if isinstance(target, tl.list_value):
                 raise self.error(node, f"a list in a kernel is a constant tuple (as in Triton), so it has no "

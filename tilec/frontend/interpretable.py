@@ -5,6 +5,7 @@ have rewritten it; the interpreter runs that same AST as a Python function, with
 syntax whose meaning in a kernel differs from Python's replaced by calls of
 `python_rules` (which the code generator calls too):
 
+    3, "s", None        __tilec_rules__.literal(3)  (a constexpr, as compiled)
     a and b             __tilec_rules__.bool_op("and", lazy(lambda: a, lambda: b))
     not a               __tilec_rules__.logical_not(a)
     a < b <= c          __tilec_rules__.compare_chain(a, [("lt", b), ("le", c)])
@@ -106,6 +107,17 @@ class _Rewriter(ast.NodeTransformer):
 
     def _located(self, new: ast.AST, old: ast.AST) -> ast.AST:
         return ast.copy_location(new, old)
+
+    def visit_Constant(self, node: ast.Constant):
+        """A literal is a constexpr, as the code generator makes it (`x = 3; x.dtype`)."""
+        return self._located(_rule("literal", node), node)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr):
+        """An f-string's text parts stay strings (only its {expressions} are rewritten)."""
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                value.value = self.visit(value.value)
+        return node
 
     def visit_BoolOp(self, node: ast.BoolOp):
         self.generic_visit(node)

@@ -225,6 +225,11 @@ def flag(value: bool) -> tensor:
 # ----------------------------------------------------------------------------- the interpreter's side
 
 
+def literal(value: Any) -> constexpr:
+    """A literal of the kernel's source, as the code generator reads it."""
+    return constexpr(value)
+
+
 def lazy(*thunks: Callable[[], Any]) -> Iterator[Any]:
     """The operands of `and`/`or`, each computed when `bool_op` asks for it."""
     for thunk in thunks:

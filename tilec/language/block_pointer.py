@@ -239,6 +239,14 @@ class BlockPointer(aggregate):
         return self.base.dtype.element_ty
 
     @property
+    def dtype(self) -> core.pointer_type:
+        """As Triton's: a pointer to the block (`p.dtype.element_ty.element_ty` is the
+        element type, `p.dtype.element_ty.shape` the block shape)."""
+        return core.pointer_type(core.block_type(self.element_ty, _unwrap(self.block_shape)))
+
+    type = dtype
+
+    @property
     def rank(self) -> int:
         return len(_unwrap(self.block_shape))
 

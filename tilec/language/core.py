@@ -313,6 +313,22 @@ class constexpr:
     def __getitem__(self, index):
         return constexpr(self.value[_unwrap(index)])
 
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+    @property
+    def dtype(self) -> "dtype":
+        """A number's type as a tensor would have it (`3`: int32, `2**40`: int64, `1.5`:
+        fp32, `True`: int1), so that `x = 3; x.dtype` works in a kernel as in Triton."""
+        value = self.value
+        if isinstance(value, bool):
+            return int1
+        if isinstance(value, int):
+            return int32 if -2 ** 31 <= value < 2 ** 31 else int64 if -2 ** 63 <= value < 2 ** 63 else uint64
+        if isinstance(value, float):
+            return float32
+        raise AttributeError(f"a constant {type(value).__name__} has no dtype")
+
     # Arithmetic folds when both sides are constant; with a tensor on the other side,
     # NotImplemented makes Python call the tensor's reflected method.
     def __add__(self, other): return _fold(lambda a, b: a + b, self, other)
