@@ -115,3 +115,19 @@ def test_dtype_of_a_literal_and_of_a_block_pointer(backend, rng):
     x = rng.standard_normal(8).astype(np.float32)
     got = launch(dtype_of_constants_kernel, backend, np.zeros(8, np.float32), x)
     np.testing.assert_array_equal(got, x * np.float32(0.5) + 3)
+
+
+@tilec.jit
+def const_kernel(x_ptr: tl.const, y_ptr, WRITE_INPUT: tl.constexpr):
+    offs = tl.arange(0, 8)
+    x = tl.load(x_ptr + offs)
+    if WRITE_INPUT:
+        tl.store(x_ptr + offs, x + 1)
+    tl.store(y_ptr + offs, x * 2)
+
+
+def test_a_const_pointer_is_read_only(backend, rng):
+    x = rng.standard_normal(8).astype(np.float32)
+    np.testing.assert_array_equal(launch(const_kernel, backend, np.zeros(8, np.float32), x, WRITE_INPUT=False), 2 * x)
+    with pytest.raises(tilec.CompilationError, match="Cannot store to a constant pointer"):
+        launch(const_kernel, backend, np.zeros(8, np.float32), x, WRITE_INPUT=True)

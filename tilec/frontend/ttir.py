@@ -27,6 +27,7 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
         module = ir.Module.create()
         builder = IRBuilder(context, module)
         semantic = Semantic(builder, debug=debug, target=target)
+        args = [_with_constness(fn, a) for a in args]
         runtime_args = [a for a in args if not a.is_constant]
         arg_types = [builder.get_type(a.ty) for a in runtime_args]
         arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}
@@ -46,3 +47,11 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
     except IRVerificationError as exc:
         raise InternalError(f"tilec internal error: the IR built for kernel {fn.__name__} is invalid: {exc}") from None
     return module
+
+
+def _with_constness(fn: KernelFunction, arg: ArgSpec) -> ArgSpec:
+    """A pointer parameter annotated `tl.const` points to constant data."""
+    if arg.name in fn.const_params and arg.ty is not None and arg.ty.is_ptr():
+        import dataclasses
+        return dataclasses.replace(arg, ty=tl.pointer_type(arg.ty.element_ty, const=True))
+    return arg

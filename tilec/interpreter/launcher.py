@@ -198,7 +198,8 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if name in arrays:
         element = specialize.dtype_of_array(value)
-        return tensor(np.array(memory.address_of(name), dtype=np.uint64), tl.pointer_type(element))
+        return tensor(np.array(memory.address_of(name), dtype=np.uint64),
+                      tl.pointer_type(element, const=name in getattr(fn, "const_params", ())))
     raise LaunchError(f"argument '{name}' of {fn.__name__}() is a {specialize.describe(value)}; the interpreter "
                       "expects a NumPy array, a torch tensor, an int, a float, a bool, a string or None")
 

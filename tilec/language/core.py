@@ -151,13 +151,15 @@ _REPR_NAMES = {
 
 
 class pointer_type(dtype):
-    """A pointer to elements of `element_ty` in global memory."""
+    """A pointer to elements of `element_ty` in global memory; `const` for data the kernel
+    must not write (a parameter annotated `tl.const`)."""
 
-    def __init__(self, element_ty: dtype, address_space: int = 1):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
         if not isinstance(element_ty, dtype):
             raise TypeError(f"pointer_type expects a dtype, got {element_ty!r}")
         self.element_ty = element_ty
         self.address_space = address_space
+        self.const = bool(const)
         self.name = f"pointer<{element_ty}>"
 
     def is_ptr(self) -> bool:
@@ -175,13 +177,13 @@ class pointer_type(dtype):
         return 3
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, pointer_type) and other.element_ty == self.element_ty
+        return isinstance(other, pointer_type) and other.element_ty == self.element_ty and other.const == self.const
 
     def __hash__(self) -> int:
-        return hash(("pointer_type", self.element_ty))
+        return hash(("pointer_type", self.element_ty, self.const))
 
     def __repr__(self) -> str:
-        return f"tl.pointer_type({self.element_ty!r})"
+        return f"tl.pointer_type({self.element_ty!r}{', const=True' if self.const else ''})"
 
     def __str__(self) -> str:
         return f"*{self.element_ty}"
@@ -384,6 +386,18 @@ def _unwrap_shape(shape) -> tuple:
     if isinstance(shape, (int, tensor)):
         return (shape,)
     return tuple(_unwrap(s) for s in shape)
+
+
+class const:
+    """Annotates a pointer parameter whose data the kernel only reads (`x_ptr: tl.const`):
+    storing through it, or through a pointer computed from it, is a compile error."""
+
+
+def is_const_annotation(annotation: Any) -> bool:
+    """True for `tl.const`, `"tl.const"`, `"const"` annotations."""
+    if annotation is const:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "const"
 
 
 def is_constexpr_annotation(annotation: Any) -> bool:

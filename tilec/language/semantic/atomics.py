@@ -28,6 +28,7 @@ class AtomicRules(SemanticState):
 
     def _atomic_operands(self, ptr: Any, value: Any, mask: Any, what: str) -> tuple[tensor, tensor, tensor | None]:
         ptr, mask = self._memory_operands(ptr, mask, what)
+        self._check_writable(ptr, f"apply {what} to")
         elt = ptr.dtype.element_ty
         value = self.to_tensor(value, elt) if not isinstance(_unwrap(value), tensor) else _unwrap(value)
         if value.type.is_block() and not ptr.type.is_block():

@@ -79,10 +79,16 @@ class MemoryRules(SemanticState):
                                    volatile=bool(_unwrap(volatile)))
         return tensor(handle, ty)
 
+    def _check_writable(self, ptr: tensor, what: str) -> None:
+        if ptr.dtype.is_ptr() and getattr(ptr.dtype, "const", False):
+            raise _error(f"cannot {what} a pointer to constant data (its parameter is annotated tl.const) "
+                         "(Cannot store to a constant pointer)")
+
     def store(self, ptr: Any, value: Any, mask: Any = None, cache_modifier: str = "",
               eviction_policy: str = "") -> None:
         cache_modifier, eviction_policy = self._check_cache_options("store", cache_modifier, eviction_policy)
         ptr, mask = self._memory_operands(ptr, mask, "store")
+        self._check_writable(ptr, "store through")
         self._check_storage_type(ptr.dtype.element_ty, "store")
         value = _unwrap(value)
         elt = ptr.dtype.element_ty
