@@ -131,3 +131,35 @@ def test_a_const_pointer_is_read_only(backend, rng):
     np.testing.assert_array_equal(launch(const_kernel, backend, np.zeros(8, np.float32), x, WRITE_INPUT=False), 2 * x)
     with pytest.raises(tilec.CompilationError, match="Cannot store to a constant pointer"):
         launch(const_kernel, backend, np.zeros(8, np.float32), x, WRITE_INPUT=True)
+
+
+@tilec.jit
+def grid_sum_kernel(x_ptr, total_ptr, arrived_ptr, out_ptr, N: tl.constexpr):
+    """Every program adds its block to a total; the last program waits for all the others
+    and writes it out: on the GPU every program must be resident at once for that spin,
+    which a cooperative launch guarantees (the interpreter runs programs in order)."""
+    pid = tl.program_id(0)
+    tl.atomic_add(total_ptr, tl.sum(tl.load(x_ptr + pid * N + tl.arange(0, N))))
+    tl.atomic_add(arrived_ptr, 1)
+    if pid == tl.num_programs(0) - 1:
+        while tl.atomic_add(arrived_ptr, 0) < tl.num_programs(0):
+            pass
+        tl.store(out_ptr, tl.atomic_add(total_ptr, 0.0))
+
+
+def test_launch_cooperative_grid(backend, rng):
+    x = rng.integers(-8, 8, 8 * 64).astype(np.float32)
+    total = device_array(np.zeros(1, np.float32), backend)
+    arrived = device_array(np.zeros(1, np.int32), backend)
+    out = device_array(np.full(1, np.nan, np.float32), backend)
+    grid_sum_kernel[(8,)](device_array(x, backend), total, arrived, out, N=64, launch_cooperative_grid=True)
+    np.testing.assert_array_equal(to_numpy(out), [x.sum()])
+
+
+@pytest.mark.gpu
+def test_a_cooperative_grid_too_large_for_the_gpu_is_refused():
+    import torch
+    x = torch.zeros(64 * 100_000, device="cuda")
+    with pytest.raises(RuntimeError, match="does not fit on the GPU at once"):
+        grid_sum_kernel[(100_000,)](x, torch.zeros(1, device="cuda"), torch.zeros(1, dtype=torch.int32, device="cuda"),
+                                    torch.zeros(1, device="cuda"), N=64, launch_cooperative_grid=True)

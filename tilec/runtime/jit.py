@@ -32,7 +32,7 @@ except ImportError:  # the extension is not built (or older than this file): lau
 _config = _config_module.config
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream",
-                  "target")
+                  "target", "launch_cooperative_grid")
 
 
 class JITFunction(KernelFunction):
@@ -182,10 +182,11 @@ class JITFunction(KernelFunction):
         run = f"_self.run({''.join(n + ', ' for n in names)}grid=_grid{''.join(f', {o}={o}' for o in options)})"
         stream = "stream if stream is not None else " if "stream" in options else ""
         stream += "_stream_of(_kernel.device)" if torch is not None else "0"
+        slow = " or launch_cooperative_grid" if "launch_cooperative_grid" in options else ""
         src = f"""
 def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
   try:
-    if _config.interpret or _config.always_compile:
+    if _config.interpret or _config.always_compile{slow}:
         return {run}
 {''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
     try:
@@ -234,7 +235,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             grid3 = (grid[0], 1, 1)
         else:
             grid3 = self._resolve_grid(grid, values)
-        kernel.launch(grid3, values, options.get("stream") if options else None)
+        if options and options.get("launch_cooperative_grid"):
+            kernel.launch(grid3, values, options.get("stream"), cooperative=True)
+        else:
+            kernel.launch(grid3, values, options.get("stream") if options else None)
         return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):

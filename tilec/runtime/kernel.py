@@ -79,13 +79,25 @@ class LoadedKernel:
         self.launcher = launcher_type(self.function, self.block, self.shared, self.codes, self.param_names,
                                       self.context, self.param_indices)
 
-    def launch(self, grid: tuple[int, int, int], values: Sequence[Any], stream: int | None = None) -> None:
+    def launch(self, grid: tuple[int, int, int], values: Sequence[Any], stream: int | None = None,
+               cooperative: bool = False) -> None:
         """Runs the kernel over `grid` with the jit function's argument `values` (all of
         them: constexprs and specialised arguments are dropped here) on `stream`
         (None: torch's current stream, or the default stream). A grid with a zero
-        dimension launches nothing."""
+        dimension launches nothing. `cooperative` (the launch option
+        `launch_cooperative_grid`) asks the driver to run every program of the grid at
+        once (cuLaunchCooperativeKernel), or to refuse the launch when they do not fit."""
         if stream is None:
             stream = driver.current_stream(self.device)
+        if cooperative:
+            if 0 in grid:
+                return
+            params = [(values[i], code) for i, code in zip(self.param_indices, self.codes)]
+            try:
+                driver.launch_cooperative(self.function, self.device, grid, self.block, self.shared, stream, params)
+            except (TypeError, ValueError) as error:
+                raise LaunchError(f"{self.name}(): {error}") from None
+            return
         try:
             self.launcher(grid[0], grid[1], grid[2], stream, values)
         except Exception as error:
