@@ -287,7 +287,9 @@ def fma(a: Val, b: Val, c: Val) -> Val:
         if dt is F64:
             flat = []
             for p, q, s in zip(x.ravel(), y.ravel(), z.ravel()):
-                if not (math.isfinite(p) and math.isfinite(q) and math.isfinite(s)) or p == 0 or q == 0:
+                if math.isfinite(p) and math.isfinite(q) and not math.isfinite(s):
+                    flat.append(s)  # the exact product is finite, even where float64's overflows
+                elif not (math.isfinite(p) and math.isfinite(q) and math.isfinite(s)) or p == 0 or q == 0:
                     flat.append(p * q + s)
                 else:
                     exact = Fraction(p) * Fraction(q) + Fraction(s)
