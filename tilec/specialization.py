@@ -31,3 +31,48 @@ class ArgSpec:
         if self.is_constant:
             return (self.name, "c", repr(self.constant))
         return (self.name, str(self.ty), self.divisibility)
+
+
+@dataclass(frozen=True)
+class TupleLayout:
+    """How a tuple (or namedtuple) kernel argument is rebuilt in the kernel from its leaves.
+
+    A tuple argument `t` is passed as its leaves, each a parameter of its own named
+    `t.0`, `t.1`, `t.1.0`, ... (names no kernel can spell); `items` holds, per element,
+    the leaf's name or a nested TupleLayout. `container` is the tuple's class (a
+    namedtuple's class, or `tuple`); its qualified name enters the cache key."""
+    container: Any
+    items: tuple
+
+    def __repr__(self) -> str:
+        name = f"{self.container.__module__}.{self.container.__qualname__}"
+        return f"TupleLayout({name}, {self.items!r})"
+
+    def rebuild(self, scope: dict, make_tuple: Any) -> Any:
+        """The argument, its leaves read from `scope`; `make_tuple` builds a plain tuple."""
+        values = [item.rebuild(scope, make_tuple) if isinstance(item, TupleLayout) else scope[item]
+                  for item in self.items]
+        if self.container is tuple:
+            return make_tuple(values)
+        return self.container(*values)
+
+
+def is_tuple_argument(value: Any) -> bool:
+    """A tuple or namedtuple passed for a non-constexpr parameter."""
+    return isinstance(value, tuple)
+
+
+def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[tuple[str, Any]]]:
+    """`value`'s layout and its leaves as (name, value) pairs, depth first."""
+    leaves: list[tuple[str, Any]] = []
+    items = []
+    for index, element in enumerate(value):
+        leaf = f"{name}.{index}"
+        if isinstance(element, tuple):
+            layout, inner = flatten_tuple_argument(leaf, element)
+            items.append(layout)
+            leaves.extend(inner)
+        else:
+            items.append(leaf)
+            leaves.append((leaf, element))
+    return TupleLayout(type(value), tuple(items)), leaves

@@ -2,6 +2,8 @@
 `backend` fixture: the interpreter, compiled to a cubin as well, and the GPU)."""
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -163,3 +165,31 @@ def test_a_cooperative_grid_too_large_for_the_gpu_is_refused():
     with pytest.raises(RuntimeError, match="does not fit on the GPU at once"):
         grid_sum_kernel[(100_000,)](x, torch.zeros(1, device="cuda"), torch.zeros(1, dtype=torch.int32, device="cuda"),
                                     torch.zeros(1, device="cuda"), N=64, launch_cooperative_grid=True)
+
+
+Scaled = collections.namedtuple("Scaled", ["ptr", "scale"])
+
+
+@tilec.jit
+def tuple_args_kernel(pair, scaled, nested, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a = tl.load(pair[0] + offs) * pair[1]                   # (pointer, float)
+    b = tl.load(scaled.ptr + offs) * scaled.scale           # a namedtuple's fields
+    c = tl.load(nested[1][0] + offs) + nested[0]            # (int, (pointer,))
+    tl.static_assert(len(pair) == 2)
+    tl.store(out_ptr + offs, a + b + c)
+
+
+def test_tuples_and_namedtuples_as_arguments(backend, rng):
+    x, y, z = (rng.standard_normal(16).astype(np.float32) for _ in range(3))
+    dx, dy, dz = (device_array(v, backend) for v in (x, y, z))
+    out = device_array(np.full(16, np.nan, np.float32), backend)
+    tuple_args_kernel[(1,)]((dx, 2.0), Scaled(dy, 3.0), (5, (dz,)), out, N=16)
+    np.testing.assert_allclose(to_numpy(out), x * 2 + y * 3 + (z + 5), rtol=1e-6)
+
+
+def test_a_tuple_argument_compiles_from_its_types():
+    compiled = tuple_args_kernel.warmup(("*fp32:16", "fp32"), Scaled("*fp32:16", "fp32"), ("i32", ("*fp32:16",)),
+                                        "*fp32:16", N=16, grid=(1,))
+    assert [name for name, _ in compiled.metadata.params] == ["pair.0", "pair.1", "scaled.0", "scaled.1", "nested.0",
+                                                              "nested.1.0", "out_ptr"]

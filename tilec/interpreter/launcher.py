@@ -30,6 +30,7 @@ from ..language import core as tl
 from ..language.core import TilecSemanticError, activate_semantic, tensor
 from ..language.semantic import Semantic
 from ..runtime import specialize
+from ..specialization import TupleLayout
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
 from .numpy_ops_misc import DeviceAssertionError
@@ -58,14 +59,23 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
         check_options(options)
     debug = _debug_mode(fn, options)
     dims = fn._resolve_grid(grid, values)
+    parameters = fn._parameters(values) if hasattr(fn, "_parameters") else \
+        [(index, name, value) for index, (name, value) in enumerate(zip(fn.arg_names, values))]
     with _DeviceMirror() as mirror:
         arrays: dict[str, Any] = {}
-        for index, (name, value) in enumerate(zip(fn.arg_names, values)):
-            if index not in fn.constexprs and _is_array(value):
+        for index, name, value in parameters:
+            if (index < 0 or index not in fn.constexprs) and _is_array(value):
                 arrays[name] = mirror.host_array(name, value, fn.__name__)
         memory = Memory(arrays)
-        kernel_args = [_kernel_argument(fn, index, name, value, memory, arrays)
-                       for index, (name, value) in enumerate(zip(fn.arg_names, values))]
+        # Every parameter as compiled (a tuple argument's leaves, then its layout), and the
+        # kernel's arguments: a tuple rebuilt from its leaves, as the frontend rebuilds it.
+        made: dict[str, Any] = {}
+        for index, name, value in parameters:
+            if isinstance(value, TupleLayout):
+                made[name] = value.rebuild(made, tl.tuple_value)
+            else:
+                made[name] = _kernel_argument(fn, index, name, value, memory, arrays)
+        kernel_args = [made[name] for name in fn.arg_names]
         _check_like_the_compiler(fn, values, debug)
         if 0 in dims:
             return
@@ -182,7 +192,7 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
     (`specialize.scalar_type`: ints int32/int64/uint64, floats fp32, bools int1); arrays
     become pointer scalars holding their virtual address; None and strings stay as they are.
     """
-    if index in fn.constexprs or isinstance(value, tl.constexpr):
+    if index in fn.constexprs and index >= 0 or isinstance(value, tl.constexpr):
         return tl._unwrap(value)
     if value is None or isinstance(value, str):
         return value  # as in the compiled path, None and strings are constexprs

@@ -20,7 +20,7 @@ from ..errors import LaunchError, UsageError, dtype_argument_error, hide_interna
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
-from ..specialization import ArgSpec
+from ..specialization import ArgSpec, TupleLayout, flatten_tuple_argument, is_tuple_argument
 from ..target import Target
 from . import specialize
 
@@ -223,8 +223,11 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
         key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
+        launch_values = self._launch_values(values)
+        if launch_values is not values:  # tuple arguments: never launched by the fast path's key
+            key = None
         try:
-            kernel = self._kernels.get(key)
+            kernel = self._kernels.get(key) if key is not None else None
         except TypeError:  # an unhashable constexpr: _get_kernel's specialisation names it
             kernel, key = None, None
         if kernel is None or _config.always_compile:
@@ -236,9 +239,9 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         else:
             grid3 = self._resolve_grid(grid, values)
         if options and options.get("launch_cooperative_grid"):
-            kernel.launch(grid3, values, options.get("stream"), cooperative=True)
+            kernel.launch(grid3, launch_values, options.get("stream"), cooperative=True)
         else:
-            kernel.launch(grid3, values, options.get("stream") if options else None)
+            kernel.launch(grid3, launch_values, options.get("stream") if options else None)
         return kernel.compiled
 
     def warmup(self, *args, grid=None, **kwargs):
@@ -320,9 +323,31 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         """
         host_arrays = types_as_strings if host_arrays is None else host_arrays
         specs = []
-        for index, (name, value) in enumerate(zip(self.arg_names, values)):
-            specs.append(self._arg_spec(index, name, value, types_as_strings, host_arrays))
+        for index, name, value in self._parameters(values):
+            if isinstance(value, TupleLayout):
+                specs.append(ArgSpec(name, constant=value, is_constant=True))
+            else:
+                specs.append(self._arg_spec(index, name, value, types_as_strings, host_arrays))
         return specs
+
+    def _parameters(self, values: list) -> list[tuple[int, str, Any]]:
+        """(index, name, value) of each parameter as compiled: a tuple argument gives its
+        leaves (index -1, named `t.0`, `t.1`, ...) and then its TupleLayout."""
+        parameters = []
+        for index, (name, value) in enumerate(zip(self.arg_names, values)):
+            if index not in self.constexprs and is_tuple_argument(value):
+                layout, leaves = flatten_tuple_argument(name, value)
+                parameters.extend((-1, leaf_name, leaf) for leaf_name, leaf in leaves)
+                parameters.append((index, name, layout))
+            else:
+                parameters.append((index, name, value))
+        return parameters
+
+    def _launch_values(self, values: list) -> list:
+        """The values a launch passes, parallel to `specialization(values)`."""
+        if not any(is_tuple_argument(v) for i, v in enumerate(values) if i not in self.constexprs):
+            return values
+        return [value for _, _, value in self._parameters(values)]
 
     def _arg_spec(self, index: int, name: str, value: Any, types_as_strings: bool = False,
                   host_arrays: bool = False) -> ArgSpec:
@@ -388,7 +413,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         from . import driver
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
-        device = driver.device_of(values, specs, self.__name__) if load else None
+        device = driver.device_of(self._launch_values(values), specs, self.__name__) if load else None
         target = driver.target_of(device) if load else options.get("target") or driver.default_target()
         requested = options.get("target")
         if load and requested is not None and _target(requested).capability != _target(target).capability:
