@@ -38,11 +38,7 @@ _OPERATOR_SYMBOLS = {
     ast.LShift: "<<", ast.RShift: ">>", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^",
 }
 
-# A comparison's python_rules name.
-COMPARE_NAMES = {
-    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
-    ast.Is: "is", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
-}
+
 
 _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except is not supported in kernels",
@@ -742,7 +738,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         left = self.visit(node.left)
-        links = [(COMPARE_NAMES[type(op)], self.visit(comparator)) for op, comparator in zip(node.ops, node.comparators)]
+        links = [(rules.COMPARE_NAMES[type(op)], self.visit(comparator))
+                 for op, comparator in zip(node.ops, node.comparators)]
         return self.rule(node, rules.compare_chain, left, links)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Any:

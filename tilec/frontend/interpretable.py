@@ -95,12 +95,6 @@ def _thunk(body: ast.expr) -> ast.Lambda:
     return ast.Lambda(args=no_arguments, body=body)
 
 
-_COMPARE_NAMES = {
-    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
-    ast.Is: "is", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
-}
-
-
 class _Rewriter(ast.NodeTransformer):
     def __init__(self):
         self.loops = itertools.count()
@@ -133,8 +127,9 @@ class _Rewriter(ast.NodeTransformer):
 
     def visit_Compare(self, node: ast.Compare):
         self.generic_visit(node)
-        links = ast.List(elts=[ast.Tuple(elts=[ast.Constant(value=_COMPARE_NAMES[type(op)]), right], ctx=ast.Load())
-                               for op, right in zip(node.ops, node.comparators)], ctx=ast.Load())
+        names = [ast.Constant(value=python_rules.COMPARE_NAMES[type(op)]) for op in node.ops]
+        links = ast.List(elts=[ast.Tuple(elts=[name, right], ctx=ast.Load())
+                               for name, right in zip(names, node.comparators)], ctx=ast.Load())
         return self._located(_rule("compare_chain", node.left, links), node)
 
     def visit_IfExp(self, node: ast.IfExp):

@@ -36,6 +36,12 @@ COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
 }
 IDENTITY_TESTS = {"is": "is", "is_not": "is not", "in": "in", "not_in": "not in"}
 
+# Each comparison operator of Python's AST by its name above.
+COMPARE_NAMES = {
+    ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
+    ast.Is: "is", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
+}
+
 
 def assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
     """Names a block of statements may assign (including inside nested blocks)."""
