@@ -221,9 +221,10 @@ def _warn_if_known_to_miscompile(ptxas: str) -> None:
     """Once per ptxas: a warning where its release is known to produce wrong code."""
     release = _release_of(ptxas)
     if release in KNOWN_MISCOMPILES:
-        warnings.warn(f"tilec: the ptxas of CUDA {release} ({ptxas}) miscompiles some kernels: "
-                      f"{KNOWN_MISCOMPILES[release]}. Install '{WHEELS['ptxas']}' (and unset TILEC_CUDA_HOME "
-                      "if it points to this toolkit)", RuntimeWarning, stacklevel=4)
+        # Located at no source line: the cause is the toolkit, not a line of the program.
+        warnings.warn_explicit(f"tilec: the ptxas of CUDA {release} ({ptxas}) miscompiles some kernels: "
+                               f"{KNOWN_MISCOMPILES[release]}. Install '{WHEELS['ptxas']}' (and unset "
+                               "TILEC_CUDA_HOME if it points to this toolkit)", RuntimeWarning, "tilec", 0)
 
 
 def _explain_failure(log: str, ptxas: str, chip: str, kernel_name: str) -> str:
