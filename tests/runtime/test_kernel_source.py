@@ -131,3 +131,14 @@ def test_a_new_source_must_define_one_function():
     kernel = kernel_from_template("strict", "tl.load(x_ptr + offs, mask=mask)")
     with pytest.raises(ValueError, match="must define one function"):
         kernel.update_src("x = 1\n")
+
+
+def test_an_interpreted_kernel_made_by_exec_quotes_its_line(monkeypatch):
+    """Run-time errors of the interpreter quote the kernel's line from its own source
+    when no file (no linecache entry) holds it."""
+    from tilec.config import config
+    monkeypatch.setattr(config, "interpret", True)
+    kernel = kernel_from_template("overreach", "tl.load(x_ptr + offs + 1000)")
+    with pytest.raises(IndexError) as info:
+        kernel[(1,)](np.zeros(8, np.float32), np.zeros(8, np.float32), 8, BLOCK=8)
+    assert "tl.store(y_ptr + offs, tl.load(x_ptr + offs + 1000), mask=mask)" in str(info.value)

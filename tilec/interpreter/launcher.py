@@ -256,7 +256,7 @@ class _DeviceMirror:
 # ----------------------------------------------------------------------------- error locations
 
 
-def _is_kernel_frame(frame: FrameType, kernel_codes: set[CodeType]) -> bool:
+def _is_kernel_frame(frame: FrameType, kernel_codes: dict[CodeType, Any]) -> bool:
     """True for the launched kernel's frame and for @jit functions it called.
 
     The launcher runs copies of kernel functions (python_builtins.py), whose code objects
@@ -271,7 +271,7 @@ def _is_kernel_frame(frame: FrameType, kernel_codes: set[CodeType]) -> bool:
             and isinstance(caller.f_locals.get("self"), DEVICE_FUNCTIONS))
 
 
-def _kernel_sites(tb: TracebackType | None, kernel_codes: set[CodeType]) -> list[SourceLocation]:
+def _kernel_sites(tb: TracebackType | None, kernel_codes: dict[CodeType, Any]) -> list[SourceLocation]:
     """Source locations of the kernel frames in a traceback, outermost first."""
     sites = []
     while tb is not None:
@@ -279,9 +279,19 @@ def _kernel_sites(tb: TracebackType | None, kernel_codes: set[CodeType]) -> list
         if _is_kernel_frame(frame, kernel_codes):
             code = frame.f_code
             sites.append(SourceLocation(code.co_filename, tb.tb_lineno, _column(code, tb.tb_lasti),
-                                        linecache.getline(code.co_filename, tb.tb_lineno), code.co_name))
+                                        _source_line(code, tb.tb_lineno, kernel_codes), code.co_name))
         tb = tb.tb_next
     return sites
+
+
+def _source_line(code: CodeType, lineno: int, kernel_codes: dict[CodeType, Any]) -> str:
+    """Line `lineno` of the file `code` came from; for a kernel whose source is in no file
+    (made by exec()), the kernel's own copy of it."""
+    line = linecache.getline(code.co_filename, lineno)
+    kernel = kernel_codes.get(code)
+    if not line and kernel is not None:
+        line = kernel.source_line(lineno - kernel.first_line + 1)
+    return line
 
 
 def _column(code: CodeType, lasti: int) -> int:
@@ -303,8 +313,8 @@ def _where(fn: KernelFunction, sites: list[SourceLocation]) -> SourceLocation:
 
 
 def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, int, int],
-                   codes: set[CodeType]) -> OutOfBoundsAccess:
-    sites = _kernel_sites(fault.__traceback__, codes | {fn.fn.__code__})
+                   codes: dict[CodeType, Any]) -> OutOfBoundsAccess:
+    sites = _kernel_sites(fault.__traceback__, {**codes, fn.fn.__code__: fn})
     site = _where(fn, sites)
     inner = f" (in @jit function `{site.function}`)" if site.function != fn.__name__ else ""
     lines = [f"out-of-bounds {fault.access} in kernel `{fn.__name__}`{inner} at {site.filename}:{site.lineno}, "
@@ -319,8 +329,8 @@ def _out_of_bounds(fn: KernelFunction, fault: MemoryFault, program: tuple[int, i
 
 
 def _located_semantic_error(fn: KernelFunction, exc: TilecSemanticError, program: tuple[int, int, int],
-                            codes: set[CodeType]) -> KernelSemanticError:
-    sites = _kernel_sites(exc.__traceback__, codes | {fn.fn.__code__})
+                            codes: dict[CodeType, Any]) -> KernelSemanticError:
+    sites = _kernel_sites(exc.__traceback__, {**codes, fn.fn.__code__: fn})
     message = f"{exc}\n(interpreting kernel `{fn.__name__}`, program id {program})"
     error = KernelSemanticError(message, _where(fn, sites), tuple(sites[:-1]))
     error.original = exc  # its __cause__

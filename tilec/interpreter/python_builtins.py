@@ -106,15 +106,16 @@ class _ModuleView:
 class KernelFunctions:
     """The patched copies of one launch's kernel and the @jit functions it reaches.
 
-    Copies are made on first use and kept for the launch; `codes` holds the code object
-    of every kernel function, so error reports can find kernel frames.
+    Copies are made on first use and kept for the launch; `codes` maps the code object of
+    every kernel function (its thunks included) to the KernelFunction it runs, so that
+    error reports find kernel frames and their source lines.
     """
 
     def __init__(self):
         self._copies: dict[int, Callable] = {}
         self._globals: dict[int, dict] = {}
         self._modules: dict[int, bool] = {}
-        self.codes: set = set()
+        self.codes: dict = {}
 
     def get(self, kernel: KernelFunction | LibraryFunction) -> Callable:
         if isinstance(kernel, _JitCall):
@@ -133,7 +134,7 @@ class KernelFunctions:
             copy.__kwdefaults__ = fn.__kwdefaults__
             copy.__qualname__ = fn.__qualname__
             self._copies[id(kernel)] = copy
-            self.codes |= inner_codes(code)
+            self.codes.update(dict.fromkeys(inner_codes(code), source))
         return copy
 
     def wrap(self, value: Any) -> Any:
