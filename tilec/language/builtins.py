@@ -583,7 +583,8 @@ class range:
         self.loop_unroll_factor = _unwrap(loop_unroll_factor)
 
     def __iter__(self):
-        # The interpreter iterates directly; the compiler reads the fields instead.
+        # Plain Python iteration (outside a `for` statement); loops in kernels, compiled or
+        # interpreted, go through frontend/python_rules.Loop, which reads the fields.
         return iter(_py.range(int(_unwrap(self.start)), int(_unwrap(self.end)), int(_unwrap(self.step))))
 
 
