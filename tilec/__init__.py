@@ -17,6 +17,7 @@ from .errors import (CompilationError, LaunchError, OutOfResources, TargetError,
 from .language.core import cdiv, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
+from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401
 
 __version__ = "0.1.0"
 

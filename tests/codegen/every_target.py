@@ -70,6 +70,15 @@ def fp8_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
     tl.store(y_ptr + offsets, tl.load(x_ptr + offsets).to(tl.float8e4nv).to(tl.float32))
 
 
+@tilec.jit
+def fp8_software_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    """The fp8 formats converted in software: any target, no fp8 instruction."""
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    y = x.to(tl.float8e4b15).to(tl.float32) + x.to(tl.float8e4b8).to(tl.float16) + x.to(tl.float8e5b16).to(tl.float32)
+    tl.store(y_ptr + offsets, y)
+
+
 def _matmul(a: str, c: str, precision: str = "ieee"):
     return (matmul_kernel, {"a_ptr": f"*{a}:16", "b_ptr": f"*{a}:16", "c_ptr": f"*{c}:16", "K": "i32:16"},
             {"BM": 64, "BN": 64, "BK": 32, "PRECISION": precision}, 3)
@@ -93,6 +102,7 @@ KERNELS = {
     "atomic_bf16": (atomic_kernel, {"x_ptr": "*bf16:16", "out_ptr": "*bf16:16", "count_ptr": "*i32:16"},
                     {"BLOCK": 256}, 3),  # ptxas refuses it before sm_90: see KNOWN_GAPS
     "fp8": (fp8_kernel, {"x_ptr": "*fp32:16", "y_ptr": "*fp32:16"}, {"BLOCK": 256}, 3),
+    "fp8_software": (fp8_software_kernel, {"x_ptr": "*fp64:16", "y_ptr": "*fp32:16"}, {"BLOCK": 256}, 3),
 }
 
 # Kernels whose PTX ptxas refuses on GPUs older than the capability given, a gap of the

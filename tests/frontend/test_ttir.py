@@ -630,13 +630,32 @@ def test_fp8_to_fp8_goes_through_fp16_and_saturates():
                               {"BLOCK": 128, "DTYPE": tl.float8e4nv})
     filecheck(kernel.asm["ttir"], """
         CHECK: %[[X:[0-9]+]] = "tile.load"
-        CHECK: %[[H:[0-9]+]] = arith.extf %[[X]] : tensor<128xf8E5M2> to tensor<128xf16>
-        CHECK: arith.truncf %[[H]] : tensor<128xf16> to tensor<128xf8E4M3FN>
+        CHECK: %[[H:[0-9]+]] = "tile.fp_to_fp"(%[[X]]) : (tensor<128xf8E5M2>) -> tensor<128xf16>
+        CHECK: "tile.fp_to_fp"(%[[H]]) : (tensor<128xf16>) -> tensor<128xf8E4M3FN>
     """)
     filecheck(kernel.asm["ptx"], """
         CHECK: cvt.rn.f16x2.e5m2x2
         CHECK: cvt.rn.satfinite.e4m3x2.f32
     """)
+
+
+@tilec.jit
+def fp8_constant(dst_ptr, BLOCK: tl.constexpr, DTYPE: tl.constexpr):
+    tl.store(dst_ptr + tl.arange(0, BLOCK), tl.full([BLOCK], 1.5, DTYPE).to(tl.float32))
+
+
+def test_fp8_constants_and_conversions_are_not_folded():
+    """An fp8 constant is its byte, bitcast by a tile op, and conversions are tile.fp_to_fp:
+    MLIR's folders would round by their own rules (and read f8E4M3B11FNUZ, which stands for
+    fp8e4b15, with bias 11: 1.5 is byte 0x7C, which they would read as 24.0)."""
+    kernel = compile_to_cubin(fp8_constant, {"dst_ptr": "*fp32"}, {"BLOCK": 128, "DTYPE": tl.float8e4b15})
+    filecheck(kernel.asm["ttir"], """
+        CHECK: %[[C:.+]] = arith.constant 124 : i8
+        CHECK: %[[F:[0-9]+]] = "tile.bitcast"(%[[C]]) : (i8) -> f8E4M3B11FNUZ
+        CHECK: "tile.fp_to_fp"(%{{[0-9]+}}) : (tensor<128xf8E4M3B11FNUZ>) -> tensor<128xf32>
+        CHECK-NOT: arith.extf
+    """)
+    assert "e4m3" not in kernel.asm["ptx"]  # converted in software, not by an fp8 instruction
 
 
 def test_fp8_conversions_need_sm89():

@@ -126,6 +126,12 @@ irdl.dialect @tile {{
     irdl.operands(src: %0)
     irdl.results(result: %1)
   }}
+  irdl.operation @fp_to_fp {{
+    %0 = irdl.any
+    %1 = irdl.any
+    irdl.operands(src: %0)
+    irdl.results(result: %1)
+  }}
   irdl.operation @load {{
     %c = irdl.base "#builtin.string"
     %e = irdl.base "#builtin.string"
@@ -318,7 +324,9 @@ def _asm_is_elementwise(op: ir.Operation) -> bool:
 for _name in ("get_program_id", "get_num_programs", "make_range", "splat", "broadcast", "expand_dims",
               "reshape", "trans", "join", "split", "cat", "reduce", "scan", "histogram"):
     define_op("tile." + _name, pure=True)
-for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast"):
+# fp_to_fp: a conversion to or from an fp8 format, by the format's own rules (to nearest
+# even, saturating); not arith.extf/truncf, which MLIR would fold by its own rules.
+for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast", "fp_to_fp"):
     define_op("tile." + _name, pure=True, elementwise=True)
 def _dot_any_layout_operands(op: ir.Operation) -> frozenset[int]:
     # The FMA lowering reads A and B through shared memory in any layout; on tensor

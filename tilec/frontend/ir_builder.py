@@ -19,8 +19,12 @@ from ..language.core import TilecSemanticError, block_type, dtype, pointer_type,
 _SCALAR_TYPES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
     "uint8": "i8", "uint16": "i16", "uint32": "i32", "uint64": "i64",
-    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2", "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
+    "fp8e4nv": "f8E4M3FN", "fp8e5": "f8E5M2",
+    # fp8e4b15 has no MLIR type of its own: f8E4M3B11FNUZ stands for it (see fp8.py's lowering)
+    "fp8e4b15": "f8E4M3B11FNUZ", "fp8e4b8": "f8E4M3FNUZ", "fp8e5b16": "f8E5M2FNUZ",
+    "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
 }
+_FP8_MLIR_TYPES = frozenset(_SCALAR_TYPES[name] for name in dtype.FP8_TYPES)
 
 _UNARY_OPS = {
     "negf": "arith.negf", "absf": "math.absf", "absi": "math.absi", "exp": "math.exp", "exp2": "math.exp2",
@@ -28,6 +32,11 @@ _UNARY_OPS = {
     "cos": "math.cos", "floor": "math.floor", "ceil": "math.ceil", "erf": "math.erf", "tan": "math.tan",
     "trunc": "math.trunc", "sqrt_rn": "tile.sqrt_rn",
 }
+
+
+def _is_fp8_type(ty: ir.Type) -> bool:
+    return str(tile.element_type(ty)) in _FP8_MLIR_TYPES
+
 
 _CAST_OPS = {
     "extsi": "arith.extsi", "extui": "arith.extui", "trunci": "arith.trunci", "sitofp": "arith.sitofp",
@@ -67,13 +76,13 @@ class IRBuilder(Builder):
         mlir_ty = self.get_type(ty)
         if ty.is_fp8():
             # An fp8 constant is its bit pattern (LLVM has no fp8 type): encode it here.
-            import ml_dtypes
+            # Rounded as a conversion to the format rounds (nearest even, saturating).
             import numpy as np
-            kind = ml_dtypes.float8_e4m3fn if ty.name == "fp8e4nv" else ml_dtypes.float8_e5m2
-            bits = int(np.array(float(value), np.float32).astype(kind).view(np.uint8))
+            from ..interpreter.numpy_common import numpy_dtype, round_to
+            bits = int(round_to(np.float64(value), numpy_dtype(ty)).view(np.uint8))
             raw = arith.ConstantOp(ir.IntegerType.get_signless(8), ir.IntegerAttr.get(ir.IntegerType.get_signless(8),
                                                                                         bits - 256 if bits > 127 else bits))
-            return arith.BitcastOp(mlir_ty, raw.result).result
+            return create_op("tile.bitcast", [mlir_ty], [raw.result]).result
         if ty.is_floating():
             attr = ir.FloatAttr.get(mlir_ty, float(value))
         else:
@@ -136,8 +145,14 @@ class IRBuilder(Builder):
 
     def cast(self, op: str, x, ty: dtype):
         mlir_ty = self.get_type(ty)
+        # fp8 values are converted and bitcast by tile ops, which MLIR does not fold: its
+        # folders would round by their own rules (and read f8E4M3B11FNUZ, which stands for
+        # fp8e4b15, with bias 11).
+        fp8 = ty.scalar.is_fp8() or _is_fp8_type(x.type)
         if op == "bitcast":
-            name = "tile.bitcast" if ty.scalar.is_ptr() else "arith.bitcast"
+            name = "tile.bitcast" if ty.scalar.is_ptr() or fp8 else "arith.bitcast"
+        elif fp8 and op in ("extf", "truncf"):
+            name = "tile.fp_to_fp"
         elif op == "ptrtoint":
             name = "tile.ptr_to_int"
         elif op == "inttoptr":

@@ -30,6 +30,7 @@ from ..language import core as tl
 from ..language.core import TilecSemanticError, activate_semantic, tensor
 from ..language.semantic import Semantic
 from ..runtime import specialize
+from ..runtime.reinterpret import TensorWrapper
 from ..specialization import TupleLayout
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
@@ -227,6 +228,8 @@ class _DeviceMirror:
         self._storages: dict[int, tuple[Any, Any]] = {}  # device data_ptr -> (device, host)
 
     def host_array(self, name: str, value: Any, kernel: str) -> Any:
+        if isinstance(value, TensorWrapper):  # tilec.reinterpret: the memory is the base's
+            value = value.base
         if isinstance(value, np.ndarray):
             return value
         if is_torch_tensor(value):

@@ -280,7 +280,7 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         if fn is not None:
             # bf16/fp8 compute in float32 and round once: the correctly rounded result.
             work = compute_dtype(dt)
-            return round_to(fn(_array(lhs, dt).astype(work), _array(rhs, dt).astype(work)), dt)
+            return round_to(fn(round_to(_array(lhs, dt), work), round_to(_array(rhs, dt), work)), dt)
         return _array(_int_binary(op, _array(lhs, dt), _array(rhs, dt), dt), dt)
 
     def unary(self, op: str, x: np.ndarray, ty: dtype) -> np.ndarray:
@@ -290,7 +290,7 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
         dt = numpy_dtype(ty)
         x = _array(x, dt)
         if is_float(dt):
-            return round_to(fn(x.astype(compute_dtype(dt))), dt)
+            return round_to(fn(round_to(x, compute_dtype(dt))), dt)
         return _array(fn(x), dt)
 
     def ternary(self, op: str, a: np.ndarray, b: np.ndarray, c: np.ndarray, ty: dtype) -> np.ndarray:
@@ -308,7 +308,7 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
     def compare(self, predicate: str, lhs: np.ndarray, rhs: np.ndarray, is_float: bool, ty: dtype) -> np.ndarray:
         lhs, rhs = np.asarray(lhs), np.asarray(rhs)
         if is_narrow(lhs.dtype):  # bf16/fp8: compare the (exact) float32 values
-            lhs, rhs = lhs.astype(np.float32), rhs.astype(np.float32)
+            lhs, rhs = round_to(lhs, np.float32), round_to(rhs, np.float32)
         kind = predicate
         if not is_float and predicate not in ("eq", "ne"):
             # The predicate, not the arrays' dtype, says how to read the bits.
@@ -429,7 +429,7 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
             raise TilecSemanticError(f"a block of shape {list(x.shape)} has no single Python value; reduce it "
                                      "first (tl.max, tl.sum) or use tl.where")
         if is_narrow(x.dtype):
-            return float(x.astype(np.float32))
+            return float(round_to(x, np.float32))
         return x.item()
 
 

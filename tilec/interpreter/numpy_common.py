@@ -1,8 +1,11 @@
 """What the interpreter's NumPy operations share: element types, and rounding as the GPU rounds.
 
-tilec types map to NumPy dtypes; bfloat16 and the two fp8 formats come from `ml_dtypes`
+tilec types map to NumPy dtypes; bfloat16 and the fp8 formats come from `ml_dtypes`
 (the JAX project's NumPy dtypes): bf16 -> `bfloat16`, fp8e4nv -> `float8_e4m3fn`,
-fp8e5 -> `float8_e5m2`. Those three are computed in float32 and rounded back, which
+fp8e5 -> `float8_e5m2`, fp8e4b8 -> `float8_e4m3fnuz`, fp8e5b16 -> `float8_e5m2fnuz`.
+fp8e4b15 has no such dtype: its values are held as their bytes in a one-field structured
+dtype (`FLOAT8E4B15`), which NumPy refuses to do arithmetic on, and `round_to` encodes
+and decodes them. The narrow formats are computed in float32 and rounded back, which
 gives the correctly rounded result of every basic operation (float32 has more than twice
 their precision plus two bits), as the GPU's instructions (or its fp32 math followed by a
 conversion) do.
@@ -42,18 +45,25 @@ _NP_DTYPES: dict[str, np.dtype] = {
     "uint32": np.dtype(np.uint32), "uint64": np.dtype(np.uint64),
     "fp16": np.dtype(np.float16), "fp32": np.dtype(np.float32), "fp64": np.dtype(np.float64),
 }
+# fp8e4b15 as its bit pattern (see the module docstring).
+FLOAT8E4B15 = np.dtype([("fp8e4b15", np.uint8)])
+_NP_DTYPES["fp8e4b15"] = FLOAT8E4B15
 if _ml is not None:
     BFLOAT16 = np.dtype(_ml.bfloat16)
     FLOAT8E4NV = np.dtype(_ml.float8_e4m3fn)
     FLOAT8E5 = np.dtype(_ml.float8_e5m2)
-    _NP_DTYPES.update({"bf16": BFLOAT16, "fp8e4nv": FLOAT8E4NV, "fp8e5": FLOAT8E5})
+    FLOAT8E4B8 = np.dtype(_ml.float8_e4m3fnuz)
+    FLOAT8E5B16 = np.dtype(_ml.float8_e5m2fnuz)
+    _NP_DTYPES.update({"bf16": BFLOAT16, "fp8e4nv": FLOAT8E4NV, "fp8e5": FLOAT8E5, "fp8e4b8": FLOAT8E4B8,
+                       "fp8e5b16": FLOAT8E5B16})
     # The largest finite values, where conversions to fp8 saturate.
-    FP8_MAX: dict[np.dtype, float] = {FLOAT8E4NV: 448.0, FLOAT8E5: 57344.0}
-    NARROW_FLOATS = frozenset({BFLOAT16, FLOAT8E4NV, FLOAT8E5})
+    FP8_MAX: dict[np.dtype, float] = {FLOAT8E4NV: 448.0, FLOAT8E5: 57344.0, FLOAT8E4B8: 240.0,
+                                      FLOAT8E5B16: 57344.0, FLOAT8E4B15: 1.75}
+    NARROW_FLOATS = frozenset({BFLOAT16, FLOAT8E4NV, FLOAT8E5, FLOAT8E4B8, FLOAT8E5B16, FLOAT8E4B15})
 else:  # pragma: no cover
-    BFLOAT16 = FLOAT8E4NV = FLOAT8E5 = None
-    FP8_MAX = {}
-    NARROW_FLOATS = frozenset()
+    BFLOAT16 = FLOAT8E4NV = FLOAT8E5 = FLOAT8E4B8 = FLOAT8E5B16 = None
+    FP8_MAX = {FLOAT8E4B15: 1.75}
+    NARROW_FLOATS = frozenset({FLOAT8E4B15})
 
 
 def numpy_dtype(ty: dtype) -> np.dtype:
@@ -63,7 +73,7 @@ def numpy_dtype(ty: dtype) -> np.dtype:
         return np.dtype(np.uint64)
     found = _NP_DTYPES.get(scalar.name)
     if found is None:
-        if scalar.name in ("bf16", "fp8e4nv", "fp8e5"):
+        if scalar.name == "bf16" or scalar.is_fp8():
             raise TilecSemanticError(f"interpreting {scalar!r} values needs the `ml_dtypes` package "
                                      "(pip install ml_dtypes)")
         raise TilecSemanticError(f"the interpreter does not support {scalar!r} values")
@@ -140,6 +150,44 @@ def to_odd_float64(total: np.ndarray, error: np.ndarray) -> np.ndarray:
     return total
 
 
+# fp8e4b15: 1 sign, 4 exponent and 3 mantissa bits, exponent bias 15, no infinities;
+# 0x7F and 0xFF are NaN, so the largest finite value is 0x7E = 1.75.
+_E4B15_MANTISSA, _E4B15_BIAS, _E4B15_MAX_CODE = 3, 15, 0x7E
+
+
+def _decode_e4b15(x: np.ndarray) -> np.ndarray:
+    """fp8e4b15 values (their bytes) as exact float32 values."""
+    bits = x.view(np.uint8).astype(np.int32)
+    magnitude = bits & 0x7F
+    exponent, fraction = magnitude >> _E4B15_MANTISSA, magnitude & 0x7
+    # exponent 0: subnormal, fraction * 2**(1 - bias - 3); else (8 + fraction) * 2**(e - bias - 3)
+    significand = np.where(exponent == 0, fraction, fraction + 8).astype(np.float32)
+    scale = np.maximum(exponent, 1) - _E4B15_BIAS - _E4B15_MANTISSA
+    value = np.ldexp(significand, scale).astype(np.float32)
+    value = np.where(magnitude == 0x7F, np.float32(np.nan), value)
+    return np.where(bits & 0x80, -value, value).astype(np.float32)
+
+
+def _encode_e4b15(x: np.ndarray) -> np.ndarray:
+    """float32 values to fp8e4b15: to nearest even, saturating; NaN -> 0x7F with its sign."""
+    x = np.asarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    sign = ((bits >> 24) & 0x80).astype(np.uint8)
+    magnitude = np.abs(x).astype(np.float64)
+    # Scaled so that one unit is the spacing of the subnormals (and of [2**-14, 2**-13)).
+    units = magnitude * 2.0 ** (_E4B15_BIAS - 1 + _E4B15_MANTISSA)
+    with np.errstate(invalid="ignore", over="ignore"):
+        # units in [2**(k+3), 2**(k+4)) have spacing 2**k: the code is 8*k plus the rounded
+        # multiple of 2**k (8 to 16; 16 carries into the next binade, as it should).
+        binade = np.frexp(np.maximum(units, 1.0))[1].astype(np.int64) - 1
+        step = np.clip(binade - _E4B15_MANTISSA, 0, 64)
+        code = (step << _E4B15_MANTISSA) + np.rint(np.ldexp(units, -step))
+        code = np.where(np.isfinite(code), code, _E4B15_MAX_CODE)
+    code = np.minimum(code, _E4B15_MAX_CODE).astype(np.uint8)
+    code = np.where(np.isnan(x), np.uint8(0x7F), code)
+    return (code | sign).view(FLOAT8E4B15).reshape(x.shape)
+
+
 def round_to(x: Any, dt: np.dtype) -> np.ndarray:
     """Float values (of any float dtype) rounded to `dt` as the GPU converts (see the module
     docstring); non-float `dt` and non-float values are converted with `astype`."""
@@ -147,6 +195,13 @@ def round_to(x: Any, dt: np.dtype) -> np.ndarray:
     dt = np.dtype(dt)
     if x.dtype == dt:
         return x
+    if x.dtype == FLOAT8E4B15:
+        return round_to(_decode_e4b15(x), dt)
+    if dt == FLOAT8E4B15:
+        if not is_float(x.dtype):
+            return round_to(x.astype(np.float64), dt)
+        wide = x if x.dtype in (np.float32, np.float64) else round_to(x, np.dtype(np.float32))
+        return _encode_e4b15(to_odd_float32(wide) if wide.dtype == np.float64 else wide)
     if not is_float(dt) or not is_float(x.dtype):
         if dt in NARROW_FLOATS:  # integers: through float64 (exact below 2**53), then rounded
             return round_to(x.astype(np.float64), dt)

@@ -66,7 +66,7 @@ class MiscOps:
         elif input_precision not in ("ieee", "tf32", "tf32x3", "bf16x3", "bf16x6"):
             raise TilecSemanticError(f"unknown input_precision {input_precision!r}; expected ieee, tf32, tf32x3, "
                                      f"bf16x3 or bf16x6")
-        wide = [x.astype(np.float32).astype(np.float64) if is_narrow(x.dtype) else x.astype(np.float64)
+        wide = [round_to(x, np.float64) if is_narrow(x.dtype) else x.astype(np.float64)
                 for x in (a, b, acc)]
         return round_to(np.matmul(wide[0], wide[1]) + wide[2], out)
 

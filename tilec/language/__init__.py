@@ -16,9 +16,9 @@ from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor
 from .builtins import item, squeeze, tuple, unsqueeze  # noqa: E402
 from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
                        atomic_xchg, atomic_xor)
-from .core import (bfloat16, block_type, builtin, const, constexpr, dtype, float8e4nv, float8e5, float16,
-                   float32, float64, int1, int8, int16, int32, int64, pointer_type, tensor, uint8,
-                   uint16, uint32, uint64, void)
+from .core import (bfloat16, block_type, builtin, const, constexpr, dtype, float8e4b8, float8e4b15, float8e4nv,
+                   float8e5, float8e5b16, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type,
+                   tensor, uint8, uint16, uint32, uint64, void)
 
 from . import extra  # noqa: E402,F401
 from .block_pointer import *  # noqa: E402,F401,F403

@@ -21,7 +21,8 @@ class dtype:
 
     SINT_TYPES = ("int8", "int16", "int32", "int64")
     UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
-    FP_TYPES = ("fp8e4nv", "fp8e5", "fp16", "bf16", "fp32", "fp64")
+    FP8_TYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
+    FP_TYPES = FP8_TYPES + ("fp16", "bf16", "fp32", "fp64")
     OTHER_TYPES = ("void",)
 
     _interned: dict[str, "dtype"] = {}
@@ -57,7 +58,22 @@ class dtype:
         return self.name in self.FP_TYPES
 
     def is_fp8(self) -> bool:
-        return self.name in ("fp8e4nv", "fp8e5")
+        return self.name in self.FP8_TYPES
+
+    def is_fp8e4nv(self) -> bool:
+        return self.name == "fp8e4nv"
+
+    def is_fp8e5(self) -> bool:
+        return self.name == "fp8e5"
+
+    def is_fp8e4b15(self) -> bool:
+        return self.name == "fp8e4b15"
+
+    def is_fp8e4b8(self) -> bool:
+        return self.name == "fp8e4b8"
+
+    def is_fp8e5b16(self) -> bool:
+        return self.name == "fp8e5b16"
 
     def is_fp16(self) -> bool:
         return self.name == "fp16"
@@ -106,6 +122,13 @@ class dtype:
         return _MANTISSA_WIDTHS[self.name]
 
     @property
+    def exponent_bias(self) -> int:
+        """What is subtracted from a float's stored exponent (fp32: 127, fp8e4b15: 15)."""
+        if self.name not in _EXPONENT_BIASES:
+            raise TypeError(f"{self!r} is not a floating-point type; exponent_bias is for floats")
+        return _EXPONENT_BIASES[self.name]
+
+    @property
     def itemsize(self) -> int:
         """Bytes one element takes in memory (bools are stored as one byte)."""
         return max(1, self.primitive_bitwidth // 8)
@@ -142,10 +165,14 @@ class dtype:
         raise TypeError(f"{self!r} is a dtype; use `x.to({self!r})` to convert a value")
 
 
-_MANTISSA_WIDTHS = {"fp8e4nv": 3, "fp8e5": 2, "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+_MANTISSA_WIDTHS = {"fp8e4nv": 3, "fp8e5": 2, "fp8e4b15": 3, "fp8e4b8": 3, "fp8e5b16": 2,
+                    "fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}
+_EXPONENT_BIASES = {"fp8e4nv": 7, "fp8e5": 15, "fp8e4b15": 15, "fp8e4b8": 8, "fp8e5b16": 16,
+                    "fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}
 
 _REPR_NAMES = {
-    "int1": "int1", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp16": "float16",
+    "int1": "int1", "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "fp8e4b15": "float8e4b15",
+    "fp8e4b8": "float8e4b8", "fp8e5b16": "float8e5b16", "fp16": "float16",
     "bf16": "bfloat16", "fp32": "float32", "fp64": "float64",
 }
 
@@ -238,6 +265,12 @@ uint32 = dtype("uint32")
 uint64 = dtype("uint64")
 float8e4nv = dtype("fp8e4nv")
 float8e5 = dtype("fp8e5")
+# Formats without a conversion instruction on NVIDIA GPUs, converted in software (see
+# docs/language.md): 4 exponent bits with bias 15 (largest finite 1.75), and the two
+# "fnuz" formats (no infinities, no negative zero, NaN is 0x80) with biases 8 and 16.
+float8e4b15 = dtype("fp8e4b15")
+float8e4b8 = dtype("fp8e4b8")
+float8e5b16 = dtype("fp8e5b16")
 float16 = dtype("fp16")
 bfloat16 = dtype("bf16")
 float32 = dtype("fp32")
@@ -247,7 +280,8 @@ float64 = dtype("fp64")
 SIGNATURE_NAMES: dict[str, dtype] = {
     "i1": int1, "i8": int8, "i16": int16, "i32": int32, "i64": int64,
     "u1": int1, "u8": uint8, "u16": uint16, "u32": uint32, "u64": uint64,
-    "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp16": float16, "bf16": bfloat16,
+    "fp8e4nv": float8e4nv, "fp8e5": float8e5, "fp8e4b15": float8e4b15, "fp8e4b8": float8e4b8,
+    "fp8e5b16": float8e5b16, "fp16": float16, "bf16": bfloat16,
     "fp32": float32, "fp64": float64,
 }
 

@@ -21,7 +21,8 @@ _DTYPE_NAMES: dict[str, tl.dtype] = {
     "bool": tl.int1, "int8": tl.int8, "int16": tl.int16, "int32": tl.int32, "int64": tl.int64,
     "uint8": tl.uint8, "uint16": tl.uint16, "uint32": tl.uint32, "uint64": tl.uint64,
     "float16": tl.float16, "bfloat16": tl.bfloat16, "float32": tl.float32, "float64": tl.float64,
-    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5, "half": tl.float16, "float": tl.float32,
+    "float8_e4m3fn": tl.float8e4nv, "float8_e5m2": tl.float8e5, "float8_e4m3fnuz": tl.float8e4b8,
+    "float8_e5m2fnuz": tl.float8e5b16, "half": tl.float16, "float": tl.float32,
     "double": tl.float64,
 }
 
@@ -36,6 +37,8 @@ _TYPESTR: dict[str, tl.dtype] = {
 def dtype_of_array(obj: Any) -> tl.dtype | None:
     """The element type of an array-like argument, or None if `obj` is not one."""
     dtype = getattr(obj, "dtype", None)
+    if isinstance(dtype, tl.dtype) and hasattr(obj, "base"):  # tilec.reinterpret's TensorWrapper
+        return dtype
     if dtype is not None and (hasattr(obj, "data_ptr") or hasattr(obj, "__cuda_array_interface__")
                               or hasattr(obj, "__array_interface__")):
         name = str(dtype).replace("torch.", "")

@@ -37,7 +37,8 @@ class CastRules(SemanticState):
         if fp_downcast_rounding == "rtz" and (src, dst) not in _RTZ_CASTS:
             raise _error(f"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16 and float64 -> "
                          f"float32, not {src} -> {dst}")
-        if (src.is_fp8() or dst.is_fp8()) and self.capability is not None and self.capability < 89:
+        hardware_fp8 = any(t.is_fp8e4nv() or t.is_fp8e5() for t in (src, dst))  # the others convert in software
+        if hardware_fp8 and self.capability is not None and self.capability < 89:
             raise _error(f"converting {src} to {dst} needs an sm_89 or newer GPU (the target is "
                          f"sm_{self.capability}); fp8 values can still be loaded, stored and bitcast")
         if (src.is_fp8() and not dst.is_floating()) or (dst.is_fp8() and not src.is_floating()):

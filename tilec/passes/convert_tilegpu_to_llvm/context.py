@@ -48,7 +48,8 @@ class LoweringError(Exception):
 
 
 def is_fp8(ty: ir.Type) -> bool:
-    return isinstance(ty, (ir.Float8E4M3FNType, ir.Float8E5M2Type))
+    return isinstance(ty, (ir.Float8E4M3FNType, ir.Float8E5M2Type, ir.Float8E4M3B11FNUZType, ir.Float8E4M3FNUZType,
+                           ir.Float8E5M2FNUZType))
 
 
 def layout_of_value(value: ir.Value) -> LinearLayout:

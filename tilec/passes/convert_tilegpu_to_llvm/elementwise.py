@@ -6,6 +6,7 @@ from mlir import ir
 from ...dialects._mlir import ROUND_TOWARD_ZERO, bool_attr_value, create_op, int_attr_value, is_tensor, str_attr_value
 from ...dialects.tile import element_type, shape_of
 from .context import LoweringContext, LoweringError, is_fp8, lowers, memory_type
+from .fp8 import lower_fp8
 
 ARITH_OPS = [
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui", "andi", "ori", "xori", "shli", "shrsi", "shrui",
@@ -72,10 +73,6 @@ def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
 
 @lowers(*("arith." + name for name in ARITH_OPS), *NATIVE_MATH)
 def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
-    if op.name in ("arith.extf", "arith.truncf", "arith.bitcast", "arith.constant") and (
-            any(is_fp8(element_type(v.type)) for v in list(op.operands) + list(op.results))):
-        _lower_fp8(ctx, op)
-        return
     if op.name == "arith.truncf" and "roundingmode" in op.attributes:
         _lower_truncf_rounding(ctx, op)
         return
@@ -158,49 +155,6 @@ def _float_to_int(ctx: LoweringContext, op: ir.Operation, x: ir.Value) -> ir.Val
         is_nan = ctx.arith("cmpf", x, x, result_type=ctx.i1, attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 14)})  # uno
         value = ctx.arith("select", is_nan, ctx.const(0, result_ty), value, result_type=result_ty)
     return value
-
-
-# fp8 <-> wider floats. The PTX conversions work on pairs: the value goes in the low half.
-_FP8_NAME = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
-
-
-def _lower_fp8(ctx: LoweringContext, op: ir.Operation) -> None:
-    src_ty = element_type(op.operands[0].type)
-    dst_ty = element_type(op.results[0].type)
-    if op.name == "arith.bitcast":  # fp8 <-> i8: the same bits
-        _per_element(ctx, op, lambda operands: [operands[0]])
-        return
-    if not ctx.target.at_least(89):
-        raise LoweringError(f"fp8 conversions need sm_89 or newer; the target is {ctx.target}")
-    if op.name == "arith.truncf":  # wider float -> fp8, round to nearest even, saturating
-        kind = _FP8_NAME[str(dst_ty)]
-
-        def narrow(operands):
-            x = operands[0]
-            if x.type != ctx.f32:
-                x = ctx.arith("extf", x, result_type=ctx.f32) if x.type.width < 32 else \
-                    ctx.arith("truncf", x, result_type=ctx.f32)
-            (pair,) = ctx.inline_asm(f"cvt.rn.satfinite.{kind}x2.f32 $0, $1, $2;", "=h,f,f",
-                                     [ctx.const(0.0, ctx.f32), x], [ctx.i16], side_effects=False)
-            return [ctx.arith("trunci", pair, result_type=ctx.i8)]
-
-        _per_element(ctx, op, narrow)
-        return
-    kind = _FP8_NAME[str(src_ty)]  # arith.extf: fp8 -> wider float (exact)
-
-    def widen(operands):
-        pair = ctx.arith("extui", operands[0], result_type=ctx.i16)
-        (halves,) = ctx.inline_asm(f"cvt.rn.f16x2.{kind}x2 $0, $1;", "=r,h", [pair], [ctx.i32], side_effects=False)
-        half = create_op("llvm.bitcast", [ir.F16Type.get()],
-                         [ctx.arith("trunci", halves, result_type=ctx.i16)]).result
-        if dst_ty == ir.F16Type.get():
-            return [half]
-        wide = ctx.arith("extf", half, result_type=ctx.f32)  # exact; bf16 holds every fp8 value
-        if dst_ty == ctx.f32:
-            return [wide]
-        return [ctx.arith("truncf" if isinstance(dst_ty, ir.BF16Type) else "extf", wide, result_type=dst_ty)]
-
-    _per_element(ctx, op, widen)
 
 
 @lowers("arith.constant")
@@ -339,6 +293,11 @@ def lower_addptr(ctx: LoweringContext, op: ir.Operation) -> None:
                                       "elem_type": elem}).result]
 
     _per_element(ctx, op, emit)
+
+
+@lowers("tile.fp_to_fp")
+def lower_fp_to_fp(ctx: LoweringContext, op: ir.Operation) -> None:
+    lower_fp8(ctx, op, _per_element)
 
 
 @lowers("tile.bitcast")
