@@ -193,3 +193,18 @@ def test_a_tuple_argument_compiles_from_its_types():
                                         "*fp32:16", N=16, grid=(1,))
     assert [name for name, _ in compiled.metadata.params] == ["pair.0", "pair.1", "scaled.0", "scaled.1", "nested.0",
                                                               "nested.1.0", "out_ptr"]
+
+
+from tilec.language.extra.cuda import libdevice as cuda_libdevice  # noqa: E402  (Triton's other spelling)
+
+
+@tilec.jit
+def extra_cuda_kernel(x_ptr, y_ptr):
+    offs = tl.arange(0, 16)
+    tl.store(y_ptr + offs, cuda_libdevice.fast_expf(tl.load(x_ptr + offs)))
+
+
+def test_libdevice_from_extra_cuda(backend, rng):
+    x = rng.uniform(-3, 3, 16).astype(np.float32)
+    got = launch(extra_cuda_kernel, backend, np.zeros(16, np.float32), x)
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64)), rtol=2e-6)

@@ -9,7 +9,7 @@ from .builtins import (PropagateNan, abs, arange, argmax, argmin, broadcast, bro
                        program_id, range, ravel, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
                        static_assert, static_print, static_range, store, sum, tan, trans, trunc, umulhi, view,
                        where, xor_sum, zeros, zeros_like)
-from .builtins import associative_scan, cumprod, cumsum, dot, reduce  # noqa: E402
+from .builtins import associative_scan, cumprod, cumsum, dot, dot_scaled, reduce  # noqa: E402
 from .builtins import (assume, debug_barrier, device_assert, device_print, max_constancy,  # noqa: E402
                        max_contiguous, multiple_of)
 from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402

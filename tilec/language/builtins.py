@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins as _py
 
 from . import core
-from .core import _unwrap, builtin, constexpr, current_semantic, tensor
+from .core import _unwrap, builtin, constexpr, current_semantic, float32, tensor
 
 
 def _sem():
@@ -236,6 +236,15 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype=None) -> tensor:
     """acc + input @ other (see Semantic.dot for the types)."""
     return _sem().dot(input, other, acc, input_precision, allow_tf32, out_dtype)
+
+
+@builtin
+def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None, fast_math=False, lhs_k_pack=True,
+               rhs_k_pack=True, out_dtype=float32) -> tensor:
+    """acc + (lhs * 2**(lhs_scale - 127)) @ (rhs * 2**(rhs_scale - 127)) for microscaled (MX)
+    operands (see Semantic.dot_scaled for the formats and how it is computed)."""
+    return _sem().dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc, fast_math, lhs_k_pack,
+                             rhs_k_pack, out_dtype)
 
 
 # ----------------------------------------------------------------------------- atomics

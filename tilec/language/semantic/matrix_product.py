@@ -88,3 +88,118 @@ class MatrixProductRules(SemanticState):
                          f"not {out}")
         ty = block_type(out, shape)
         return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty), ty)
+
+    # ------------------------------------------------------------------ microscaled dot
+    def dot_scaled(self, lhs: Any, lhs_scale: Any, lhs_format: Any, rhs: Any, rhs_scale: Any, rhs_format: Any,
+                   acc: Any = None, fast_math: Any = False, lhs_k_pack: Any = True, rhs_k_pack: Any = True,
+                   out_dtype: Any = tl.float32) -> tensor:
+        """acc + (lhs * 2**(lhs_scale - 127)) @ (rhs * 2**(rhs_scale - 127)), the OCP
+        microscaling (MX) product.
+
+        lhs is [M, K] (rhs [K, N]) elements of `lhs_format`: "e2m1" (fp4, two to a uint8,
+        the first in the low bits, packed along K, or along M / N when `*_k_pack` is
+        False), "e4m3" / "e5m2" (fp8, as uint8 bits or float8e4nv / float8e5), "bf16" or
+        "fp16" (as themselves or uint16 bits). A scale is None or a uint8 tensor of e8m0
+        exponents, [M, K // 32] for lhs and [N, K // 32] for rhs: one per 32 elements
+        along K; 255 is NaN and makes its group NaN.
+
+        There is no scaled instruction before Blackwell, so both backends compute it as
+        Triton's emulation does: each operand is decoded and scaled in fp32 and rounded to
+        bf16 (fp16 when either format is "fp16"), then multiplied by `tl.dot` with an fp32
+        accumulator. Every fp4 and fp8 value, scaled, is exact in bf16 unless it overflows or
+        falls below bf16's smallest subnormal. `fast_math` is accepted; NaN scales give NaN
+        either way.
+        """
+        formats = (_unwrap(lhs_format), _unwrap(rhs_format))
+        for fmt in formats:
+            if fmt not in _MX_FORMATS:
+                raise _error(f"dot_scaled formats are {', '.join(repr(f) for f in _MX_FORMATS)}, got {fmt!r}")
+        compute = tl.float16 if "fp16" in formats else tl.bfloat16
+        a = self._mx_operand(lhs, lhs_scale, formats[0], bool(_unwrap(lhs_k_pack)), compute, "lhs")
+        b = self._mx_operand(rhs, rhs_scale, formats[1], bool(_unwrap(rhs_k_pack)), compute, "rhs")
+        out = _unwrap(out_dtype)
+        if out != tl.float32 and not (out == tl.float16 and compute == tl.float16):
+            raise _error(f"dot_scaled accumulates in float32 (float16 too when a format is 'fp16'), not {out}")
+        result = self.dot(a, b, acc, out_dtype=out)
+        return result
+
+    def _mx_operand(self, x: Any, scale: Any, fmt: str, k_pack: bool, compute: tl.dtype, side: str) -> tensor:
+        """One dot_scaled operand as a [..., M, K] (lhs) or [..., K, N] (rhs) tensor of
+        `compute`: unpacked, decoded, scaled."""
+        x = self._block(x, "dot_scaled")
+        rank = len(x.type.shape)
+        if rank not in (2, 3):
+            raise _error(f"dot_scaled needs 2-D (or batched 3-D) operands; {side} has shape {list(x.type.shape)}")
+        k_axis = rank - 1 if side == "lhs" else rank - 2
+        if not k_pack and fmt != "e2m1":
+            raise _error(f"only e2m1 operands can be packed along a dimension other than K ({side}_k_pack=False "
+                         f"with {side}_format={fmt!r})")
+        if fmt == "e2m1":
+            if x.dtype != tl.uint8:
+                raise _error(f"e2m1 values are packed two to a uint8; {side} is {x.dtype}")
+            packed_axis = k_axis if k_pack else rank - 2 if side == "lhs" else rank - 1  # else along M / N
+            value = self._unpack_e2m1(x, packed_axis)
+        else:
+            storage = {"e4m3": tl.float8e4nv, "e5m2": tl.float8e5, "bf16": tl.bfloat16, "fp16": tl.float16}[fmt]
+            if x.dtype != storage:
+                bits = tl.uint8 if storage.is_fp8() else tl.uint16
+                if x.dtype != bits:
+                    raise _error(f"a {fmt} operand is {storage} or its {bits} bits; {side} is {x.dtype}")
+                x = self.cast(x, storage, bitcast=True)
+            value = self.cast(x, tl.float32)
+        if _unwrap(scale) is not None:
+            value = self.mul(value, self._mx_scale_factors(scale, value, k_axis, side))
+        return self.cast(value, compute)
+
+    def _unpack_e2m1(self, x: tensor, axis: int) -> tensor:
+        """uint8 [..., D, ...] holding two fp4 e2m1 codes each (low bits first) -> fp32
+        values [..., 2D, ...] along `axis`."""
+        codes = self.join(self.and_(x, 15), self.shr(x, 4))  # [..., 2]: low nibble first
+        rank = len(x.type.shape)
+        order = list(range(axis + 1)) + [rank] + list(range(axis + 1, rank))
+        codes = self.permute(codes, order)  # the pair's axis right after `axis`
+        shape = list(x.type.shape)
+        shape[axis] *= 2
+        c = self.cast(self.reshape(codes, shape), tl.int32)
+        exponent, mantissa = self.and_(self.shr(c, 1), 3), self.and_(c, 1)
+        # (1 + m/2) * 2**(e - 1) for e > 0, m/2 for e == 0: assembled as fp32 bits
+        normal = self.or_(self.shl(self.add(exponent, 126), 23), self.shl(mantissa, 22))
+        bits = self.where(self.compare("eq", exponent, 0), self.mul(mantissa, 0x3F000000), normal)
+        bits = self.or_(bits, self.shl(self.shr(c, 3), 31))
+        return self.cast(bits, tl.float32, bitcast=True)
+
+    def _mx_scale_factors(self, scale: Any, value: tensor, k_axis: int, side: str) -> tensor:
+        """e8m0 scales [..., R, K // 32] -> fp32 factors 2**(s - 127) (255: NaN) in the
+        operand's layout."""
+        scale = self._block(scale, "dot_scaled")
+        shape = list(value.type.shape)
+        rank = len(shape)
+        rows = shape[-2] if side == "lhs" else shape[-1]  # M or N
+        k = shape[k_axis]
+        batch = shape[:-2]
+        if scale.dtype != tl.uint8:
+            raise _error(f"dot_scaled scales are uint8 e8m0 exponents; {side}_scale is {scale.dtype}")
+        wanted = batch + [rows, k // 32]
+        if k % 32 or list(scale.type.shape) not in (wanted, wanted[-2:]):
+            raise _error(f"{side}_scale has shape {list(scale.type.shape)}; with {side} of {k} elements along K it "
+                         f"must be {wanted} (one scale per 32 elements of K)")
+        s = self.cast(scale, tl.int32)
+        bits = self.where(self.compare("eq", s, 0), 0x00400000, self.shl(s, 23))  # 2**-127 is subnormal
+        bits = self.where(self.compare("eq", s, 255), 0x7FC00000, bits)
+        factor = self.cast(bits, tl.float32, bitcast=True)
+        factor = self.reshape(self.broadcast_to(self.expand_dims(factor, len(scale.type.shape)),
+                                                list(scale.type.shape) + [32]),
+                              list(scale.type.shape[:-1]) + [k])  # [..., R, K]
+        if len(factor.type.shape) < rank:
+            factor = self.broadcast_to(factor, batch + list(factor.type.shape))
+        if side == "rhs":
+            factor = self.trans(factor, batch_order(rank))  # [..., K, N]
+        return factor
+
+
+def batch_order(rank: int) -> list[int]:
+    """The permutation swapping the last two axes."""
+    return list(range(rank - 2)) + [rank - 1, rank - 2]
+
+
+_MX_FORMATS = ("e2m1", "e4m3", "e5m2", "bf16", "fp16")
