@@ -5,7 +5,7 @@ exponent bits, bias 15, largest finite 1.75, NaN 0x7F/0xFF), float8e4b8 and floa
 Loads, stores and conversions on both backends, against a reference built here from the
 formats' definitions: every code decoded exactly, and the nearest code chosen in exact
 rational arithmetic (ties to the even code, saturating at the largest finite value, NaN
-to NaN). Arrays of these formats are passed as bytes with `tilec.reinterpret`.
+to NaN, its sign not kept). Arrays of these formats are passed as bytes with `tilec.reinterpret`.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def decode(code: int, mantissa: int, bias: int, fnuz: bool) -> Fraction | None:
 def encode(x: float, mantissa: int, bias: int, fnuz: bool) -> int:
     """The code `x` converts to: nearest (ties to the even code), saturating, NaN to NaN."""
     if np.isnan(x):
-        return 0x80 if fnuz else 0x7F | (0x80 if np.signbit(x) else 0)
+        return 0x80 if fnuz else 0x7F  # NaN signs are not kept
     finite = [(code, decode(code, mantissa, bias, fnuz)) for code in range(0x80)]
     finite = [(code, value) for code, value in finite if value is not None]
     magnitude = Fraction(abs(x)) if np.isfinite(x) else finite[-1][1] * 2

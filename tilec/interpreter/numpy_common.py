@@ -164,12 +164,12 @@ def _decode_e4b15(x: np.ndarray) -> np.ndarray:
     significand = np.where(exponent == 0, fraction, fraction + 8).astype(np.float32)
     scale = np.maximum(exponent, 1) - _E4B15_BIAS - _E4B15_MANTISSA
     value = np.ldexp(significand, scale).astype(np.float32)
-    value = np.where(magnitude == 0x7F, np.float32(np.nan), value)
-    return np.where(bits & 0x80, -value, value).astype(np.float32)
+    value = np.where(bits & 0x80, -value, value)
+    return np.where(magnitude == 0x7F, np.float32(np.nan), value).astype(np.float32)  # NaN: positive
 
 
 def _encode_e4b15(x: np.ndarray) -> np.ndarray:
-    """float32 values to fp8e4b15: to nearest even, saturating; NaN -> 0x7F with its sign."""
+    """float32 values to fp8e4b15: to nearest even, saturating; NaN -> 0x7F."""
     x = np.asarray(x, dtype=np.float32)
     bits = x.view(np.uint32)
     sign = ((bits >> 24) & 0x80).astype(np.uint8)
@@ -184,8 +184,8 @@ def _encode_e4b15(x: np.ndarray) -> np.ndarray:
         code = (step << _E4B15_MANTISSA) + np.rint(np.ldexp(units, -step))
         code = np.where(np.isfinite(code), code, _E4B15_MAX_CODE)
     code = np.minimum(code, _E4B15_MAX_CODE).astype(np.uint8)
-    code = np.where(np.isnan(x), np.uint8(0x7F), code)
-    return (code | sign).view(FLOAT8E4B15).reshape(x.shape)
+    code = np.where(np.isnan(x), np.uint8(0x7F), code | sign)  # NaN: 0x7F, whatever its sign
+    return code.astype(np.uint8).view(FLOAT8E4B15).reshape(x.shape)
 
 
 def round_to(x: Any, dt: np.dtype) -> np.ndarray:

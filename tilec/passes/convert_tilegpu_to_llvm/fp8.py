@@ -10,7 +10,8 @@ fp8 values live in registers and memory as their bytes (i8): LLVM has no fp8 typ
   arithmetic on any target, with the same rules (exact widening; narrowing to nearest
   even, saturating at the largest finite value, NaN to NaN). Their MLIR types are
   `f8E4M3B11FNUZ` (standing for fp8e4b15, whose bias is 15 rather than 11: only these
-  rules read it), `f8E4M3FNUZ` and `f8E5M2FNUZ`.
+  rules read it), `f8E4M3FNUZ` and `f8E5M2FNUZ`. NaN signs are not kept: NaN becomes
+  0x7F (fp8e4b15) or 0x80, and those become the positive quiet NaN.
 
 Values from fp64 are first rounded to fp32 *to odd* (`cvt.rz` and an odd last bit when
 inexact), so that the one rounding to fp8 that follows is the correct one.
@@ -144,12 +145,11 @@ def _encode(ctx: LoweringContext, fmt: SoftwareFormat, x: ir.Value) -> ir.Value:
                              attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 6)})  # ult
     code = ctx.arith("select", is_subnormal, subnormal, normal, result_type=i32)
     code = ctx.arith("minui", code, ctx.const(fmt.max_code))  # saturate (infinities too)
-    if fmt.fnuz:  # no negative zero; NaN is 0x80
+    if fmt.fnuz:  # no negative zero
         signed = ctx.arith("select", _eq(ctx, code, 0), code, ctx.arith("ori", code, sign), result_type=i32)
-        nan = ctx.const(0x80)
     else:
         signed = ctx.arith("ori", code, sign)
-        nan = ctx.arith("ori", sign, ctx.const(0x7F))
+    nan = ctx.const(0x80 if fmt.fnuz else 0x7F)  # whatever the NaN's sign
     is_nan = ctx.arith("cmpi", magnitude, ctx.const(0x7F800000), result_type=ctx.i1,
                        attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 8)})  # ugt
     result = ctx.arith("select", is_nan, nan, signed, result_type=i32)
