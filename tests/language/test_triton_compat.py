@@ -208,3 +208,70 @@ def test_libdevice_from_extra_cuda(backend, rng):
     x = rng.uniform(-3, 3, 16).astype(np.float32)
     got = launch(extra_cuda_kernel, backend, np.zeros(16, np.float32), x)
     np.testing.assert_allclose(got, np.exp(x.astype(np.float64)), rtol=2e-6)
+
+
+@tilec.jit
+def cat_dim_kernel(x_ptr, y_ptr, out0_ptr, out1_ptr):
+    r, c = tl.arange(0, 4), tl.arange(0, 8)
+    x = tl.load(x_ptr + r[:, None] * 8 + c[None, :])
+    y = tl.load(y_ptr + r[:, None] * 8 + c[None, :])
+    a = tl.cat(x, y, dim=0)                      # [8, 8]
+    b = tl.cat(x, y, can_reorder=False, dim=1)   # [4, 16]
+    r8, c16 = tl.arange(0, 8), tl.arange(0, 16)
+    tl.store(out0_ptr + r8[:, None] * 8 + c[None, :], a)
+    tl.store(out1_ptr + r[:, None] * 16 + c16[None, :], b)
+
+
+def test_cat_along_a_dimension(backend, rng):
+    x = rng.integers(-100, 100, (4, 8)).astype(np.int32)
+    y = rng.integers(-100, 100, (4, 8)).astype(np.int32)
+    out0 = device_array(np.full((8, 8), -1, np.int32), backend)
+    out1 = device_array(np.full((4, 16), -1, np.int32), backend)
+    cat_dim_kernel[(1,)](device_array(x, backend), device_array(y, backend), out0, out1)
+    np.testing.assert_array_equal(to_numpy(out0), np.concatenate([x, y], axis=0))
+    np.testing.assert_array_equal(to_numpy(out1), np.concatenate([x, y], axis=1))
+
+
+@tilec.jit
+def member_functions_kernel(x_ptr, i_ptr, counts_ptr, sums_ptr, y_ptr):
+    offs = tl.arange(0, 16)
+    x = tl.load(x_ptr + offs)
+    idx = tl.load(i_ptr + offs)
+    g = x.gather(idx, 0)                               # tl.gather as a method
+    h = idx.histogram(16)                              # tl.histogram as a method
+    tl.store(counts_ptr + offs, h)
+    (sums_ptr + idx % 4).atomic_add(x, sem="relaxed")  # the atomics as methods of pointers
+    old = (sums_ptr + 4).atomic_cas(0, 7)
+    tl.store(y_ptr + offs, tl.add(g, old) + tl.mul(tl.sub(x, x), 3, sanitize_overflow=False))
+
+
+def test_gather_histogram_and_atomics_as_methods(backend, rng):
+    x = rng.integers(-50, 50, 16).astype(np.int32)
+    idx = rng.integers(0, 16, 16).astype(np.int32)
+    counts = device_array(np.full(16, -1, np.int32), backend)
+    sums = device_array(np.zeros(5, np.int32), backend)
+    y = device_array(np.full(16, -1, np.int32), backend)
+    member_functions_kernel[(1,)](device_array(x, backend), device_array(idx, backend), counts, sums, y)
+    np.testing.assert_array_equal(to_numpy(counts), np.bincount(idx, minlength=16))
+    np.testing.assert_array_equal(to_numpy(sums)[:4], [x[idx % 4 == k].sum() for k in range(4)])
+    assert to_numpy(sums)[4] == 7
+    np.testing.assert_array_equal(to_numpy(y), x[idx])  # the old value read by the CAS was 0
+
+
+@tilec.jit
+def wrapping_add_kernel(x_ptr, y_ptr, CHECKED: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 4))
+    if CHECKED:
+        tl.store(y_ptr + tl.arange(0, 4), tl.add(x, 2147483600))
+    else:
+        tl.store(y_ptr + tl.arange(0, 4), tl.add(x, 2147483600, sanitize_overflow=False))
+
+
+def test_add_sanitize_overflow_false_skips_the_debug_check(monkeypatch):
+    monkeypatch.setattr(tilec.config.config, "interpret", True)
+    x = np.array([0, 47, 48, 100], np.int32)
+    y = np.zeros(4, np.int32)
+    wrapping_add_kernel[(1,)](x, y, CHECKED=False, debug=True)
+    np.testing.assert_array_equal(y, (x.astype(np.int64) + 2147483600 + 2**31) % 2**32 - 2**31)
+    with pytest.raises(Exception, match="overflow in add"):
+        wrapping_add_kernel[(1,)](x, y, CHECKED=True, debug=True)

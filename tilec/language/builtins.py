@@ -169,9 +169,28 @@ def split(a):
 
 
 @builtin
-def cat(input, other, can_reorder=False) -> tensor:
-    """Concatenate along the first dimension, in order."""
-    return _sem().cat(input, other)
+def add(x, y, sanitize_overflow=True) -> tensor:
+    """x + y; with `sanitize_overflow=False` a signed integer sum is not checked for
+    overflow even in debug mode."""
+    return _sem().add(x, y, bool(_unwrap(sanitize_overflow)))
+
+
+@builtin
+def sub(x, y, sanitize_overflow=True) -> tensor:
+    """x - y (see `add` for `sanitize_overflow`)."""
+    return _sem().sub(x, y, bool(_unwrap(sanitize_overflow)))
+
+
+@builtin
+def mul(x, y, sanitize_overflow=True) -> tensor:
+    """x * y (see `add` for `sanitize_overflow`)."""
+    return _sem().mul(x, y, bool(_unwrap(sanitize_overflow)))
+
+
+@builtin
+def cat(input, other, can_reorder=False, dim=0) -> tensor:
+    """Concatenate along dimension `dim` (the first by default), in order."""
+    return _sem().cat(input, other, dim)
 
 
 @builtin(method=True)
@@ -251,7 +270,7 @@ def dot_scaled(lhs, lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc=None,
 
 
 def _make_atomic(kind: str, doc: str):
-    @builtin
+    @builtin(method=True)
     def fn(pointer, val, mask=None, sem=None, scope=None) -> tensor:
         return _sem().atomic_rmw(kind, pointer, val, mask, sem, scope)
 
@@ -270,7 +289,7 @@ atomic_xor = _make_atomic("xor", "Atomically replace *pointer by *pointer ^ val.
 atomic_xchg = _make_atomic("xchg", "Atomically store `val` in *pointer.")
 
 
-@builtin
+@builtin(method=True)
 def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     """Atomically store `val` where *pointer == cmp; returns the old values."""
     return _sem().atomic_cas(pointer, cmp, val, sem, scope)
@@ -488,14 +507,14 @@ def static_assert(cond, msg="") -> None:
 # ----------------------------------------------------------------------------- gather, histogram, inline asm
 
 
-@builtin
+@builtin(method=True)
 def gather(src, index, axis):
     """out[i][j] = src[index[i][j]][j] for axis=0 (src[i][index[i][j]] for axis=1, and so
     on): `index` has the source's rank and shape except along `axis`."""
     return _sem().gather(src, index, axis)
 
 
-@builtin
+@builtin(method=True)
 def histogram(input, num_bins, mask=None):
     """int32 counts of the values of the 1-D integer `input` in bins 0 .. num_bins - 1
     (values outside, and masked-off elements, are not counted)."""

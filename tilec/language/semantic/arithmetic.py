@@ -57,7 +57,7 @@ class ArithmeticRules(SemanticState):
         ty = ty or lhs.type
         return tensor(self.builder.binary(op, lhs.handle, rhs.handle, ty), ty)
 
-    def add(self, lhs: Any, rhs: Any) -> tensor:
+    def add(self, lhs: Any, rhs: Any, sanitize_overflow: bool = True) -> tensor:
         lhs, rhs = self._binary_operands(lhs, rhs, allow_lhs_ptr=True, allow_rhs_ptr=True)
         if rhs.dtype.is_ptr() and not lhs.dtype.is_ptr():
             lhs, rhs = rhs, lhs
@@ -65,7 +65,7 @@ class ArithmeticRules(SemanticState):
             return self.addptr(lhs, rhs)
         if lhs.dtype.is_floating():
             return self._emit_binary("addf", lhs, rhs)
-        return self._check_overflow("add", lhs, rhs, self._emit_binary("addi", lhs, rhs))
+        return self._check_overflow("add", lhs, rhs, self._emit_binary("addi", lhs, rhs), sanitize_overflow)
 
     def addptr(self, ptr: tensor, offset: tensor) -> tensor:
         if not offset.dtype.is_int():
@@ -73,25 +73,26 @@ class ArithmeticRules(SemanticState):
         ptr, offset = self.broadcast_pair(ptr, offset)
         return tensor(self.builder.addptr(ptr.handle, offset.handle, ptr.type), ptr.type)
 
-    def sub(self, lhs: Any, rhs: Any) -> tensor:
+    def sub(self, lhs: Any, rhs: Any, sanitize_overflow: bool = True) -> tensor:
         lhs, rhs = self._binary_operands(lhs, rhs, allow_lhs_ptr=True)
         if lhs.dtype.is_ptr():
             return self.addptr(lhs, self.minus(rhs))
         if lhs.dtype.is_floating():
             return self._emit_binary("subf", lhs, rhs)
-        return self._check_overflow("sub", lhs, rhs, self._emit_binary("subi", lhs, rhs))
+        return self._check_overflow("sub", lhs, rhs, self._emit_binary("subi", lhs, rhs), sanitize_overflow)
 
-    def mul(self, lhs: Any, rhs: Any) -> tensor:
+    def mul(self, lhs: Any, rhs: Any, sanitize_overflow: bool = True) -> tensor:
         lhs, rhs = self._binary_operands(lhs, rhs)
         if lhs.dtype.is_floating():
             return self._emit_binary("mulf", lhs, rhs)
-        return self._check_overflow("mul", lhs, rhs, self._emit_binary("muli", lhs, rhs))
+        return self._check_overflow("mul", lhs, rhs, self._emit_binary("muli", lhs, rhs), sanitize_overflow)
 
-    def _check_overflow(self, what: str, lhs: tensor, rhs: tensor, result: tensor) -> tensor:
+    def _check_overflow(self, what: str, lhs: tensor, rhs: tensor, result: tensor, sanitize: bool = True) -> tensor:
         """In debug mode, a device assert that signed `lhs what rhs` did not wrap (64-bit
-        included). Unsigned arithmetic wraps by definition and is not checked."""
+        included), unless `sanitize` is False (tl.add(..., sanitize_overflow=False)).
+        Unsigned arithmetic wraps by definition and is not checked."""
         ty = result.dtype
-        if not self.debug or self._combining or not ty.is_int_signed() or ty.is_bool():
+        if not sanitize or not self.debug or self._combining or not ty.is_int_signed() or ty.is_bool():
             return result
         if what == "add":  # the sum's sign differs from both operands' signs
             wrapped = self.compare("lt", self.and_(self.xor_(lhs, result), self.xor_(rhs, result)), 0)

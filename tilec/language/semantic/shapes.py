@@ -163,8 +163,20 @@ class ShapeRules(SemanticState):
         """The single element of a one-element tensor, as a scalar."""
         return self.reduction([self.reshape(x, (1,))], 0, lambda a, b: [a[0]])[0]
 
-    def cat(self, a: Any, b: Any) -> tensor:
+    def cat(self, a: Any, b: Any, dim: Any = 0) -> tensor:
         a, b = self._block(a, "cat"), self._block(b, "cat")
+        rank = len(a.type.shape)
+        dim = _unwrap(dim)
+        if not isinstance(dim, int) or not -rank <= dim < rank:
+            raise _error(f"cat's dim must be a constant from {-rank} to {rank - 1} for tensors of rank {rank}, "
+                         f"got {dim!r}")
+        dim %= rank
+        if dim:  # along another dimension: bring it to the front and back
+            if len(b.type.shape) != rank:
+                raise _error(f"cat needs tensors of one rank, got {a.type} and {b.type}")
+            order = [dim] + [d for d in range(rank) if d != dim]
+            inverse = [order.index(d) for d in range(rank)]
+            return self.permute(self.cat(self.permute(a, order), self.permute(b, order)), inverse)
         if a.dtype != b.dtype or a.type.shape[1:] != b.type.shape[1:]:
             raise _error(f"cat needs tensors of one type whose shapes agree after the first dimension, got "
                          f"{a.type} and {b.type}")
