@@ -275,3 +275,69 @@ def test_add_sanitize_overflow_false_skips_the_debug_check(monkeypatch):
     np.testing.assert_array_equal(y, (x.astype(np.int64) + 2147483600 + 2**31) % 2**32 - 2**31)
     with pytest.raises(Exception, match="overflow in add"):
         wrapping_add_kernel[(1,)](x, y, CHECKED=True, debug=True)
+
+
+@tilec.jit
+def selu_scalar(x, alpha):
+    if x > 0:
+        return x
+    else:
+        return alpha * (tl.exp(x) - 1)
+
+
+@tilec.jit
+def divmod_scalar(a, b):
+    q = 0
+    r = a
+    while r >= b:      # a loop whose trip count differs from element to element
+        r -= b
+        q += 1
+    return q, r
+
+
+@tilec.jit
+def map_elementwise_kernel(x_ptr, a_ptr, b_ptr, y_ptr, q_ptr, r_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, tl.map_elementwise(selu_scalar, x, 1.5))
+    a = tl.load(a_ptr + offs[:, None] * 4 + tl.arange(0, 4)[None, :])   # [N, 4]
+    b = tl.load(b_ptr + tl.arange(0, 4))                                 # [4], broadcast
+    q, r = tl.map_elementwise(divmod_scalar, a, b[None, :])
+    tl.store(q_ptr + offs[:, None] * 4 + tl.arange(0, 4)[None, :], q)
+    tl.store(r_ptr + offs[:, None] * 4 + tl.arange(0, 4)[None, :], r)
+
+
+def test_map_elementwise_branches_and_loops_per_element(backend, rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    a = rng.integers(0, 200, (64, 4)).astype(np.int32)
+    b = np.array([3, 7, 11, 50], np.int32)
+    y = device_array(np.full(64, np.nan, np.float32), backend)
+    q = device_array(np.full((64, 4), -1, np.int32), backend)
+    r = device_array(np.full((64, 4), -1, np.int32), backend)
+    map_elementwise_kernel[(1,)](device_array(x, backend), device_array(a, backend), device_array(b, backend),
+                                 y, q, r, N=64)
+    want = np.where(x > 0, x, 1.5 * (np.exp(x.astype(np.float64)) - 1))
+    np.testing.assert_allclose(to_numpy(y), want, rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(to_numpy(q), a // b)
+    np.testing.assert_array_equal(to_numpy(r), a % b)
+
+
+@tilec.jit
+def bad_map_kernel(x_ptr, CASE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 16))
+    if CASE == 0:
+        tl.map_elementwise(selu_scalar, x, 1.0, pack=2)
+    else:
+        tl.map_elementwise(block_returning, x)
+
+
+@tilec.jit
+def block_returning(v):
+    return tl.zeros([4], tl.float32) + v
+
+
+@pytest.mark.parametrize("case, message", [(0, "supports pack=1 only"),
+                                           (1, "block_returning must return scalars")])
+def test_map_elementwise_errors(case, message):
+    with pytest.raises(tilec.CompilationError, match=message):
+        bad_map_kernel.warmup("*fp32", CASE=case, grid=(1,))

@@ -288,6 +288,14 @@ irdl.dialect @tile {{
   }}
   irdl.operation @barrier {{
   }}
+  irdl.operation @map_elementwise {{
+{_RED_IN_DEFS}
+    irdl.operands({_RED_IN})
+{_RED_OUT_DEFS}
+    irdl.results({_RED_OUT})
+    %r = irdl.region
+    irdl.regions(body: %r)
+  }}
   irdl.operation @reduce {{
     %a = irdl.base "#builtin.integer"
     irdl.attributes {{"axis" = %a}}
@@ -324,6 +332,8 @@ def _asm_is_elementwise(op: ir.Operation) -> bool:
 for _name in ("get_program_id", "get_num_programs", "make_range", "splat", "broadcast", "expand_dims",
               "reshape", "trans", "join", "split", "cat", "reduce", "scan", "histogram"):
     define_op("tile." + _name, pure=True)
+# map_elementwise: its body runs once per element, on scalars (control flow included).
+define_op("tile.map_elementwise", pure=True, elementwise=True)
 # fp_to_fp: a conversion to or from an fp8 format, by the format's own rules (to nearest
 # even, saturating); not arith.extf/truncf, which MLIR would fold by its own rules.
 for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast", "fp_to_fp"):
@@ -496,6 +506,19 @@ def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type])
     segments = [1 if i < n else 0 for i in range(MAX_REDUCE_OPERANDS)]
     attributes = {"axis": i32_attr(axis), "resultSegmentSizes": ir.DenseI32ArrayAttr.get(segments)}
     return create_op("tile.reduce", list(result_types), list(srcs), attributes=attributes,
+                     regions=1, segments=segments)
+
+
+def map_elementwise(srcs: Sequence[ir.Value], result_types: Sequence[ir.Type]) -> ir.Operation:
+    """Creates a tile.map_elementwise with an empty body region (the caller fills it: one
+    scalar argument per operand, a gpu.yield of one scalar per result)."""
+    n, r = len(srcs), len(result_types)
+    if not 1 <= n <= MAX_REDUCE_OPERANDS or not 1 <= r <= MAX_REDUCE_OPERANDS:
+        raise ValueError(f"map_elementwise takes 1 to {MAX_REDUCE_OPERANDS} operands and results, got {n} and {r}")
+    segments = [1 if i < n else 0 for i in range(MAX_REDUCE_OPERANDS)]
+    result_segments = [1 if i < r else 0 for i in range(MAX_REDUCE_OPERANDS)]
+    attributes = {"resultSegmentSizes": ir.DenseI32ArrayAttr.get(result_segments)}
+    return create_op("tile.map_elementwise", list(result_types), list(srcs), attributes=attributes,
                      regions=1, segments=segments)
 
 
@@ -819,6 +842,25 @@ def _verify_reduce(op: ir.Operation) -> str | None:
     expected = [element_type(s.type) for s in srcs]
     if yielded != expected:
         return f"combiner yields {[str(t) for t in yielded]}; expected {[str(t) for t in expected]}"
+    return None
+
+
+@verifier("tile.map_elementwise")
+def _verify_map_elementwise(op: ir.Operation) -> str | None:
+    srcs, results = list(op.operands), list(op.results)
+    shape = list(shape_of(srcs[0].type))
+    if any(list(shape_of(v.type)) != shape for v in srcs + results):
+        return "operands and results must all have one shape"
+    if len(op.regions[0].blocks) != 1:
+        return "needs a body region with one block"
+    block = op.regions[0].blocks[0]
+    if [a.type for a in block.arguments] != [element_type(s.type) for s in srcs]:
+        return "the body takes one scalar of each operand's element type"
+    ops = list(block.operations)
+    if not ops or ops[-1].operation.name != "gpu.yield":
+        return "the body must end with gpu.yield"
+    if [v.type for v in ops[-1].operation.operands] != [element_type(r.type) for r in results]:
+        return "the body yields one scalar of each result's element type"
     return None
 
 

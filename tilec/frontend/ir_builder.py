@@ -263,6 +263,27 @@ class IRBuilder(Builder):
         op = tile.scan([x.handle for x in inputs], axis, reverse, [self.get_type(t) for t in result_types])
         return self._fill_combiner(op, inputs, combine)
 
+    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int]) -> list[tensor]:
+        """A tile.map_elementwise over `inputs` (one shape) whose body is `body(scalars) ->
+        scalars`. The result types are those `body` returns, so it is traced twice: once
+        in a scratch region that is then erased, once in the op's own."""
+        scalar_types = [x.dtype for x in inputs]
+        scratch = create_op("scf.execute_region", [], [], regions=1)
+        with ir.InsertionPoint(scratch.regions[0].blocks.append()):
+            probes = [tensor(self.constant(0, t), t) for t in scalar_types]
+            result_types = [r.dtype for r in body(probes)]
+            create_op("scf.yield", [], [])
+        scratch.erase()
+        op = tile.map_elementwise([x.handle for x in inputs],
+                                  [self.get_type(block_type(t, shape)) for t in result_types])
+        block = op.regions[0].blocks.append(*[self.get_type(t) for t in scalar_types])
+        with ir.InsertionPoint(block):
+            results = body([tensor(arg, t) for arg, t in zip(block.arguments, scalar_types)])
+            if [r.dtype for r in results] != result_types:
+                raise TilecSemanticError("the mapped function returned different types on a second call")
+            create_op("gpu.yield", [], [r.handle for r in results])
+        return [tensor(v, block_type(t, shape)) for v, t in zip(op.results, result_types)]
+
     def _fill_combiner(self, op: ir.Operation, inputs: Sequence[tensor], combine: Callable) -> list:
         """Builds the combiner region of a reduce or scan from the semantic layer's `combine`."""
         scalar_types = [x.dtype for x in inputs]

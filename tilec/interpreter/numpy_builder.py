@@ -403,6 +403,21 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
             length = half
         return [_array(np.squeeze(v, axis=axis), numpy_dtype(rt)) for v, rt in zip(values, result_types)]
 
+    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int]) -> list[tensor]:
+        """`body` on the elements one at a time (scalar tensors), as the compiled body runs
+        per element."""
+        arrays = [np.asarray(x.handle) for x in inputs]
+        outputs: list[np.ndarray] | None = None
+        result_types: list = []
+        for index in np.ndindex(*shape):
+            results = body([tensor(np.asarray(a[index]), x.dtype) for a, x in zip(arrays, inputs)])
+            if outputs is None:
+                result_types = [r.dtype for r in results]
+                outputs = [np.empty(tuple(shape), numpy_dtype(t)) for t in result_types]
+            for out, r in zip(outputs, results):
+                out[index] = np.asarray(r.handle)
+        return [tensor(out, block_type(t, shape)) for out, t in zip(outputs, result_types)]
+
     # -- host interaction
     def _assert_statement(self, condition: np.ndarray) -> bool:
         """The kernel's `assert cond, msg` on a tensor: what the compiler makes of it, a

@@ -13,7 +13,7 @@ from .builtins import associative_scan, cumprod, cumsum, dot, dot_scaled, reduce
 from .builtins import (assume, debug_barrier, device_assert, device_print, max_constancy,  # noqa: E402
                        max_contiguous, multiple_of)
 from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
-from .builtins import item, mul, squeeze, sub, tuple, unsqueeze  # noqa: E402
+from .builtins import item, map_elementwise, mul, squeeze, sub, tuple, unsqueeze  # noqa: E402
 from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
                        atomic_xchg, atomic_xor)
 from .core import (bfloat16, block_type, builtin, const, constexpr, dtype, float8e4b8, float8e4b15, float8e4nv,

@@ -152,6 +152,12 @@ class Builder:
         raise NotImplementedError
 
     # -- scans (issue 3)
+    def map_elementwise(self, inputs: Sequence[Any], body: Callable, shape: Sequence[int]) -> list[Any]:
+        """`body(scalars: list[tl.tensor]) -> list[tl.tensor]` applied to each element of
+        `inputs` (tl.tensor blocks of `shape`); returns tl.tensor blocks of the results.
+        Compiled, the body is a region run per element; interpreted, a call per element."""
+        raise NotImplementedError
+
     def scan(self, inputs: Sequence[Any], axis: int, combine: Callable, reverse: bool,
              result_types: Sequence[dtype]) -> list[Handle]:
         """Inclusive scan of `inputs` along `axis` with `combine` (as in `reduce`); with

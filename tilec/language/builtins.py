@@ -481,6 +481,13 @@ def reduce(input, axis, combine_fn, keep_dims=False):
     return _sem().reduce_with(_unwrap(input), axis, _unwrap(combine_fn), bool(_unwrap(keep_dims)))
 
 
+@builtin
+def map_elementwise(scalar_fn, *args, pack=1):
+    """`scalar_fn` (a @jit function of scalars, which may branch and loop) applied to each
+    element of the broadcast `args`; one tensor per value it returns."""
+    return _sem().map_elementwise(_unwrap(scalar_fn), [_unwrap(a) for a in args], pack)
+
+
 # ----------------------------------------------------------------------------- misc
 
 

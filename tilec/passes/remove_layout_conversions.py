@@ -120,7 +120,14 @@ class _Rewriter:
                 attrs = {"value": ir.DenseElementsAttr.get_splat(new_types[0], dense.get_splat_value())}
             else:
                 attrs = {key: op.attributes[key] for key in op.attributes}
-            clone = ir.Operation.create(name, results=new_types, operands=operands, attributes=attrs)
+            if len(op.regions):  # tile.map_elementwise: its body comes along
+                clone = op.clone(ip=ir.InsertionPoint.after(op))
+                for i, operand in enumerate(operands):
+                    clone.operands[i] = operand
+                for result, ty in zip(clone.results, new_types):
+                    result.set_type(ty)
+            else:
+                clone = ir.Operation.create(name, results=new_types, operands=operands, attributes=attrs)
         for old_result, new_result in zip(op.results, clone.results):
             self.memo[(old_result, layout, below_broadcast)] = new_result  # siblings of multi-result ops
         return clone.results[value.result_number]

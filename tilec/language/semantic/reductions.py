@@ -119,6 +119,44 @@ class ReductionRules(SemanticState):
                     for r, v in zip(results, a)]
         return combine
 
+    def map_elementwise(self, scalar_fn: Any, args: Any, pack: Any = 1) -> Any:
+        """`tl.map_elementwise(scalar_fn, *args, pack=1)`: the @jit `scalar_fn` applied to each
+        element of the (broadcast) `args`, which may branch and loop on its scalars; returns
+        one tensor per value it returns (a tuple when it returns several)."""
+        if _unwrap(pack) != 1:
+            raise _error(f"map_elementwise supports pack=1 only, got pack={_unwrap(pack)}")
+        values = [self.to_tensor(a) for a in args]
+        if not values:
+            raise _error("map_elementwise needs at least one tensor argument")
+        if not any(v.type.is_block() for v in values):
+            result = tl.call_kernel_function(scalar_fn, values)
+            return result
+        shape: tuple[int, ...] = ()
+        for v in values:
+            if v.type.is_block():
+                shape = self.broadcast_shapes(shape, tuple(v.type.shape))
+        values = [self.broadcast_to(v, shape) for v in values]
+        name = getattr(scalar_fn, "__name__", "the mapped function")
+        returns_tuple = []
+
+        def body(scalars: list[tensor]) -> list[tensor]:
+            result = tl.call_kernel_function(scalar_fn, scalars)
+            returns_tuple[:] = [isinstance(result, (tuple, list))]
+            results = list(result) if returns_tuple[0] else [result]
+            out = []
+            for r in results:
+                r = self.to_tensor(r)
+                if r.type.is_block():
+                    raise _error(f"{name} must return scalars, got a {r.type} tensor")
+                out.append(r)
+            if not out:
+                raise _error(f"{name} returned no values")
+            return out
+
+        with self._combiner():
+            results = self.builder.map_elementwise(values, body, shape)
+        return tl.tuple_value(results) if returns_tuple[0] else results[0]
+
     def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
         single = not isinstance(inputs, (tuple, list))
         values = [inputs] if single else list(inputs)

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dialects._mlir import ROUND_TOWARD_ZERO, bool_attr_value, create_op, int_attr_value, is_tensor, str_attr_value
+from ...dialects._mlir import (ROUND_TOWARD_ZERO, block_ops, bool_attr_value, create_op, int_attr_value, is_tensor,
+                              str_attr_value)
 from ...dialects.tile import element_type, shape_of
-from .context import LoweringContext, LoweringError, is_fp8, lowers, memory_type
+from .context import LoweringContext, LoweringError, is_fp8, lower_op, lowers, memory_type
 from .fp8 import lower_fp8
 
 ARITH_OPS = [
@@ -412,3 +413,22 @@ def _unpack_result(ctx: LoweringContext, value: ir.Value, ty: ir.Type, per: int)
     vector_ty = ir.VectorType.get([per], ty)
     vector = create_op("llvm.bitcast", [vector_ty], [value]).result
     return [create_op("llvm.extractelement", [ty], [vector, ctx.const(i)]).result for i in range(per)]
+
+
+@lowers("tile.map_elementwise")
+def lower_map_elementwise(ctx: LoweringContext, op: ir.Operation) -> None:
+    """The body, inlined once per register: its arguments are that register's operand
+    elements, its gpu.yield gives the results' (scf.if and loops in it lower in place)."""
+    block = op.regions[0].blocks[0]
+
+    def emit(operands):
+        for arg, value in zip(block.arguments, operands):
+            ctx.set(arg, value)
+        for inner in block_ops(block):
+            if inner.name == "gpu.yield":
+                return [ctx.lowered(v) for v in inner.operands]
+            with inner.location:
+                lower_op(ctx, inner)
+        raise LoweringError("map_elementwise body has no gpu.yield")
+
+    _per_element(ctx, op, emit)
