@@ -352,3 +352,45 @@ def test_nan_padding_needs_floats(backend):
     x = device_array(np.zeros(16, np.int32), backend)
     with pytest.raises(tilec.CompilationError, match="needs floating-point elements"):
         int_nan_kernel[(1,)](x, 16)
+
+
+@tilec.jit
+def descriptor_rows_kernel(x_ptr, idx_ptr, g_ptr, s_ptr, acc_ptr, M, N, R: tl.constexpr, BN: tl.constexpr,
+                           COL: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [1, BN])
+    rows = tl.load(idx_ptr + tl.arange(0, R))
+    got = src.gather(rows, COL)                                    # [R, BN]; rows/columns outside read 0
+    r, c = tl.arange(0, R), tl.arange(0, BN)
+    tl.store(g_ptr + r[:, None] * BN + c[None, :], got)
+    dst = tl.make_tensor_descriptor(s_ptr, [M, N], [N, 1], [1, BN])
+    dst.scatter(got * 2, rows, COL)                                # outside elements are dropped
+    acc = tl.make_tensor_descriptor(acc_ptr, [M, N], [N, 1], [2, BN])
+    acc.atomic_add([1, COL], tl.full([2, BN], 1.5, tl.float32))    # rows 1, 2; relaxed
+    acc.atomic_max([4, COL], tl.full([2, BN], 100.0, tl.float32))  # row 5 is outside when M = 5
+
+
+def test_descriptor_gather_scatter_and_atomics(backend, rng):
+    m, n, bn, col = 5, 24, 16, 12  # columns 12..27: 24..27 are outside
+    x = rng.standard_normal((m, n)).astype(np.float32)
+    rows = np.array([4, 0, -1, 2, 7, 1, 3, 0], np.int32)  # -1 and 7 are outside
+    g = device_array(np.full((8, bn), POISON, np.float32), backend)
+    s = device_array(np.full((m, n), POISON, np.float32), backend)
+    acc0 = rng.standard_normal((m, n)).astype(np.float32)
+    acc = device_array(acc0, backend)
+    descriptor_rows_kernel[(1,)](device_array(x, backend), device_array(rows, backend), g, s, acc, m, n, R=8,
+                                 BN=bn, COL=col)
+    want = np.zeros((8, bn), np.float32)
+    for i, row in enumerate(rows):
+        if 0 <= row < m:
+            width = n - col
+            want[i, :width] = x[row, col:]
+    np.testing.assert_array_equal(to_numpy(g), want)
+    want_s = np.full((m, n), POISON, np.float32)
+    for i, row in enumerate(rows):
+        if 0 <= row < m:
+            want_s[row, col:] = 2 * want[i, :n - col]
+    np.testing.assert_array_equal(to_numpy(s), want_s)
+    want_acc = acc0.copy()
+    want_acc[1:3, col:] += np.float32(1.5)
+    want_acc[4, col:] = np.maximum(want_acc[4, col:], 100.0)
+    np.testing.assert_array_equal(to_numpy(acc), want_acc)

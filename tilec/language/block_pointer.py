@@ -391,6 +391,87 @@ class TensorDescriptor(aggregate):
         sem.store(pointers, value, in_bounds)
 
 
+    def _atomic(self, kind: str, offsets, value) -> None:
+        sem = current_semantic()
+        value = _stored_value(sem, value, self.dtype, _unwrap(self.block_shape), f"descriptor atomic_{kind}",
+                              broadcast_scalars=False, cast=True)
+        pointers, in_bounds = self._access(sem, offsets, f"descriptor atomic_{kind}")
+        sem.atomic_rmw(kind, pointers, value, in_bounds, "relaxed", "gpu")
+
+    @builtin
+    def atomic_add(self, offsets, value) -> None:
+        """Atomically adds `value` (a block) at `offsets` (relaxed; out-of-bounds elements
+        are left alone). Like TMA's reductions it returns nothing."""
+        self._atomic("add", offsets, value)
+
+    @builtin
+    def atomic_min(self, offsets, value) -> None:
+        """As `atomic_add`, with the minimum."""
+        self._atomic("min", offsets, value)
+
+    @builtin
+    def atomic_max(self, offsets, value) -> None:
+        """As `atomic_add`, with the maximum."""
+        self._atomic("max", offsets, value)
+
+    @builtin
+    def atomic_and(self, offsets, value) -> None:
+        """As `atomic_add`, with bitwise and."""
+        self._atomic("and", offsets, value)
+
+    @builtin
+    def atomic_or(self, offsets, value) -> None:
+        """As `atomic_add`, with bitwise or."""
+        self._atomic("or", offsets, value)
+
+    @builtin
+    def atomic_xor(self, offsets, value) -> None:
+        """As `atomic_add`, with bitwise xor."""
+        self._atomic("xor", offsets, value)
+
+    def _rows(self, sem, x_offsets, y_offset, what: str) -> tuple[tensor, tensor, int]:
+        """(pointers, in-bounds mask, row count) for rows `x_offsets` (a 1-D integer tensor)
+        and block_shape[1] columns from `y_offset` of a 2-D descriptor with block_shape[0] 1."""
+        block_shape = _unwrap(self.block_shape)
+        if len(block_shape) != 2 or block_shape[0] != 1:
+            raise _error(f"descriptor {what} needs a 2-D descriptor whose block_shape is [1, N], got "
+                         f"{list(block_shape)}")
+        rows = sem.to_tensor(_unwrap(x_offsets))
+        if not rows.type.is_block() or len(rows.type.shape) != 1 or not rows.dtype.is_int():
+            raise _error(f"descriptor {what}'s x_offsets must be a 1-D integer tensor, got {rows.type}")
+        count = rows.type.shape[0]
+        (column,) = _index_scalars(sem, [y_offset], f"descriptor {what}'s y_offset", wide=False)
+        r = sem.expand_dims(sem.cast(rows, core.int64), 1)
+        c = sem.expand_dims(sem.add(sem.cast(sem.arange(0, block_shape[1]), core.int64),
+                                    sem.cast(column, core.int64)), 0)
+        offsets = sem.add(sem.mul(r, self.strides[0]), sem.mul(c, self.strides[1]))
+        shape = (count, block_shape[1])
+        pointers = sem.add(self.base, sem.broadcast_to(offsets, shape))
+        inside = sem.and_(sem.and_(sem.compare("ge", r, 0), sem.compare("lt", r, self.shape[0])),
+                          sem.and_(sem.compare("ge", c, 0), sem.compare("lt", c, self.shape[1])))
+        return pointers, sem.broadcast_to(inside, shape), count
+
+    @builtin
+    def gather(self, x_offsets, y_offset) -> tensor:
+        """Rows `x_offsets` (a 1-D integer tensor of R row indices), block_shape[1]
+        columns from `y_offset`: an [R, N] block (a 2-D descriptor with block_shape [1, N],
+        as TMA's gather4); out-of-bounds elements read the padding value."""
+        sem = current_semantic()
+        pointers, in_bounds, _ = self._rows(sem, x_offsets, y_offset, "gather")
+        fill = _padding_value(sem, _unwrap(self.padding_option), self.dtype)
+        return sem.load(pointers, in_bounds, fill)
+
+    @builtin
+    def scatter(self, value, x_offsets, y_offset) -> None:
+        """Writes the [R, N] block `value` to rows `x_offsets`, block_shape[1] columns from
+        `y_offset` (the inverse of `gather`); out-of-bounds elements are not written."""
+        sem = current_semantic()
+        pointers, in_bounds, count = self._rows(sem, x_offsets, y_offset, "scatter")
+        value = _stored_value(sem, value, self.dtype, (count, _unwrap(self.block_shape)[1]), "descriptor scatter",
+                              broadcast_scalars=False, cast=True)
+        sem.store(pointers, value, in_bounds)
+
+
 tensor_descriptor = TensorDescriptor  # Triton's name for the type
 
 
