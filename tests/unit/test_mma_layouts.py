@@ -340,7 +340,8 @@ class TestFields:
         assert MmaEncoding(2, [2, 1, 2]).warps_per_cta == (2, 1, 2)
 
     @pytest.mark.parametrize("args,match", [
-        ((3, (4, 1)), "version"),
+        ((4, (4, 1)), "version"),
+        ((3, (4, 1)), "instruction shape"),
         ((2, (4,)), "rank"),
         ((2, (1, 1, 1, 1)), "rank"),
         ((2, (3, 1)), "power of two"),
@@ -414,3 +415,90 @@ class TestWarpsPerCta:
             mma_warps_per_cta((64,), 4)
         with pytest.raises(ValueError):
             mma_warps_per_cta((64, 64), 3)
+
+
+# ----------------------------------------------------------------------------- version 3 (wgmma)
+
+
+def ptx_wgmma_d(i: int, lane: int, warp: int) -> tuple[int, int]:
+    """Accumulator of wgmma.m64nNk*: d_i of `lane` in warp `warp` of the warpgroup (the
+    PTX ISA's "Register Fragments" for wgmma D)."""
+    g, t = group(lane)
+    row = 16 * (warp % 4) + g + 8 * ((i // 2) % 2)
+    col = 8 * (i // 4) + 2 * t + (i % 2)
+    return row, col
+
+
+def coords(layout, register: int, lane: int, warp: int) -> tuple[int, ...]:
+    return layout.apply({REGISTER: register, LANE: lane, WARP: warp})
+
+
+@pytest.mark.parametrize("n", [8, 16, 64, 128, 256])
+def test_wgmma_accumulator_matches_ptx(n):
+    layout = MmaEncoding(3, (4, 1), (64, n)).to_linear((64, n))
+    assert layout.in_dim_size(REGISTER) == n // 2
+    for warp, lane, i in itertools.product(range(4), range(32), range(n // 2)):
+        assert coords(layout, i, lane, warp) == ptx_wgmma_d(i, lane, warp)
+
+
+def test_wgmma_warpgroups_along_m_then_n_and_repeats():
+    # Two warpgroups along M: warps 4..7 hold rows 64..127.
+    layout = MmaEncoding(3, (8, 1), (64, 32)).to_linear((128, 32))
+    for warp, lane, i in itertools.product(range(8), range(32), range(16)):
+        row, col = ptx_wgmma_d(i, lane, warp)
+        assert coords(layout, i, lane, warp) == (row + 64 * (warp // 4), col)
+    # Two warpgroups along N: warpgroup 1 holds columns 64..127, one instruction each.
+    layout = MmaEncoding(3, (4, 2), (64, 64)).to_linear((64, 128))
+    for warp, lane, i in itertools.product(range(8), range(32), range(32)):
+        row, col = ptx_wgmma_d(i, lane, warp)
+        assert coords(layout, i, lane, warp) == (row, col + 64 * (warp // 4))
+    # A tile taller than the warpgroups: the instruction repeats along M, its registers
+    # contiguous (register = d + N/2 * m).
+    layout = MmaEncoding(3, (4, 1), (64, 32)).to_linear((256, 32))
+    assert layout.in_dim_size(REGISTER) == 4 * 16
+    for m, warp, lane, i in itertools.product(range(4), range(4), range(32), range(16)):
+        row, col = ptx_wgmma_d(i, lane, warp)
+        assert coords(layout, i + 16 * m, lane, warp) == (row + 64 * m, col)
+
+
+def test_wgmma_operand_a_from_registers():
+    """A of wgmma from registers: mma.sync's m16n8k16 A fragment per warp, warps along M
+    in warpgroup order, replicated over the warpgroups along N."""
+    mma = MmaEncoding(3, (4, 2), (64, 64))
+    layout = DotOperandEncoding(0, mma, 2).to_linear((64, 32))
+    for warp, lane, i in itertools.product(range(8), range(32), range(8)):
+        row, col = ptx_a_m16n8k16_f16(i, lane)
+        assert coords(layout, i, lane, warp) == (row + 16 * (warp % 4), col)          # K tile 0
+        assert coords(layout, i + 8, lane, warp) == (row + 16 * (warp % 4), col + 16)  # K tile 1
+    with pytest.raises(ValueError, match="operand B from shared memory"):
+        DotOperandEncoding(1, mma, 2).to_linear((32, 64))
+
+
+def test_wgmma_warps_and_instruction_n():
+    from tilec.layout.mma import mma_v3_instr_n, mma_v3_warps_per_cta
+    assert mma_v3_warps_per_cta((128, 128), 4) == (4, 1)
+    assert mma_v3_warps_per_cta((128, 256), 8) == (8, 1)   # two warpgroups along M
+    assert mma_v3_warps_per_cta((64, 256), 8) == (4, 2)    # M has one warpgroup's rows: along N
+    assert mma_v3_warps_per_cta((64, 64), 2) is None       # no whole warpgroup
+    assert mma_v3_instr_n(256, 1) == 256 and mma_v3_instr_n(512, 1) == 256 and mma_v3_instr_n(256, 2) == 128
+    assert mma_v3_instr_n(8, 2) is None
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(version=3, warps_per_cta=(4, 1), instr_shape=(16, 8)), "must be \\[64, N\\]"),
+    (dict(version=3, warps_per_cta=(4, 1), instr_shape=(64, 264)), "must be \\[64, N\\]"),
+    (dict(version=3, warps_per_cta=(2, 2), instr_shape=(64, 64)), "whole warpgroups"),
+    (dict(version=3, warps_per_cta=(1, 4, 1), instr_shape=(64, 64)), "whole warpgroups"),
+    (dict(version=4, warps_per_cta=(4, 1)), "not supported"),
+])
+def test_wgmma_encoding_is_checked(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        MmaEncoding(**kwargs)
+
+
+def test_wgmma_encoding_syntax_round_trip():
+    from tilec.layout.syntax import encoding_text, parse_encoding
+    mma = MmaEncoding(3, (8, 1), (64, 128))
+    text = encoding_text(mma)
+    assert "versionMajor = 3" in text and "instrShape = array<i32: 64, 128>" in text
+    assert parse_encoding(text) == mma

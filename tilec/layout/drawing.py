@@ -214,7 +214,8 @@ def describe(encoding: AnyEncoding) -> str:
     if isinstance(encoding, SliceEncoding):
         return f"slice (dimension {encoding.dim} removed) of {describe(encoding.parent)}"
     if isinstance(encoding, MmaEncoding):
-        return (f"mma v{encoding.version} accumulator (mma.sync m{encoding.instr_shape[0]}n{encoding.instr_shape[1]}), "
+        instruction = "mma.sync" if encoding.version == 2 else "wgmma"
+        return (f"mma v{encoding.version} accumulator ({instruction} m{encoding.instr_shape[0]}n{encoding.instr_shape[1]}), "
                 f"warpsPerCTA {list(encoding.warps_per_cta)}")
     if isinstance(encoding, DotOperandEncoding):
         k_width = f", kWidth {encoding.k_width}" if encoding.k_width else ""

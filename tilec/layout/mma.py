@@ -41,9 +41,23 @@ does for blocked layouts: coordinates past its end fold to 0, their registers ar
 dropped (the formulas above then count only the registers that remain) and their lanes
 and warps become replicas.
 
-Version 3 (`wgmma`, a warpgroup of 4 warps along M) is meant to be added beside the
-version-2 instruction tiles (`_accumulator_tile`, `_operand_a_tile`, `_operand_b_tile`)
-with its own `instr_shape`; `_build` (warps, repetition, fitting to the shape) is shared.
+Version 3 (`wgmma.mma_async.m64nNk*`, sm_90a) runs on a warpgroup: 4 consecutive warps,
+each holding 16 of its 64 rows. `instr_shape` is (64, N) for one instruction, N a
+multiple of 8 up to 256. Per warp the accumulator fragment is mma.sync's C tile repeated
+N / 8 times along the columns, registers in the PTX order d0 .. d{N/2 - 1}:
+
+  C [16, N] (per warp)  register bits: col+1, row+8, col+8, col+16, .., col+N/2
+                        lane bits:     col+2, col+4, row+1, row+2, row+4
+
+(d_i at row 16 * (warp % 4) + g + 8 * ((i // 2) % 2), column 8 * (i // 4) + 2t + i % 2).
+Warps go along M first (the warpgroup's rows 0, 16, 32, 48, then further warpgroups along
+M, 64 rows apart), then along N, one instruction's N apart: warp id = w_m + W_m * w_n.
+Instruction tiles beyond the warps' repeat as for version 2 (N fastest, then M), so
+each instruction's registers are contiguous: register = d + N/2 * (n + REP_N * m).
+Operand A from registers has mma.sync's A fragment per warp (f16/bf16: k_width 2, one
+m16n8k16 A tile per 16 columns of K), with the same warp order, replicated over the
+warps along N; operand B is read from shared memory by the instruction (no register
+layout). Rank 2 only (a batched dot stays on version 2).
 """
 from __future__ import annotations
 
@@ -57,6 +71,10 @@ from .linear_layout import LinearLayout
 
 # mma.sync's instruction tile: M rows by N columns; K = 8 * k_width.
 MMA_V2_INSTR_SHAPE = (16, 8)
+# wgmma: a warpgroup of 4 warps computes 64 rows; N is a multiple of 8 up to 256.
+WARPGROUP_WARPS = 4
+WGMMA_M = 64
+WGMMA_MAX_N = 256
 # Elements of one operand per 32-bit register, by element width in bits.
 _K_WIDTH_BY_BITS = {8: 4, 16: 2, 32: 1}
 
@@ -100,14 +118,24 @@ class MmaEncoding:
     def __post_init__(self):
         object.__setattr__(self, "warps_per_cta", tuple(int(w) for w in self.warps_per_cta))
         object.__setattr__(self, "instr_shape", tuple(int(s) for s in self.instr_shape))
-        if self.version != 2:
-            raise ValueError(f"mma version {self.version} is not supported (only 2: mma.sync)")
-        if tuple(self.instr_shape) != MMA_V2_INSTR_SHAPE:
+        if self.version not in (2, 3):
+            raise ValueError(f"mma version {self.version} is not supported (2: mma.sync, 3: wgmma)")
+        if self.version == 2 and tuple(self.instr_shape) != MMA_V2_INSTR_SHAPE:
             raise ValueError(f"mma v2 instruction shape is {list(MMA_V2_INSTR_SHAPE)}, not {list(self.instr_shape)}")
+        if self.version == 3:
+            m, n = self.instr_shape
+            if m != WGMMA_M or n % 8 or not 8 <= n <= WGMMA_MAX_N:
+                raise ValueError(f"mma v3 instruction shape must be [64, N] with N a multiple of 8 up to "
+                                 f"{WGMMA_MAX_N}, not {list(self.instr_shape)}")
+            if len(self.warps_per_cta) != 2 or self.warps_per_cta[0] % WARPGROUP_WARPS:
+                raise ValueError(f"mma v3 warps_per_cta {list(self.warps_per_cta)} must be [M, N] with M a "
+                                 f"multiple of {WARPGROUP_WARPS} (whole warpgroups along M)")
         if len(self.warps_per_cta) not in (2, 3):
             raise ValueError(f"mma warps_per_cta {list(self.warps_per_cta)} must have rank 2 or 3")
         for w in self.warps_per_cta:
             _log2(w)
+        if self.version == 3:
+            _log2(self.instr_shape[1])
 
     @property
     def rank(self) -> int:
@@ -119,7 +147,10 @@ class MmaEncoding:
 
     @property
     def warp_order(self) -> tuple[int, ...]:
-        """Dimensions fastest first in the warp id: N, then M, then batch."""
+        """Dimensions fastest first in the warp id: N, then M, then batch (version 2); M,
+        then N (version 3: a warpgroup's 4 warps are consecutive along M)."""
+        if self.version == 3:
+            return (0, 1)
         return tuple(reversed(range(self.rank)))
 
     def to_linear(self, shape: Sequence[int]) -> LinearLayout:
@@ -136,8 +167,10 @@ class MmaEncoding:
 Tile2D = tuple[list[tuple[int, int]], list[tuple[int, int]]]
 
 
-def _accumulator_tile() -> Tile2D:
-    registers = [(0, 1), (8, 0)]
+def _accumulator_tile(n: int = MMA_V2_INSTR_SHAPE[1]) -> Tile2D:
+    """The accumulator of one warp: mma.sync's [16, 8] C tile, repeated along N in
+    registers for a wider (wgmma) instruction."""
+    registers = [(0, 1), (8, 0)] + [(0, 8 << i) for i in range(_log2(n // 8))]
     lanes = [(0, 2), (0, 4), (1, 0), (2, 0), (4, 0)]
     return registers, lanes
 
@@ -197,6 +230,9 @@ def _build(enc: MmaEncoding, instr: Tile2D, instr_extent: tuple[int, int], repli
 def _accumulator_to_linear(enc: MmaEncoding, shape: tuple[int, ...]) -> LinearLayout:
     rank = enc.rank
     # Repeats: N fastest, then M, then batch.
+    if enc.version == 3:  # one warp's share of an instruction: 16 rows, all its N columns
+        n = enc.instr_shape[1]
+        return _build(enc, _accumulator_tile(n), (MMA_V2_INSTR_SHAPE[0], n), None, shape, (1, 0))
     return _build(enc, _accumulator_tile(), MMA_V2_INSTR_SHAPE, None, shape, tuple(reversed(range(rank))))
 
 
@@ -211,6 +247,8 @@ def _operand_to_linear(enc: MmaEncoding, op_idx: int, k_width: int, shape: tuple
         # A [.., M, K]: K repeats, then M, then batch; replicated over the warps along N.
         return _build(enc, _operand_a_tile(k_width), (MMA_V2_INSTR_SHAPE[0], instr_k), n_dim, shape,
                       [n_dim, m_dim] + batch)
+    if op_idx == 1 and enc.version == 3:
+        raise ValueError("wgmma reads operand B from shared memory: it has no register layout")
     if op_idx == 1:
         # B [.., K, N]: K repeats, then N, then batch; replicated over the warps along M.
         return _build(enc, _operand_b_tile(k_width), (instr_k, MMA_V2_INSTR_SHAPE[1]), m_dim, shape,
@@ -219,6 +257,33 @@ def _operand_to_linear(enc: MmaEncoding, op_idx: int, k_width: int, shape: tuple
 
 
 # ----------------------------------------------------------------------------- choosing warps
+
+
+def mma_v3_warps_per_cta(shape: Sequence[int], num_warps: int) -> tuple[int, int] | None:
+    """`warps_per_cta` for a wgmma accumulator of `shape` [M, N], or None when `num_warps`
+    has no whole warpgroup (fewer than 4). Warpgroups go along M while M has 64 rows for
+    each, then along N."""
+    if len(shape) != 2 or num_warps < WARPGROUP_WARPS:
+        return None
+    _log2(num_warps)
+    m = shape[0]
+    wm, wn = WARPGROUP_WARPS, 1
+    while wm * wn < num_warps:
+        if m >= WGMMA_M * (wm // WARPGROUP_WARPS) * 2:
+            wm *= 2
+        else:
+            wn *= 2
+    return wm, wn
+
+
+def mma_v3_instr_n(n: int, warps_n: int) -> int | None:
+    """The N of one wgmma instruction for a tile N columns wide split over `warps_n`
+    warpgroups: each warpgroup's share, capped at 256 (a wider share takes several
+    instructions); None when a share is narrower than 8 columns."""
+    share = n // warps_n
+    if share < 8:
+        return None
+    return min(share, WGMMA_MAX_N)
 
 
 def mma_warps_per_cta(shape: Sequence[int], num_warps: int) -> tuple[int, ...]:
