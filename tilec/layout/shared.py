@@ -304,3 +304,70 @@ def ldmatrix_row_offsets(operand: LinearLayout, shared: SharedEncoding, shape: S
 def bank_group(offset: int, element_bits: int) -> int:
     """The 16-byte bank group ((byte address // 16) % 8) of an element offset."""
     return (offset * element_bits // 8 // LDMATRIX_ROW_BYTES) % BANK_GROUPS
+
+
+# ----------------------------------------------------------------------------- wgmma descriptors
+
+# The descriptor's swizzle field (bits 62-63) by swizzle width in bytes.
+WGMMA_SWIZZLE_MODE = {0: 0, 128: 1, 64: 2, 32: 3}
+
+
+@dataclass(frozen=True)
+class WgmmaDescriptorFields:
+    """The constant fields of a `wgmma` shared-memory matrix descriptor for one operand
+    buffer: byte offsets as the PTX ISA defines them, before the >> 4 of the encoding.
+
+    K-major operands (K contiguous): `stride_byte_offset` separates consecutive groups of
+    8 rows along M (or N); `leading_byte_offset` separates consecutive K blocks, one
+    16-byte core-matrix column (no swizzle) or one swizzle row wide (unused when one
+    instruction's K fits in a swizzle row: then 16, the smallest). M/N-major operands:
+    `stride_byte_offset` separates groups of 8 rows along K, `leading_byte_offset` blocks
+    one swizzle row (or 16 bytes) wide along M/N.
+    """
+    leading_byte_offset: int
+    stride_byte_offset: int
+    swizzle_mode: int
+    k_major: bool
+
+    def encode(self, address: int) -> int:
+        """The 64-bit descriptor of the matrix starting at shared byte `address` (the base
+        offset field, bits 49-51, is 0: buffers are aligned to the swizzle's 1024-byte
+        repeat)."""
+        return (((address & 0x3FFFF) >> 4) | ((self.leading_byte_offset >> 4) & 0x3FFF) << 16
+                | ((self.stride_byte_offset >> 4) & 0x3FFF) << 32 | self.swizzle_mode << 62)
+
+
+def shared_byte_offset(encoding: SharedEncoding, shape: Sequence[int], coords: Sequence[int],
+                       element_bits: int) -> int:
+    """The byte offset of the element at `coords` in a buffer of `shape` laid out by
+    `encoding`."""
+    to_offset = encoding.offset_layout(shape)
+    (offset,) = to_offset.apply(dict(zip(to_offset.in_dims, coords)))
+    return offset * element_bits // 8
+
+
+def wgmma_descriptor_fields(encoding: NVMMASharedEncoding, shape: Sequence[int], k_axis: int) -> WgmmaDescriptorFields:
+    """The descriptor fields of a 2-D operand buffer of `shape` whose reduction dimension
+    is `k_axis` (1 for A [M, K], 0 for B [K, N]), read off the layout itself: the byte
+    offsets of the elements one 8-row group and one block away from the origin."""
+    shape = tuple(shape)
+    if len(shape) != 2 or k_axis not in (0, 1):
+        raise ValueError(f"wgmma operands are 2-D with K along axis 0 or 1, not shape {list(shape)}, k_axis {k_axis}")
+    contiguous = encoding.order(2)[0]
+    k_major = contiguous == k_axis
+    mn_axis = 1 - k_axis
+    bits = encoding.element_bits
+
+    def at(mn: int, k: int) -> int:
+        coords = [0, 0]
+        coords[mn_axis], coords[k_axis] = mn, k
+        if coords[0] >= shape[0] or coords[1] >= shape[1]:
+            return 0
+        return shared_byte_offset(encoding, shape, coords, bits)
+
+    block = encoding.row_elements  # one swizzle row (or 16-byte core-matrix row) of elements
+    if k_major:
+        stride, leading = at(8, 0), at(0, block)
+    else:
+        stride, leading = at(0, 8), at(block, 0)
+    return WgmmaDescriptorFields(leading or 16, stride or 16, WGMMA_SWIZZLE_MODE[encoding.swizzle_bytes], k_major)
