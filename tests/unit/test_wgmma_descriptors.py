@@ -31,8 +31,8 @@ def canonical(mn: int, k: int, f: WgmmaDescriptorFields, element_bytes: int, swi
             return (mn // 8) * f.stride_byte_offset + (k // per_chunk) * f.leading_byte_offset \
                 + (mn % 8) * 16 + (k % per_chunk) * element_bytes
         return (mn // 8) * f.stride_byte_offset + (mn % 8) * swizzle_bytes + k * element_bytes
-    if not swizzle_bytes:
-        return (mn // per_chunk) * f.leading_byte_offset + (k // 8) * f.stride_byte_offset \
+    if not swizzle_bytes:  # M/N-major core matrices: the offsets' roles are swapped
+        return (mn // per_chunk) * f.stride_byte_offset + (k // 8) * f.leading_byte_offset \
             + (k % 8) * 16 + (mn % per_chunk) * element_bytes
     per_row = swizzle_bytes // element_bytes
     return (mn // per_row) * f.leading_byte_offset + (k // 8) * f.stride_byte_offset + (k % 8) * swizzle_bytes \

@@ -320,9 +320,11 @@ class WgmmaDescriptorFields:
     K-major operands (K contiguous): `stride_byte_offset` separates consecutive groups of
     8 rows along M (or N); `leading_byte_offset` separates consecutive K blocks, one
     16-byte core-matrix column (no swizzle) or one swizzle row wide (unused when one
-    instruction's K fits in a swizzle row: then 16, the smallest). M/N-major operands:
-    `stride_byte_offset` separates groups of 8 rows along K, `leading_byte_offset` blocks
-    one swizzle row (or 16 bytes) wide along M/N.
+    instruction's K fits in a swizzle row: then 16, the smallest). M/N-major operands
+    with a swizzle: `stride_byte_offset` separates groups of 8 rows along K,
+    `leading_byte_offset` blocks one swizzle row wide along M/N; without a swizzle the
+    two trade places (`leading_byte_offset` along K, `stride_byte_offset` between 16-byte
+    blocks along M/N), which is what the hardware reads (tests/gpu/test_wgmma_fragments.py).
     """
     leading_byte_offset: int
     stride_byte_offset: int
@@ -368,6 +370,8 @@ def wgmma_descriptor_fields(encoding: NVMMASharedEncoding, shape: Sequence[int],
     block = encoding.row_elements  # one swizzle row (or 16-byte core-matrix row) of elements
     if k_major:
         stride, leading = at(8, 0), at(0, block)
-    else:
+    elif encoding.swizzle_bytes:
         stride, leading = at(0, 8), at(block, 0)
+    else:  # M/N-major without swizzle: the two offsets trade places (measured on an H100)
+        stride, leading = at(block, 0), at(0, 8)
     return WgmmaDescriptorFields(leading or 16, stride or 16, WGMMA_SWIZZLE_MODE[encoding.swizzle_bytes], k_major)
