@@ -73,6 +73,9 @@ class Config:
     cuda_home: str = ""        # CUDA_HOME
     reproducer_dir: str = ""
     print_autotuning: bool = False
+    # Experimental (issue 13, in progress): tensor-core dots on sm_90 as wgmma (operands
+    # through NVMMA shared buffers) instead of mma.sync. Part of every kernel's cache key.
+    wgmma: bool = False
 
     @staticmethod
     def from_env() -> "Config":
@@ -89,7 +92,12 @@ class Config:
             cuda_home=os.environ.get("CUDA_HOME", ""),
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
+            wgmma=_flag("TILEC_WGMMA"),
         )
+
+    def codegen_flags(self) -> str:
+        """The settings besides the compile options that change generated code (keyed)."""
+        return "wgmma" if self.wgmma else ""
 
 
 # The process-wide configuration; tests may change its fields.

@@ -82,7 +82,8 @@ def make_ttgir(state: _Compilation) -> None:
     o = state.options
     _passes(state, "ttgir",
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
-            "tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul,tilegpu-remove-layout-conversions,"
+            f"tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul{{wgmma={int(config.wgmma)}}},"
+            "tilegpu-remove-layout-conversions,"
             f"tilegpu-pipeline{{num-stages={o.num_stages}}},tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
@@ -90,7 +91,7 @@ def make_ttgir(state: _Compilation) -> None:
 
 # Upstream passes that finish the lowering: what convert-tilegpu-to-llvm leaves in scf,
 # arith, math and cf becomes LLVM dialect.
-_LLVM_CLEANUP = ("gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm),"
+_LLVM_CLEANUP = ("gpu.module(convert-scf-to-cf,convert-arith-to-llvm,convert-math-to-llvm,convert-nvvm-to-llvm),"
                  "convert-cf-to-llvm,reconcile-unrealized-casts,canonicalize,cse")
 
 

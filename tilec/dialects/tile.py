@@ -211,8 +211,8 @@ irdl.dialect @tile {{
   irdl.operation @dot {{
     %p = irdl.base "#builtin.string"
     irdl.attributes {{"input_precision" = %p}}
-    %0 = irdl.base "!builtin.tensor"
-    %1 = irdl.base "!builtin.tensor"
+    %0 = irdl.any
+    %1 = irdl.any
     %2 = irdl.base "!builtin.tensor"
     %3 = irdl.base "!builtin.tensor"
     irdl.operands(a: %0, b: %1, acc: %2)
@@ -729,9 +729,16 @@ def _verify_cat(op: ir.Operation) -> str | None:
     return None
 
 
+def _operand_shape(ty: ir.Type) -> list[int]:
+    """A tensor's shape, or the shape of the tensor a shared buffer (memdesc) holds (a
+    wgmma dot reads its operands from shared memory)."""
+    from .tilegpu import is_memdesc, memdesc_tensor
+    return list(memdesc_tensor(ty).shape) if is_memdesc(ty) else list(shape_of(ty))
+
+
 @verifier("tile.dot")
 def _verify_dot(op: ir.Operation) -> str | None:
-    a, b, acc = (list(shape_of(v.type)) for v in op.operands)
+    a, b, acc = (_operand_shape(v.type) for v in op.operands)
     if len(a) != len(b) or len(a) != len(acc) or len(a) not in (2, 3):
         return "operands must all have rank 2 (or 3, batched)"
     if a[:-2] != b[:-2] or a[:-2] != acc[:-2] or a[-1] != b[-2] or acc[-2:] != [a[-2], b[-1]]:

@@ -32,8 +32,10 @@ from mlir import ir
 from ..dialects import tile, tilegpu
 from ..dialects._mlir import create_op, is_tensor, str_attr, str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
-from ..layout.encodings import DotOperandEncoding
-from ..layout.mma import MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_warps_per_cta
+from ..layout.encodings import BlockedEncoding, DotOperandEncoding
+from ..layout.mma import (WGMMA_M, MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_v3_instr_n, mma_v3_warps_per_cta,
+                          mma_warps_per_cta)
+from ..layout.shared import NVMMASharedEncoding
 from ..target import Target
 from . import register_pass
 from .utils import functions
@@ -202,8 +204,76 @@ def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int
             user.operands[use.operand_number] = back
 
 
-@register_pass("tilegpu-accelerate-matmul", "Put tl.dot on tensor cores (mma.sync) where target and types allow")
-def accelerate_matmul(module_op: ir.Operation) -> None:
+# ----------------------------------------------------------------------------- wgmma (mma v3)
+# Experimental (config.wgmma): f16 and bf16 dots on sm_90 as wgmma, both operands read
+# from NVMMA-swizzled shared buffers (tilegpu.local_alloc), synchronously (the lowering
+# waits for each dot's wgmma group). Pipelining the operand buffers comes next.
+
+_WGMMA_TYPES = {"f16", "bf16"}
+
+
+def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int) -> MmaEncoding | None:
+    """The wgmma accumulator layout for `op`, or None to keep mma.sync."""
+    if target.capability != 90 or kind.ptx_type not in _WGMMA_TYPES:
+        return None
+    shape = list(shape_of(op.results[0].type))
+    warps = mma_v3_warps_per_cta(shape, num_warps)
+    if warps is None:
+        return None
+    m, n = shape
+    instr_n = mma_v3_instr_n(n, warps[1])
+    if instr_n is None or m < WGMMA_M * (warps[0] // 4) or shape_of(op.operands[0].type)[-1] < 16:
+        return None
+    return MmaEncoding(3, warps, (WGMMA_M, instr_n))
+
+
+def nvmma_encoding(value: ir.Value) -> NVMMASharedEncoding:
+    """The NVMMA layout a dot operand is staged in: its contiguous dimension stays the one
+    its layout holds fastest (threads store whole vectors), with the widest swizzle that
+    dimension fills."""
+    ty = tensor_type(value.type)
+    shape = list(ty.shape)
+    bits = _ELEMENT_BITS[str(ty.element_type)]
+    layout = tilegpu.layout_of(value.type)
+    fastest = layout.order[0] if isinstance(layout, BlockedEncoding) else len(shape) - 1
+    row_bytes = shape[fastest] * bits // 8
+    swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes)
+    return NVMMASharedEncoding(swizzle, bits, transposed=fastest == len(shape) - 2)
+
+
+_ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8}
+
+
+def _to_shared(value: ir.Value) -> ir.Value:
+    ty = tensor_type(value.type)
+    encoding = nvmma_encoding(value)
+    buffer = tilegpu.memdesc_type(ir.RankedTensorType.get(list(ty.shape), ty.element_type,
+                                                          tilegpu.encoding_attr(encoding)))
+    return tilegpu.local_alloc(buffer, value)
+
+
+def accelerate_v3(op: ir.Operation, mma: MmaEncoding) -> None:
+    """Rewrites one dot onto wgmma: A and B staged in NVMMA shared buffers, the
+    accumulator in the v3 layout."""
+    a, b, acc = op.operands
+    result = op.results[0]
+    old = tilegpu.layout_of(result.type)
+    with ir.InsertionPoint(op), op.location:
+        op.operands[0] = _to_shared(a)
+        op.operands[1] = _to_shared(b)
+        op.operands[2] = tilegpu.convert_layout(acc, mma)
+    result.set_type(tilegpu.with_layout(result.type, mma))
+    with ir.InsertionPoint.after(op), op.location:
+        back = tilegpu.convert_layout(result, old)
+    for use in list(result.uses):
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user != back.owner.operation:
+            user.operands[use.operand_number] = back
+
+
+@register_pass("tilegpu-accelerate-matmul", "Put tl.dot on tensor cores (mma.sync) where target and types allow",
+               wgmma=0)
+def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
     target = Target.parse(tilegpu.target_of(module_op))
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
@@ -223,6 +293,10 @@ def accelerate_matmul(module_op: ir.Operation) -> None:
                 continue
             kind = choose_mma(op, target)
             if kind is None:
+                continue
+            v3 = choose_v3(op, target, kind, num_warps) if wgmma else None
+            if v3 is not None:
+                accelerate_v3(op, v3)
                 continue
             warps = warps_for(op, num_warps)
             if op in fed and len(shape_of(op.results[0].type)) == 2:

@@ -46,6 +46,7 @@ class Buffer:
     start: int        # program points (pre-order numbers) where it is live
     end: int
     offset: int = -1
+    alignment: int = ALIGNMENT
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.start <= other.end and other.start <= self.end
@@ -103,7 +104,7 @@ def collect_buffers(fn: ir.Operation, num_warps: int) -> list[Buffer]:
             # using the buffer anywhere inside keeps it live to its end.
             holder = _ancestor_in(user, op.block)
             end = max(end, points.last[holder] if holder is not None else points.number[user])
-        buffers.append(Buffer(op, tilegpu.memdesc_bytes(op.results[0].type), start, end))
+        buffers.append(Buffer(op, tilegpu.memdesc_bytes(op.results[0].type), start, end, alignment=_alignment(op)))
     return buffers
 
 
@@ -114,16 +115,29 @@ def assign_offsets(buffers: list[Buffer]) -> int:
     for buffer in sorted(buffers, key=lambda b: (-b.size, b.start)):
         offset = 0
         for other in sorted((b for b in placed if b.overlaps_in_time(buffer)), key=lambda b: b.offset):
-            if offset + buffer.size <= other.offset:
+            if _align(offset, buffer.alignment) + buffer.size <= other.offset:
                 break
-            offset = max(offset, _align(other.offset + other.size))
-        buffer.offset = offset
+            offset = max(offset, other.offset + other.size)
+        buffer.offset = _align(offset, buffer.alignment)
         placed.append(buffer)
     return max((b.offset + b.size for b in placed), default=0)
 
 
-def _align(n: int) -> int:
-    return (n + ALIGNMENT - 1) // ALIGNMENT * ALIGNMENT
+def _align(n: int, alignment: int = ALIGNMENT) -> int:
+    return (n + alignment - 1) // alignment * alignment
+
+
+# NVMMA (wgmma) buffers start at a multiple of their swizzle's repeat, 8 rows of 128
+# bytes: the hardware applies the swizzle to absolute shared addresses.
+NVMMA_ALIGNMENT = 1024
+
+
+def _alignment(op: ir.Operation) -> int:
+    if op.name == "tilegpu.local_alloc":
+        encoding = tilegpu.memdesc_tensor(op.results[0].type).encoding
+        if encoding is not None and "nvmma_shared" in str(encoding):
+            return NVMMA_ALIGNMENT
+    return ALIGNMENT
 
 
 def num_warps_or_default(module_op: ir.Operation) -> int:

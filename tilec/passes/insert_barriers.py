@@ -6,7 +6,8 @@ ranges of the buffers tilegpu-allocate-shared-memory placed, each read or writte
 puts a `tilegpu.barrier` before any op whose access overlaps a pending one where either
 writes: read-after-write, write-after-read and write-after-write.
 
-- local_store and an initialised local_alloc write their buffer; local_load reads it.
+- local_store and an initialised local_alloc write their buffer; local_load reads it, and
+  so does a dot whose operand is a buffer (wgmma).
 - An op with scratch space (`tilegpu.offset` from tilegpu-allocate-shared-memory on a
   reduction, conversion, ...) writes and then reads its bytes: it waits for every
   earlier access of those bytes, and leaves both its writes and its reads pending, so
@@ -142,6 +143,8 @@ def accesses(op: ir.Operation, num_warps: int) -> list[Access]:
         return [_access(op.operands[0], False)]
     if name == "tilegpu.async_copy_global_to_local":
         return [_access(operand_groups(op)[1][0], True)]
+    if name == "tile.dot":  # wgmma reads its operands from shared buffers
+        return [_access(v, False) for v in op.operands if tilegpu.is_memdesc(v.type)]
     return []
 
 

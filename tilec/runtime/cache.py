@@ -148,7 +148,8 @@ def _libdevice_identity() -> str:
 
 def kernel_key(source_hash: str, specialization: tuple, options: object) -> str:
     digest = hashlib.sha256()
-    for part in (compiler_fingerprint(), source_hash, repr(specialization), repr(options)):
+    from ..config import config
+    for part in (compiler_fingerprint(), source_hash, repr(specialization), repr(options), config.codegen_flags()):
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()

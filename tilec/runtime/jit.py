@@ -427,7 +427,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             "debug": bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
             "enable_fp_fusion": bool(options.get("enable_fp_fusion", True)),
         }
-        by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values))
+        by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values), _config.codegen_flags())
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
         if kernel is not None:
             return kernel

@@ -115,7 +115,7 @@ class LoweringContext:
                        ir.StringAttr(op.operation.attributes["sym_name"]).value == "global_smem"
                        for op in self.gpu_block.operations):
                 llvm_d.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), "global_smem", ir.Attribute.parse("#llvm.linkage<external>"),
-                                alignment=16, addr_space=3)
+                                alignment=1024, addr_space=3)
             self.llvm_func = create_op("llvm.func", attributes={
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": fn_type,

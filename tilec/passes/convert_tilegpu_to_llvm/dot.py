@@ -72,7 +72,12 @@ def fma_dot_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
 
 @lowers("tile.dot")
 def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
-    if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
+    result_layout = tilegpu.layout_of(op.results[0].type)
+    if isinstance(result_layout, MmaEncoding) and result_layout.version == 3:
+        from .dot_wgmma import lower_dot_wgmma
+        lower_dot_wgmma(ctx, op)
+        return
+    if isinstance(result_layout, MmaEncoding):
         from .dot_mma import lower_dot_mma  # (it uses this module's round_to_tf32)
         lower_dot_mma(ctx, op)
         return

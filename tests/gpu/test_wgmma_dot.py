@@ -1,0 +1,116 @@
+"""tl.dot on wgmma (config.wgmma, experimental): f16 and bf16 dots of several shapes and
+warp counts, operands stored either way round, single tiles and a K loop with masks,
+against float64 NumPy products. Also run without a GPU: the kernels must compile to
+PTX holding wgmma (tests/codegen checks that part in CI)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.config import config
+
+DTYPES = {"fp16": (np.float16, "f16"), "bf16": (ml_dtypes.bfloat16, "bf16")}
+
+
+@pytest.fixture
+def wgmma(monkeypatch, tmp_path):
+    monkeypatch.setattr(config, "wgmma", True)
+    monkeypatch.setattr(config, "interpret", False)
+    monkeypatch.setattr(config, "cache_dir", str(tmp_path / "cache"))
+
+
+def _gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma needs an sm_90 GPU")
+    return torch
+
+
+@tilec.jit
+def tile_kernel(a_ptr, b_ptr, c_ptr, sam, sak, sbk, sbn, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * sam + rk[None, :] * sak)
+    b = tl.load(b_ptr + rk[:, None] * sbk + rn[None, :] * sbn)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+def _device(x, torch):
+    bits = np.ascontiguousarray(x).view(np.uint16)
+    t = torch.from_numpy(bits.copy()).cuda()
+    return t.view(torch.bfloat16 if x.dtype == ml_dtypes.bfloat16 else torch.float16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("m, n, k, warps, a_col_major, b_col_major", [
+    (64, 64, 32, 4, False, False), (128, 128, 64, 4, False, True), (128, 256, 64, 8, True, False),
+    (64, 256, 32, 8, False, False), (256, 128, 128, 8, True, True), (64, 32, 16, 4, False, False),
+])
+def test_wgmma_tile(wgmma, dtype, m, n, k, warps, a_col_major, b_col_major):
+    torch = _gpu()
+    np_ty, _ = DTYPES[dtype]
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np_ty)
+    b = rng.standard_normal((k, n)).astype(np_ty)
+    a_store = np.ascontiguousarray(a.T) if a_col_major else a
+    b_store = np.ascontiguousarray(b.T) if b_col_major else b
+    sam, sak = (1, m) if a_col_major else (k, 1)
+    sbk, sbn = (1, k) if b_col_major else (n, 1)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    tile_kernel[(1,)](_device(a_store, torch), _device(b_store, torch), c, sam, sak, sbk, sbn, M=m, N=n, K=k,
+                      num_warps=warps)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+
+
+@tilec.jit
+def loop_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
+                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
+                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps", [
+    (200, 300, 250, 128, 128, 64, 4), (333, 129, 97, 64, 128, 32, 4), (256, 512, 128, 128, 256, 64, 8),
+])
+def test_wgmma_k_loop_with_masks(wgmma, dtype, m, n, k, bm, bn, bk, warps):
+    torch = _gpu()
+    np_ty, _ = DTYPES[dtype]
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((m, k)).astype(np_ty)
+    b = rng.standard_normal((k, n)).astype(np_ty)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    grid = (-(-m // bm), -(-n // bn))
+    loop_kernel[grid](_device(a, torch), _device(b, torch), c, m, n, k, k, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk,
+                      num_warps=warps)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+
+
+def test_wgmma_kernels_compile_to_wgmma(wgmma):
+    """Without a GPU too: the PTX of an sm_90 dot holds the warpgroup instructions."""
+    kernel = tilec.compile(tile_kernel, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16",
+                                                   "sam": "i32", "sak": "i32", "sbk": "i32", "sbn": "i32"},
+                           constexprs={"M": 128, "N": 128, "K": 64}, target="sm_90")
+    ptx = kernel.asm["ptx"]
+    for piece in ("fence.proxy.async.shared::cta", "wgmma.fence.sync.aligned", "wgmma.mma_async.sync.aligned.m64n128k16",
+                  "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"):
+        assert piece in ptx, piece
+    assert "mma.sync" not in ptx

@@ -1,0 +1,140 @@
+"""Lowering of tile.dot on Hopper's warpgroup instructions: `wgmma.mma_async` (sm_90a).
+
+accelerate-matmul (with config.wgmma) gave the dot an mma version 3 result and staged A
+and B in NVMMA-swizzled shared buffers. Each warpgroup (4 consecutive warps) computes
+the rows and columns its warps hold in the v3 layout (layout/mma.py): for every
+instruction tile (m, n) of its share, one `wgmma.mma_async.m64n{N}k16` per 16 columns
+of K, reading A and B through 64-bit matrix descriptors. The descriptors' constant
+fields (leading / stride byte offsets, swizzle) come from the buffers' layouts
+(`wgmma_descriptor_fields`); their start addresses are the buffer's shared address plus
+the byte offset of the tile's first element, which the layouts give too. Offsets of rows
+and columns that are multiples of 8 add (the swizzle only mixes bits within 8 rows), so
+a warpgroup's part is its index times a constant.
+
+Synchronous for now: the generic-proxy writes of the buffers are made visible to the
+asynchronous proxy (`fence.proxy.async`, after the barrier tilegpu-insert-barriers put
+before the dot), `wgmma.fence` orders the accumulator registers, and after the group is
+committed the warpgroup waits for it (`wgmma.wait_group 0`). The instructions are the
+upstream `nvvm.wgmma.*` ops, which `convert-nvvm-to-llvm` turns into PTX.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dialects import tilegpu
+from ...dialects._mlir import create_op
+from ...dialects.tile import shape_of
+from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding
+from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
+from .context import LoweringContext, LoweringError
+from .local_memory import view_of
+
+_WGMMA_TYPE = {"f16": "f16", "bf16": "bf16"}
+_K = 16  # one instruction's K for 16-bit operands
+
+
+def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
+    a, b, acc = op.operands
+    mma = tilegpu.layout_of(op.results[0].type)
+    if not isinstance(mma, MmaEncoding) or mma.version != 3:
+        raise LoweringError(f"wgmma lowering needs an mma v3 result layout, got {mma}")
+    if not (tilegpu.is_memdesc(a.type) and tilegpu.is_memdesc(b.type)):
+        raise LoweringError("wgmma reads A and B from shared buffers (memdesc operands)")
+    a_view, b_view = view_of(a), view_of(b)
+    a_enc, b_enc = a_view.encoding, b_view.encoding
+    if not (isinstance(a_enc, NVMMASharedEncoding) and isinstance(b_enc, NVMMASharedEncoding)):
+        raise LoweringError("wgmma operands must be in NVMMA shared layouts")
+    if any(a_view.origin) or any(b_view.origin):
+        raise LoweringError("wgmma operands must be whole buffers")
+    elem = str(a_view.buffer.element_type)
+    if elem not in _WGMMA_TYPE or str(tilegpu.tensor_type(acc.type).element_type) != "f32":
+        raise LoweringError(f"wgmma lowering supports f16/bf16 operands with an f32 accumulator, not {elem}")
+    a_shape, b_shape = list(a_view.buffer.shape), list(b_view.buffer.shape)
+    m_size, n_size = shape_of(op.results[0].type)
+    k_size = a_shape[1]
+    wm, wn = mma.warps_per_cta
+    groups_m = wm // WARPGROUP_WARPS
+    instr_n = mma.instr_shape[1]
+    rep_m = max(1, m_size // (WGMMA_M * groups_m))
+    rep_n = max(1, n_size // (instr_n * wn))
+    regs = instr_n // 2
+    c_vals = list(ctx.elements(acc))
+    if len(c_vals) != rep_m * rep_n * regs:
+        raise LoweringError(f"wgmma accumulator holds {len(c_vals)} registers; expected {rep_m * rep_n * regs}")
+
+    a_fields = wgmma_descriptor_fields(a_enc, a_shape, 1)
+    b_fields = wgmma_descriptor_fields(b_enc, b_shape, 0)
+
+    def a_offset(row: int, k: int) -> int:
+        return shared_byte_offset(a_enc, a_shape, (row, k), 16)
+
+    def b_offset(k: int, col: int) -> int:
+        return shared_byte_offset(b_enc, b_shape, (k, col), 16)
+
+    # This warpgroup's first row and column: warps along M first (v3's warp order).
+    group = ctx.arith("divui", ctx.warp, ctx.const(WARPGROUP_WARPS))
+    group_m = ctx.arith("remui", group, ctx.const(groups_m)) if groups_m > 1 else None
+    group_n = ctx.arith("divui", group, ctx.const(groups_m)) if wn > 1 else None
+    a_base = ctx.shared_address32(ctx.lowered(a))
+    b_base = ctx.shared_address32(ctx.lowered(b))
+    if group_m is not None:
+        a_base = ctx.arith("addi", a_base, ctx.arith("muli", group_m, ctx.const(a_offset(WGMMA_M, 0))))
+    if group_n is not None:
+        b_base = ctx.arith("addi", b_base, ctx.arith("muli", group_n, ctx.const(b_offset(0, instr_n))))
+    i64 = ir.IntegerType.get_signless(64)
+
+    def descriptor(base: ir.Value, offset: int, fields) -> ir.Value:
+        address = ctx.arith("addi", base, ctx.const(offset)) if offset else base
+        start = ctx.arith("andi", ctx.arith("shrui", address, ctx.const(4)), ctx.const(0x3FFF))
+        constant = fields.encode(0)
+        constant -= (1 << 64) if constant >= 1 << 63 else 0  # as a signed i64
+        return ctx.arith("ori", ctx.arith("extui", start, result_type=i64), ctx.const(constant, i64))
+
+    f32 = ir.F32Type.get()
+    struct = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * regs) + ")>")
+    attrs = _Attributes(instr_n, _WGMMA_TYPE[elem], a_fields.k_major, b_fields.k_major)
+    create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+                                                  "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+    create_op("nvvm.wgmma.fence.aligned", [])
+    results = []
+    for m in range(rep_m):
+        for n in range(rep_n):
+            base = regs * (n + rep_n * m)
+            value = create_op("llvm.mlir.undef", [struct]).result
+            for i, v in enumerate(c_vals[base:base + regs]):
+                value = create_op("llvm.insertvalue", [struct], [value, v],
+                                  attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+            row = WGMMA_M * groups_m * m
+            col = instr_n * wn * n
+            for k0 in range(0, k_size, _K):
+                desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
+                desc_b = descriptor(b_base, b_offset(k0, col), b_fields)
+                value = create_op("nvvm.wgmma.mma_async", [struct], [value, desc_a, desc_b],
+                                  attributes=attrs.values).result
+            results.append((base, value))
+    create_op("nvvm.wgmma.commit.group.sync.aligned", [])
+    create_op("nvvm.wgmma.wait.group.sync.aligned", [], attributes={"group": ir.IntegerAttr.get(ctx.i64, 0)})
+    out = list(c_vals)
+    for base, value in results:
+        for i in range(regs):
+            out[base + i] = create_op("llvm.extractvalue", [f32], [value],
+                                      attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+    ctx.set(op.results[0], out)
+
+
+class _Attributes:
+    """The nvvm.wgmma.mma_async attributes of one dot: shape, types, scales and the
+    operands' majorness (row-major A and column-major B read K contiguously)."""
+
+    def __init__(self, n: int, ptx_type: str, a_k_major: bool, b_k_major: bool):
+        self.values = {
+            "shape": ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {n}, k = {_K}>"),
+            "typeA": ir.Attribute.parse(f"#nvvm.wgmma_type<{ptx_type}>"),
+            "typeB": ir.Attribute.parse(f"#nvvm.wgmma_type<{ptx_type}>"),
+            "typeD": ir.Attribute.parse("#nvvm.wgmma_type<f32>"),
+            "scaleD": ir.Attribute.parse("#nvvm.wgmma_scale_out<one>"),
+            "scaleA": ir.Attribute.parse("#nvvm.wgmma_scale_in<one>"),
+            "scaleB": ir.Attribute.parse("#nvvm.wgmma_scale_in<one>"),
+            "layoutA": ir.Attribute.parse(f"#nvvm.mma_layout<{'row' if a_k_major else 'col'}>"),
+            "layoutB": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if b_k_major else 'row'}>"),
+        }
