@@ -73,9 +73,9 @@ class Config:
     cuda_home: str = ""        # CUDA_HOME
     reproducer_dir: str = ""
     print_autotuning: bool = False
-    # Experimental (issue 13, in progress): tensor-core dots on sm_90 as wgmma (operands
-    # through NVMMA shared buffers) instead of mma.sync. Part of every kernel's cache key.
-    wgmma: bool = False
+    # Tensor-core dots on sm_90 as wgmma (operands through NVMMA shared buffers) instead of
+    # mma.sync; TILEC_WGMMA=0 turns it off. Part of every kernel's cache key.
+    wgmma: bool = True
 
     @staticmethod
     def from_env() -> "Config":
@@ -92,12 +92,12 @@ class Config:
             cuda_home=os.environ.get("CUDA_HOME", ""),
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
-            wgmma=_flag("TILEC_WGMMA"),
+            wgmma=os.environ.get("TILEC_WGMMA", "1").strip().lower() not in ("0", "false", "no", "off"),
         )
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""
-        return "wgmma" if self.wgmma else ""
+        return "" if self.wgmma else "no-wgmma"
 
 
 # The process-wide configuration; tests may change its fields.

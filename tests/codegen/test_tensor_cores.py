@@ -1,7 +1,8 @@
 """Codegen of tl.dot on tensor cores, without a GPU: the PTX of the tutorial matmul
 (Triton tutorial 03's kernel, from test_software_pipelining.py: loop-carried pointers, a
 masked K tail, an fp16 epilogue)
-and of each dot type has the instructions the sm_80 path promises, and ptxas takes it."""
+and of each dot type has the instructions the sm_80 path promises (and on sm_90 the wgmma
+path), and ptxas takes it."""
 from __future__ import annotations
 
 import collections
@@ -29,8 +30,11 @@ def _counts(ptx: str) -> collections.Counter:
     return collections.Counter(re.findall(r"^\s*(?:@%p\d+\s+)?([a-z][\w.]*)", ptx, re.M))
 
 
-@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
-def test_tutorial_matmul_runs_on_tensor_cores(target):
+@pytest.mark.parametrize("target, wgmma", [("sm_80", True), ("sm_90", False)])
+def test_tutorial_matmul_runs_on_tensor_cores(target, wgmma, monkeypatch):
+    """mma.sync: on sm_80, and on sm_90 with wgmma turned off (TILEC_WGMMA=0)."""
+    from tilec.config import config
+    monkeypatch.setattr(config, "wgmma", wgmma)
     kernel = _tutorial_matmul(target)
     counts = _counts(kernel.asm["ptx"])
     # 128x128x32 per iteration over 4 warps: 64 instructions m16n8k16 per thread's warp.
@@ -52,6 +56,25 @@ def test_tutorial_matmul_runs_on_tensor_cores(target):
     assert ops[0] == "bar.sync" and ops[1].startswith("ldmatrix"), ops[:4]
     first_copy = ops.index("cp.async.cg.shared.global")
     assert all(op.startswith("ldmatrix") for op in ops[1:first_copy]) and first_copy >= 3, ops[:first_copy + 1]
+
+
+def test_tutorial_matmul_runs_on_wgmma_on_hopper():
+    """sm_90: the same kernel on warpgroup instructions. 128x128x32 per iteration over one
+    warpgroup: two m64n128k16 instructions per 16 of K (M repeats twice), so 4 per
+    iteration; the operands arrive as before by cp.async into 3-slot rings (NVMMA
+    layouts now, read by the instructions through descriptors: no ldmatrix), and each
+    dot's group is waited for."""
+    kernel = _tutorial_matmul("sm_90")
+    ptx = kernel.asm["ptx"]
+    counts = _counts(ptx)
+    assert counts["wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"] == 4
+    assert counts["wgmma.fence.sync.aligned"] == 1 and counts["wgmma.commit_group.sync.aligned"] == 1
+    assert ptx.count("fence.proxy.async.shared::cta") == 1
+    assert "mma.sync" not in ptx and "ldmatrix" not in ptx
+    assert counts["cp.async.cg.shared.global"] == 24 and counts["cp.async.commit_group"] == 3
+    assert kernel.shared == 3 * (128 * 32 + 32 * 128) * 2
+    assert kernel.n_spills == 0 and kernel.asm["cubin"][:4] == b"\x7fELF"
+    assert ".align 1024" in ptx  # the swizzle works on absolute shared addresses
 
 
 @tilec.jit

@@ -1,4 +1,4 @@
-"""tl.dot on wgmma (config.wgmma, experimental): f16 and bf16 dots of several shapes and
+"""tl.dot on wgmma (config.wgmma, the default on sm_90): f16 and bf16 dots of several shapes and
 warp counts, operands stored either way round, single tiles and a K loop with masks,
 against float64 NumPy products. Also run without a GPU: the kernels must compile to
 PTX holding wgmma (tests/codegen checks that part in CI)."""
@@ -114,3 +114,60 @@ def test_wgmma_kernels_compile_to_wgmma(wgmma):
                   "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"):
         assert piece in ptx, piece
     assert "mma.sync" not in ptx
+
+
+@tilec.jit
+def pipelined_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sbk, scm,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Tutorial 03's loop (masks on K only, sizes divisible by 16): its operand loads
+    become cp.async copies into NVMMA rings, which the wgmma dots read."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0.0)
+        acc += tl.dot(a, b)
+        a_ptrs += BK
+        b_ptrs += BK * sbk
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+PIPELINED = [(256, 384, 320, 128, 128, 64, 4, 4), (512, 256, 1024, 128, 256, 64, 8, 3),
+             (192, 128, 96, 64, 128, 32, 4, 3)]
+PIPELINED_SIGNATURE = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16", "M": "i32:16", "N": "i32:16",
+                       "K": "i32:16", "sam": "i32:16", "sbk": "i32:16", "scm": "i32:16"}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages", PIPELINED)
+def test_wgmma_pipelined_matmul(wgmma, dtype, m, n, k, bm, bn, bk, warps, stages):
+    torch = _gpu()
+    np_ty, _ = DTYPES[dtype]
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((m, k)).astype(np_ty)
+    b = rng.standard_normal((k, n)).astype(np_ty)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    grid = (-(-m // bm), -(-n // bn))
+    pipelined_kernel[grid](_device(a, torch), _device(b, torch), c, m, n, k, k, n, n, BM=bm, BN=bn, BK=bk,
+                           num_warps=warps, num_stages=stages)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+
+
+def test_wgmma_operands_are_pipelined(wgmma):
+    """The loads become cp.async into NVMMA rings whose slots the dot reads directly."""
+    kernel = tilec.compile(pipelined_kernel, signature=PIPELINED_SIGNATURE,
+                           constexprs={"BM": 128, "BN": 128, "BK": 64}, target="sm_90", num_stages=3)
+    ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
+    assert "tilegpu.async_copy_global_to_local" in ttgir and "nvmma_shared" in ttgir
+    assert '"tilegpu.local_alloc"(%' not in ttgir.split("scf.for")[1]  # no staging copy left in the loop
+    assert "cp.async.cg.shared.global" in ptx and "wgmma.mma_async" in ptx

@@ -205,9 +205,10 @@ def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int
 
 
 # ----------------------------------------------------------------------------- wgmma (mma v3)
-# Experimental (config.wgmma): f16 and bf16 dots on sm_90 as wgmma, both operands read
-# from NVMMA-swizzled shared buffers (tilegpu.local_alloc), synchronously (the lowering
-# waits for each dot's wgmma group). Pipelining the operand buffers comes next.
+# config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16 and bf16 dots with an fp32
+# accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
+# (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
+# group waited for by its lowering. Chains of dots stay on mma.sync (see below).
 
 _WGMMA_TYPES = {"f16", "bf16"}
 
@@ -216,6 +217,8 @@ def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int) -
     """The wgmma accumulator layout for `op`, or None to keep mma.sync."""
     if target.capability != 90 or kind.ptx_type not in _WGMMA_TYPES:
         return None
+    if str(tensor_type(op.operands[2].type).element_type) != "f32":
+        return None  # an fp16 accumulator stays on mma.sync for now
     shape = list(shape_of(op.results[0].type))
     warps = mma_v3_warps_per_cta(shape, num_warps)
     if warps is None:
@@ -294,7 +297,11 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
             kind = choose_mma(op, target)
             if kind is None:
                 continue
-            v3 = choose_v3(op, target, kind, num_warps) if wgmma else None
+            # A chain of dots (attention's q @ k and p @ v) stays on mma.sync, which hands
+            # the first result to the second in registers; wgmma would stage it in shared
+            # memory (A from registers is not done yet), which measured about half as fast.
+            chained = op in fed or _feeds_another_dot(op)
+            v3 = choose_v3(op, target, kind, num_warps) if wgmma and not chained else None
             if v3 is not None:
                 accelerate_v3(op, v3)
                 continue

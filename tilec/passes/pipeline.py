@@ -50,8 +50,9 @@ Loads left alone (they stay ordinary loads):
   the lowering's own `copy_width` decides), or that repeat elements across threads.
 
 Ring layouts: a load converted to an mma dot operand (`#tilegpu.dot_op` with an mma
-parent) gets `mma_operand_shared_encoding` in the load's order; any other a plain
-row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
+parent) gets `mma_operand_shared_encoding` in the load's order; a load staged in an NVMMA
+buffer for wgmma (`local_alloc`) gets that buffer's layout, and the dot then reads the
+ring's slot directly (no local_alloc is left); any other a plain row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
 driver raises OutOfResources when the total exceeds the target's.
 
 The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
@@ -163,7 +164,8 @@ def _is_zero_constant(value: ir.Value) -> bool:
 
 def _feeds_only_dot_operands(value: ir.Value) -> bool:
     """Whether every use of `value` reaches operand A or B of a tile.dot, through
-    convert_layout and trans only (and there is at least one)."""
+    convert_layout and trans only, or through a local_alloc whose buffer a (wgmma) dot
+    reads (and there is at least one)."""
     uses = list(value.uses)
     if not uses:
         return False
@@ -172,7 +174,7 @@ def _feeds_only_dot_operands(value: ir.Value) -> bool:
         if user.name == "tile.dot":
             if use.operand_number not in (0, 1):
                 return False
-        elif user.name in _DOT_OPERAND_PATH:
+        elif user.name in _DOT_OPERAND_PATH or user.name == "tilegpu.local_alloc":
             if not _feeds_only_dot_operands(user.results[0]):
                 return False
         else:
@@ -185,9 +187,15 @@ def _users(value: ir.Value) -> list[ir.Operation]:
 
 
 def _ring_encoding(load: ir.Operation) -> SharedEncoding | None:
-    """mma operands are staged swizzled for ldmatrix; other loads in a row-major buffer."""
+    """mma operands are staged swizzled for ldmatrix, wgmma operands in the NVMMA layout
+    of the buffer they were staged in; other loads in a row-major buffer."""
     result = load.results[0]
     users = _users(result)
+    if users and all(user.name == "tilegpu.local_alloc" for user in users):
+        encodings = {str(tilegpu.memdesc_tensor(user.results[0].type).encoding) for user in users}
+        if len(encodings) == 1:
+            return tilegpu.parse_encoding(encodings.pop())
+        return None
     if not users or any(user.name != "tilegpu.convert_layout" for user in users):
         return None
     targets = {tilegpu.layout_of(user.results[0].type) for user in users}
@@ -395,6 +403,9 @@ def _read_slot(load: _Load, slot: ir.Value) -> None:
     for user in _users(result):
         if user.name == "tilegpu.convert_layout":
             user.results[0].replace_all_uses_with(tilegpu.local_load(buffer, user.results[0].type))
+            user.erase()
+        elif user.name == "tilegpu.local_alloc":  # a wgmma operand: the dot reads the slot itself
+            user.results[0].replace_all_uses_with(buffer)
             user.erase()
     if has_uses(result):
         result.replace_all_uses_with(tilegpu.local_load(buffer, result.type))

@@ -1,6 +1,6 @@
 """Lowering of tile.dot on Hopper's warpgroup instructions: `wgmma.mma_async` (sm_90a).
 
-accelerate-matmul (with config.wgmma) gave the dot an mma version 3 result and staged A
+accelerate-matmul (config.wgmma, the default) gave the dot an mma version 3 result and staged A
 and B in NVMMA-swizzled shared buffers. Each warpgroup (4 consecutive warps) computes
 the rows and columns its warps hold in the v3 layout (layout/mma.py): for every
 instruction tile (m, n) of its share, one `wgmma.mma_async.m64n{N}k16` per 16 columns
