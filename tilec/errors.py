@@ -105,6 +105,12 @@ def _is_user_code(filename: str) -> bool:
     return not path.startswith(_TILEC_DIR) and not any(path.startswith(prefix) for prefix in _LIBRARY_DIRS)
 
 
+class SemanticRuleError(Exception):
+    """What a CompilationError made from a broken rule of the language gives as its
+    `__cause__`: the sentence alone (Triton's CompilationError keeps the error it was made
+    from there, and tests match its text)."""
+
+
 class CompilationError(UserError):
     """A kernel could not be compiled: where, and one sentence saying why.
 
@@ -124,11 +130,20 @@ class CompilationError(UserError):
         CompilationError keeps it). Python's own traceback printing reads the underlying
         field, so what users see stays one error; TILEC_DEBUG=1 prints the cause too."""
         cause = _EXCEPTION_CAUSE.__get__(self)
-        return cause if cause is not None else self.__dict__.get("original")
+        if cause is None:
+            cause = self.__dict__.get("original")
+        if cause is None:  # made from a rule of the language: the sentence, as an error of its own
+            cause = self.__dict__.setdefault("_message_error", SemanticRuleError(self.message))
+        return cause
 
     @__cause__.setter
     def __cause__(self, value) -> None:
         _EXCEPTION_CAUSE.__set__(self, value)
+
+    @property
+    def error_message(self) -> str:
+        """The sentence saying why, without the location (Triton's name for it)."""
+        return self.message
 
     def with_call_site(self, site: SourceLocation) -> "CompilationError":
         error = CompilationError(self.message, self.location, (site,) + self.call_stack)
@@ -179,6 +194,16 @@ class InternalError(TilecError, RuntimeError):
 
 class LaunchError(UserError, TypeError, ValueError):
     """A kernel launch was given arguments it cannot accept (names the argument)."""
+
+
+class ArgumentOverflowError(LaunchError, OverflowError):
+    """An integer argument too large for any of the kernel's integer types (also an
+    OverflowError, as Triton raises)."""
+
+
+class LaunchOptionError(LaunchError, AssertionError):
+    """A launch option out of its range, such as num_warps=3 (also an AssertionError, as
+    Triton's checks of its options are assertions)."""
 
 
 class TargetError(UserError, ValueError):

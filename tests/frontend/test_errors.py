@@ -516,7 +516,7 @@ def failing_constexpr_assert(x_ptr, BLOCK: tl.constexpr):
 
 
 # Triton: "program_id axis must be 0, 1, or 2 but got 3".
-@bad_kernel("program_id axis must be 0, 1 or 2, got 3", caret_at="tl.program_id")
+@bad_kernel("program_id axis must be 0, 1, or 2 but got 3", caret_at="tl.program_id")
 def program_id_axis_3(x_ptr):
     pid = tl.program_id(3)  # <-
 

@@ -606,12 +606,12 @@ def while_carried_shape_change(x_ptr, n):
         n -= 1
 
 
-@bad(r"program_id axis must be 0, 1 or 2, got -1")
+@bad(r"program_id axis must be 0, 1, or 2 but got -1")
 def program_id_negative(x_ptr):
     pid = tl.program_id(-1)  # <-
 
 
-@bad(r"num_programs axis must be 0, 1 or 2, got 3")
+@bad(r"num_programs axis must be 0, 1, or 2 but got 3")
 def num_programs_axis_3(x_ptr):
     n = tl.num_programs(3)  # <-
 

@@ -341,3 +341,96 @@ def block_returning(v):
 def test_map_elementwise_errors(case, message):
     with pytest.raises(tilec.CompilationError, match=message):
         bad_map_kernel.warmup("*fp32", CASE=case, grid=(1,))
+
+
+# ----------------------------------------------------------------------------- found by running Triton's own tests
+
+
+def test_dtype_name_lists_concatenate_as_triton_s():
+    names = tl.dtype.SINT_TYPES + tl.dtype.UINT_TYPES + tl.dtype.STANDARD_FP_TYPES
+    assert names[:4] == ["int8", "int16", "int32", "int64"] and names[-4:] == ["fp16", "bf16", "fp32", "fp64"]
+    assert set(tl.dtype.FP_TYPES) == set(tl.dtype.STANDARD_FP_TYPES) | {"fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5",
+                                                                       "fp8e5b16"}
+
+
+@tilec.jit
+def annotated_scalars_kernel(out_ptr, small_ptr, val: tl.float16, v: tl.uint8, acc_start):
+    tl.static_assert(val.dtype == tl.float16)
+    tl.static_assert(v.dtype == tl.uint8)
+    acc = 0
+    acc = acc.to(tl.int64)               # a number has a tensor's methods
+    acc += acc_start
+    big = 1e+50                          # outside fp32's range: fp64
+    tl.static_assert(big.dtype == tl.float64)
+    tl.store(out_ptr, acc + v)
+    tl.store(small_ptr, val.to(tl.float32) + (big / 1e+50))
+
+
+def test_annotated_scalars_number_methods_and_fp64_literals(backend):
+    out = device_array(np.zeros(1, np.int64), backend)
+    small = device_array(np.zeros(1, np.float32), backend)
+    annotated_scalars_kernel[(1,)](out, small, 0.1, 200, 2 ** 40)
+    assert to_numpy(out)[0] == 2 ** 40 + 200
+    assert to_numpy(small)[0] == np.float32(np.float16(0.1)) + 1  # rounded to fp16 when passed
+
+
+def test_annotated_scalar_arguments_are_checked():
+    with pytest.raises(tilec.LaunchError, match="'v' of annotated_scalars_kernel.* 300, which does not fit"):
+        annotated_scalars_kernel.warmup("*i64", "*fp32", 0.5, 300, 1, grid=(1,))
+
+
+@tilec.jit
+def pid_kernel(dst):
+    tl.store(dst, tl.program_id(20))
+
+
+@tilec.jit
+def empty_kernel(value, x):
+    pass
+
+
+def test_errors_carry_triton_s_types_and_words(monkeypatch):
+    monkeypatch.setattr(tilec.config.config, "interpret", True)
+    with pytest.raises(tilec.CompilationError) as info:
+        pid_kernel[(1,)](np.zeros(1, np.int32))
+    assert "program_id axis must be 0, 1, or 2 but got 20" in str(info.value.__cause__)
+    assert info.value.error_message == str(info.value.__cause__)
+    with pytest.raises(OverflowError, match="does not fit in 64 bits"):
+        empty_kernel[(1,)](2 ** 64, np.zeros(1))
+    with pytest.raises(AssertionError, match="must be a power of 2"):
+        empty_kernel.warmup(1, "*fp32", grid=(1,), num_warps=3)
+
+
+@tilec.jit
+def expand_scalar_kernel(out_ptr, AXIS: tl.constexpr):
+    s = tl.sum(tl.arange(0, 4))
+    tl.store(out_ptr + tl.arange(0, 1), tl.expand_dims(s, AXIS))
+
+
+def test_expand_dims_of_a_scalar_takes_axis_0_or_minus_1_only():
+    with pytest.raises(tilec.CompilationError, match="invalid axis 1"):
+        expand_scalar_kernel.warmup("*i32", AXIS=1, grid=(1,))
+    expand_scalar_kernel.warmup("*i32", AXIS=-1, grid=(1,))
+
+
+@tilec.jit
+def slices_and_conditions_kernel(out_ptr, n, X: tl.constexpr):
+    data = tl.arange(0, X)
+    t = data[None, None:]                 # a None slice bound is `:`
+    tl.static_assert(t.shape == [1, X])
+    i = 0
+    while tl.condition(i < n, disable_licm=True):
+        i = i + 1
+    tl.store(out_ptr + data[None, :], t + i)
+
+
+def test_none_slice_bounds_and_tl_condition(backend):
+    out = device_array(np.zeros(8, np.int32), backend)
+    slices_and_conditions_kernel[(1,)](out, 5, X=8)
+    np.testing.assert_array_equal(to_numpy(out), np.arange(8) + 5)
+
+
+def test_reinterpret_takes_numpy_and_torch_dtypes():
+    x = np.zeros(4, np.uint8)
+    assert tilec.reinterpret(x, np.int8).dtype == tl.int8           # a NumPy dtype
+    assert tilec.reinterpret(x, "float8_e4m3fn").dtype == tl.float8e4nv  # torch's name for it

@@ -787,9 +787,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             try:
                 value = getattr(target, node.attr)
             except AttributeError:
+                if isinstance(target, (bool, int, float)) and not isinstance(base, constexpr):
+                    base = constexpr(target)  # a number has a tensor's methods (`acc = 0; acc.to(...)`)
                 if not isinstance(base, constexpr):
                     raise
-                value = getattr(base, node.attr)  # the constexpr's own (a number's dtype)
+                value = getattr(base, node.attr)  # the constexpr's own (a number's dtype, its methods)
         except AttributeError:
             if isinstance(target, tl.list_value):
                 raise self.error(node, f"a list in a kernel is a constant tuple (as in Triton), so it has no "

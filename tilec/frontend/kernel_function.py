@@ -14,7 +14,8 @@ import types
 from typing import Any, Callable
 
 from ..errors import LaunchError, hide_internal_frames
-from ..language.core import LibraryFunction, inside_kernel, is_const_annotation, is_constexpr_annotation
+from ..language.core import (LibraryFunction, inside_kernel, is_const_annotation, is_constexpr_annotation,
+                              scalar_annotation_type)
 from .early_returns import rewrite_early_returns
 from .loop_exits import rewrite_loop_exits
 
@@ -48,6 +49,9 @@ class KernelFunction:
         self.constexpr_indices = [i for i, p in enumerate(self.params) if is_constexpr_annotation(p.annotation)]
         self.constexprs = set(self.constexpr_indices)
         self.const_params = {p.name for p in self.params if is_const_annotation(p.annotation)}
+        # Scalar parameters annotated with a dtype (`val: tl.float16`): passed as that type.
+        self.annotated_types = {p.name: ty for p in self.params
+                                if (ty := scalar_annotation_type(p.annotation)) is not None}
         self.defaults = {p.name: p.default for p in self.params if p.default is not inspect.Parameter.empty}
         self._ast: ast.FunctionDef | None = None
         self._hash: str | None = None

@@ -202,7 +202,11 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
     try:
         ty = specialize.scalar_type(value)
     except LaunchError as error:
-        raise LaunchError(f"argument '{name}' of {fn.__name__}(): {error}") from None
+        raise type(error)(f"argument '{name}' of {fn.__name__}(): {error}") from None
+    annotated = getattr(fn, "annotated_types", {}).get(name)
+    if ty is not None and annotated is not None:  # `val: tl.float16`: exactly that type, as compiled
+        ty = specialize.annotated_scalar(annotated, value, name, fn.__name__)
+        return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if ty is not None:
         if specialize.is_folded_one(ty, value) and name not in getattr(fn, "do_not_specialize", ()):
             return 1  # compiled as the constant 1 (JITFunction._arg_spec)

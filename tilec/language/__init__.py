@@ -3,7 +3,8 @@
     import tilec.language as tl
 """
 from . import math
-from .builtins import (PropagateNan, abs, add, arange, argmax, argmin, broadcast, broadcast_to, cat, cdiv, ceil, clamp, cos, div_rn,
+from .builtins import (PropagateNan, abs, add, arange, argmax, argmin, broadcast, broadcast_to, cat, cdiv, ceil, clamp,
+                       cos, div_rn,
                        erf, exp, exp2, expand_dims, extern_elementwise, fdiv, floor, fma, full, full_like,
                        interleave, join, load, log, log2, max, maximum, min, minimum, num_programs, permute,
                        program_id, range, ravel, reshape, rsqrt, sigmoid, sin, split, sqrt, sqrt_rn,
@@ -12,7 +13,7 @@ from .builtins import (PropagateNan, abs, add, arange, argmax, argmin, broadcast
 from .builtins import associative_scan, cumprod, cumsum, dot, dot_scaled, reduce  # noqa: E402
 from .builtins import (assume, debug_barrier, device_assert, device_print, max_constancy,  # noqa: E402
                        max_contiguous, multiple_of)
-from .builtins import cast, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
+from .builtins import cast, condition, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
 from .builtins import item, map_elementwise, mul, squeeze, sub, tuple, unsqueeze  # noqa: E402
 from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
                        atomic_xchg, atomic_xor)

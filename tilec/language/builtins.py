@@ -501,6 +501,13 @@ def cdiv(x, div):
 
 
 @builtin
+def condition(arg, disable_licm=False):
+    """A loop condition with hints for the compiler (`while tl.condition(i < n,
+    disable_licm=True)`): the condition itself; the hint is accepted and has no effect."""
+    return arg
+
+
+@builtin
 def static_assert(cond, msg="") -> None:
     """Fails compilation when the constexpr `cond` is false."""
     cond = _unwrap(cond)

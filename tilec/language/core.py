@@ -19,11 +19,13 @@ from typing import Any, Callable, Sequence
 class dtype:
     """A scalar element type. Instances are interned: compare with `==` or `is`."""
 
-    SINT_TYPES = ("int8", "int16", "int32", "int64")
-    UINT_TYPES = ("int1", "uint8", "uint16", "uint32", "uint64")
-    FP8_TYPES = ("fp8e4nv", "fp8e5", "fp8e4b15", "fp8e4b8", "fp8e5b16")
-    FP_TYPES = FP8_TYPES + ("fp16", "bf16", "fp32", "fp64")
-    OTHER_TYPES = ("void",)
+    # Lists, as Triton's (test suites concatenate them: SINT_TYPES + STANDARD_FP_TYPES).
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP8_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
+    FP_TYPES = FP8_TYPES + STANDARD_FP_TYPES
+    OTHER_TYPES = ["void"]
 
     _interned: dict[str, "dtype"] = {}
 
@@ -352,17 +354,25 @@ class constexpr:
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
 
+    def __getattr__(self, name: str):
+        # A number has the tensor methods a tensor of it would (`acc = 0; acc.to(tl.int64)`),
+        # as in Triton; anything else is the value's own attribute.
+        value = object.__getattribute__(self, "value")
+        if isinstance(value, (bool, int, float)) and not name.startswith("_") and not hasattr(value, name) \
+                and _active_semantic.get() is not None:
+            as_tensor = current_semantic().to_tensor(value)
+            if hasattr(as_tensor, name):
+                return getattr(as_tensor, name)
+        return getattr(value, name)
+
     @property
     def dtype(self) -> "dtype":
         """A number's type as a tensor would have it (`3`: int32, `2**40`: int64, `1.5`:
         fp32, `True`: int1), so that `x = 3; x.dtype` works in a kernel as in Triton."""
         value = self.value
-        if isinstance(value, bool):
-            return int1
-        if isinstance(value, int):
-            return int32 if -2 ** 31 <= value < 2 ** 31 else int64 if -2 ** 63 <= value < 2 ** 63 else uint64
-        if isinstance(value, float):
-            return float32
+        if isinstance(value, (bool, int, float)):
+            from .semantic.common import python_scalar_type  # the one rule for constants' types
+            return python_scalar_type(value)
         raise AttributeError(f"a constant {type(value).__name__} has no dtype")
 
     # Arithmetic folds when both sides are constant; with a tensor on the other side,
@@ -432,6 +442,16 @@ def is_const_annotation(annotation: Any) -> bool:
     if annotation is const:
         return True
     return isinstance(annotation, str) and annotation.split(".")[-1] == "const"
+
+
+def scalar_annotation_type(annotation: Any) -> "dtype | None":
+    """The scalar dtype a parameter annotation names (`tl.float16`, `"tl.uint8"`), or None."""
+    if isinstance(annotation, str):
+        annotation = globals().get(annotation.split(".")[-1])
+    if isinstance(annotation, dtype) and not isinstance(annotation, (pointer_type, block_type)) \
+            and not annotation.is_void():
+        return annotation
+    return None
 
 
 def is_constexpr_annotation(annotation: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
 from ..backend.kernel_data import options_cache_key, signature_specs
-from ..errors import LaunchError, UsageError, dtype_argument_error, hide_internal_frames
+from ..errors import LaunchError, LaunchOptionError, UsageError, dtype_argument_error, hide_internal_frames
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
@@ -367,7 +367,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         try:
             ty = specialize.scalar_type(value)
         except LaunchError as error:
-            raise LaunchError(f"argument '{name}' of {self.__name__}(): {error}") from None
+            raise type(error)(f"argument '{name}' of {self.__name__}(): {error}") from None
+        annotated = self.annotated_types.get(name)
+        if ty is not None and annotated is not None:  # `val: tl.float16`: exactly that type
+            return ArgSpec(name, specialize.annotated_scalar(annotated, value, name, self.__name__))
         if ty is not None:
             if ty.is_int() and not ty.is_bool():
                 value = int(value)
@@ -453,8 +456,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 raise LaunchError(f"{self.__name__}(): launch option {error}") from None
         num_warps = options.get("num_warps")
         if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
-            raise LaunchError(f"{self.__name__}(): launch option num_warps must be a power of 2 between 1 and 32, "
-                              f"got {num_warps}")
+            raise LaunchOptionError(f"{self.__name__}(): launch option num_warps must be a power of 2 between 1 and "
+                                    f"32, got {num_warps}")
 
     def cache_hash(self) -> str:
         """Hash of this kernel's source, the @jit functions it calls and the globals it reads."""

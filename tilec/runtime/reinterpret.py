@@ -79,10 +79,9 @@ class TensorWrapper:
 def reinterpret(array: Any, dtype: tl.dtype) -> Any:
     """`array`'s memory seen as elements of `dtype` (the same width) by the kernels it is
     passed to; `array` itself is unchanged. A wrapper of a wrapper wraps the base."""
+    dtype = _tilec_dtype(dtype)
     if isinstance(array, TensorWrapper):
         return array.base if _same_type(array.base, dtype) else TensorWrapper(array.base, dtype)
-    if not isinstance(dtype, tl.dtype) or isinstance(dtype, (tl.pointer_type, tl.block_type)):
-        raise TypeError(f"reinterpret takes a scalar element type such as tl.float8e4b15, got {dtype!r}")
     from .specialize import dtype_of_array
     current = dtype_of_array(array)
     if current is None:
@@ -91,6 +90,26 @@ def reinterpret(array: Any, dtype: tl.dtype) -> Any:
         raise TypeError(f"cannot reinterpret an array of {current!r} as {dtype!r}: the element sizes differ "
                         f"({current.itemsize} and {dtype.itemsize} bytes)")
     return array if current == dtype else TensorWrapper(array, dtype)
+
+
+def _tilec_dtype(dtype: Any) -> tl.dtype:
+    """A tilec dtype, or a torch / NumPy dtype of the same element (torch.float8_e4m3fn is
+    tl.float8e4nv), as Triton's reinterpret takes either."""
+    if isinstance(dtype, tl.dtype) and not isinstance(dtype, (tl.pointer_type, tl.block_type)):
+        return dtype
+    from .specialize import _DTYPE_NAMES
+    name = str(dtype).replace("torch.", "")
+    if name not in _DTYPE_NAMES:
+        try:
+            import numpy as np
+            name = np.dtype(dtype).name  # np.int8, "int8", ml_dtypes' float8 types
+        except TypeError:
+            pass
+    found = _DTYPE_NAMES.get(name)
+    if found is None:
+        raise TypeError(f"reinterpret takes a scalar element type such as tl.float8e4b15 (or a torch dtype), "
+                        f"got {dtype!r}")
+    return found
 
 
 def _same_type(array: Any, dtype: tl.dtype) -> bool:

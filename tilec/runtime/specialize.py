@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import LaunchError
+from ..errors import ArgumentOverflowError, LaunchError
 from ..language import core as tl
 
 # torch / NumPy dtype names -> tilec dtypes
@@ -69,7 +69,7 @@ def scalar_int_type(value: int) -> tl.dtype:
         return tl.int64
     if 0 <= value < (1 << 64):
         return tl.uint64
-    raise LaunchError(f"integer {value} does not fit in 64 bits")
+    raise ArgumentOverflowError(f"integer {value} does not fit in 64 bits")
 
 
 def scalar_type(value: Any) -> tl.dtype | None:
@@ -86,6 +86,28 @@ def scalar_type(value: Any) -> tl.dtype | None:
     if getattr(value, "shape", None) == () and hasattr(value, "dtype") and not hasattr(value, "data_ptr"):
         return _DTYPE_NAMES.get(str(value.dtype))  # NumPy scalars: np.int64(3), np.True_
     return None
+
+
+def annotated_scalar(annotated: tl.dtype, value: Any, name: str, kernel: str) -> tl.dtype:
+    """The type of a scalar argument whose parameter is annotated with `annotated`: that
+    type, when the value is a number it can take (a float for a float type, an int in
+    range for an integer type, a bool for tl.int1)."""
+    if annotated.is_floating():
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) or hasattr(value, "__float__")
+    elif annotated.is_bool():
+        ok = isinstance(value, (bool, int))
+    else:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok:
+            bits = annotated.int_bitwidth
+            low, high = (-(1 << (bits - 1)), 1 << (bits - 1)) if annotated.is_int_signed() else (0, 1 << bits)
+            if not low <= int(value) < high:
+                raise LaunchError(f"argument '{name}' of {kernel}() is {value}, which does not fit its annotated "
+                                  f"type {annotated!r}")
+    if not ok:
+        raise LaunchError(f"argument '{name}' of {kernel}() is a {type(value).__name__}, which its annotated type "
+                          f"{annotated!r} cannot take")
+    return annotated
 
 
 def is_folded_one(ty: tl.dtype | None, value: Any) -> bool:

@@ -19,13 +19,13 @@ class CreationRules(SemanticState):
     def program_id(self, axis: Any) -> tensor:
         axis = _axis_arg(axis, "program_id")
         if axis not in (0, 1, 2):
-            raise _error(f"program_id axis must be 0, 1 or 2, got {axis}")
+            raise _error(f"program_id axis must be 0, 1, or 2 but got {axis}")
         return tensor(self.builder.program_id(axis), tl.int32)
 
     def num_programs(self, axis: Any) -> tensor:
         axis = _axis_arg(axis, "num_programs")
         if axis not in (0, 1, 2):
-            raise _error(f"num_programs axis must be 0, 1 or 2, got {axis}")
+            raise _error(f"num_programs axis must be 0, 1, or 2 but got {axis}")
         return tensor(self.builder.num_programs(axis), tl.int32)
 
     def arange(self, start: Any, end: Any) -> tensor:

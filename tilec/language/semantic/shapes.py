@@ -84,9 +84,13 @@ class ShapeRules(SemanticState):
 
     def expand_dims(self, x: tensor, axis: int) -> tensor:
         axis = _axis_arg(axis, "expand_dims")
+        rank = len(x.type.shape) if x.type.is_block() else 0
+        if not -(rank + 1) <= axis <= rank:  # a scalar takes axis 0 or -1 only
+            what = f"a tensor of rank {rank}" if rank else "a scalar"
+            raise _error(f"expand_dims axis {axis} is out of range for {what} "
+                         f"(invalid axis {axis}. Expected {-(rank + 1)} <= axis < {rank + 1})")
         if not x.type.is_block():
             return self.splat(x, (1,))
-        rank = len(x.type.shape)
         if not -(rank + 1) <= axis <= rank:  # Triton's words after tilec's
             raise _error(f"expand_dims axis {axis} is out of range for a tensor of rank {rank} "
                          f"(invalid axis {axis}. Expected {-(rank + 1)} <= axis < {rank + 1})")
@@ -188,7 +192,9 @@ class ShapeRules(SemanticState):
         """`x[:, None]`: only full slices and None are allowed."""
         if not isinstance(slices, tuple):
             slices = (slices,)
-        slices = tuple(_unwrap(s) for s in slices)
+        # A slice's parts may come as constexprs (`x[None, None:]`: a None start is `:`).
+        slices = tuple(slice(_unwrap(s.start), _unwrap(s.stop), _unwrap(s.step)) if isinstance(s, slice)
+                       else _unwrap(s) for s in slices)
         out = x
         dim = 0
         for s in slices:
