@@ -222,10 +222,11 @@ def dict_literal(x_ptr):
     d = {1: 2}  # <-
 
 
-# Triton: "unsupported AST node type: ListComp".
-@bad_kernel("list comprehensions are not supported in kernels", caret_at="[i")
-def list_comprehension(x_ptr):
-    values = [i * 2 for i in range(4)]  # <-
+# A list comprehension over a runtime range cannot be unrolled when compiling.
+@bad_kernel("a list comprehension in a kernel iterates over a tuple, list or range known when compiling",
+            caret_at="range(n)")
+def list_comprehension(x_ptr, n):
+    values = [i * 2 for i in range(n)]  # <-
 
 
 # Triton: "unsupported AST node type: GeneratorExp".

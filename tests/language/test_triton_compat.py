@@ -434,3 +434,43 @@ def test_reinterpret_takes_numpy_and_torch_dtypes():
     x = np.zeros(4, np.uint8)
     assert tilec.reinterpret(x, np.int8).dtype == tl.int8           # a NumPy dtype
     assert tilec.reinterpret(x, "float8_e4m3fn").dtype == tl.float8e4nv  # torch's name for it
+
+
+@tilec.jit
+def incremented(values):
+    return tl.tuple([v + 1 for v in values])
+
+
+@tilec.jit
+def comprehension_kernel(ptrs, values, out_ptr):
+    values = incremented(values)
+    for i in tl.static_range(len(values)):
+        tl.store(ptrs[i], values[i])
+    evens = [k * 10 for k in range(6) if k % 2 == 0]          # [0, 20, 40], unrolled when compiling
+    pairs = [a * b for a in (1, 2) for b in (3, 4)]            # [3, 4, 6, 8]
+    total = 0
+    for i in tl.static_range(len(evens)):
+        total += evens[i]
+    for i in tl.static_range(len(pairs)):
+        total += pairs[i]
+    tl.store(out_ptr, total)
+
+
+def test_list_comprehensions_unroll_when_compiling(backend):
+    first = device_array(np.zeros(1, np.int32), backend)
+    second = device_array(np.zeros(1, np.int32), backend)
+    out = device_array(np.zeros(1, np.int32), backend)
+    comprehension_kernel[(1,)]((first, second), (5, 7), out)
+    assert to_numpy(first)[0] == 6 and to_numpy(second)[0] == 8
+    assert to_numpy(out)[0] == 60 + 21
+
+
+@tilec.jit
+def runtime_comprehension_kernel(out_ptr, n):
+    values = [i for i in range(n)]
+    tl.store(out_ptr, values[0])
+
+
+def test_list_comprehension_over_a_runtime_range_is_refused():
+    with pytest.raises(tilec.CompilationError, match="iterates over a tuple, list or range known when compiling"):
+        runtime_comprehension_kernel.warmup("*i32", "i32", grid=(1,))

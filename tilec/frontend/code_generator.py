@@ -59,7 +59,6 @@ _UNSUPPORTED_EXPRESSIONS = {
     ast.Yield: "`yield` is not supported in kernels",
     ast.YieldFrom: "`yield from` is not supported in kernels",
     ast.Await: "`await` is not supported in kernels",
-    ast.ListComp: "list comprehensions are not supported in kernels; use tl.static_range",
     ast.SetComp: "set comprehensions are not supported in kernels",
     ast.DictComp: "dict comprehensions are not supported in kernels",
     ast.GeneratorExp: "generator expressions are not supported in kernels",
@@ -694,6 +693,40 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def visit_List(self, node: ast.List) -> tuple:
         return tl.list_value(self._visit_elements(node.elts))  # a tuple, as in Triton
+
+    def visit_ListComp(self, node: ast.ListComp) -> tuple:
+        """`[f(v) for v in values if c(v)]` over a tuple, list or range known when compiling
+        (as Triton): unrolled, each item computed in turn; the result is a constant list."""
+        saved = dict(self.scope)
+        items: list[Any] = []
+
+        def run(generators: list[ast.comprehension]) -> None:
+            if not generators:
+                items.append(self.visit(node.elt))
+                return
+            first, rest = generators[0], generators[1:]
+            if first.is_async:
+                raise self.error(first, "async comprehensions are not supported in kernels")
+            iterable = _unwrap(self.visit(first.iter))
+            bounds = [_unwrap(getattr(iterable, name, None)) for name in ("start", "end", "step")]
+            if all(isinstance(b, int) for b in bounds):  # range() / tl.static_range with constant bounds
+                iterable = range(*bounds)
+            if isinstance(iterable, tensor) or not isinstance(iterable, (tuple, list, range)):
+                raise self.error(first.iter, "a list comprehension in a kernel iterates over a tuple, list or range "
+                                             f"known when compiling, not a {type(iterable).__name__}")
+            for item in iterable:
+                self.assign(first.target, item)
+                conditions = [_unwrap(self.visit(test)) for test in first.ifs]
+                if any(isinstance(c, tensor) for c in conditions):
+                    raise self.error(first, "a list comprehension's `if` must be known when compiling")
+                if all(conditions):
+                    run(rest)
+
+        try:
+            run(list(node.generators))
+        finally:
+            self.scope = saved  # the comprehension's names do not leak, as in Python 3
+        return tl.list_value(items)
 
     def _visit_elements(self, elts: Sequence[ast.expr]) -> list[Any]:
         values = []
