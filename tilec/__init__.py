@@ -22,6 +22,17 @@ from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401
 __version__ = "0.1.0"
 
 
+def set_allocator(allocator) -> None:
+    """Accepted for Triton's `triton.set_allocator`: Triton asks it for global scratch
+    memory (device-side TMA descriptors); tilec's descriptors need none, so the allocator
+    is kept but not called."""
+    global _allocator
+    _allocator = allocator
+
+
+_allocator = None
+
+
 def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_stages=3, debug=None,
             enable_fp_fusion=True):
     """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.kernel_data)

@@ -474,3 +474,34 @@ def runtime_comprehension_kernel(out_ptr, n):
 def test_list_comprehension_over_a_runtime_range_is_refused():
     with pytest.raises(tilec.CompilationError, match="iterates over a tuple, list or range known when compiling"):
         runtime_comprehension_kernel.warmup("*i32", "i32", grid=(1,))
+
+
+@tilec.jit
+def fp8_abs_kernel(x_ptr, y_ptr, FMT: tl.constexpr):
+    offs = tl.arange(0, 256)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, tl.abs(x.to(tl.uint8, bitcast=True).to(FMT, bitcast=True)).to(tl.uint8, bitcast=True))
+
+
+@pytest.mark.parametrize("fmt, nan", [(tl.float8e4nv, None), (tl.float8e5, None), (tl.float8e4b15, None),
+                                      (tl.float8e4b8, 0x80), (tl.float8e5b16, 0x80)])
+def test_abs_of_fp8_clears_the_sign_bit(backend, fmt, nan):
+    codes = np.arange(256, dtype=np.uint8)
+    out = device_array(np.zeros(256, np.uint8), backend)
+    fp8_abs_kernel[(1,)](device_array(codes, backend), out, FMT=fmt)
+    want = codes & 0x7F
+    if nan is not None:
+        want[nan] = nan  # the fnuz NaN stays NaN
+    np.testing.assert_array_equal(to_numpy(out), want)
+
+
+@tilec.jit
+def duplicate_axes_kernel(x_ptr):
+    t = tl.expand_dims(tl.arange(0, 8), (0, -3))
+
+
+def test_expand_dims_duplicate_axes_and_str_to_ty():
+    with pytest.raises(tilec.CompilationError, match=r"duplicate axes, normalized axes = \[0, 0\]"):
+        duplicate_axes_kernel.warmup("*i32", grid=(1,))
+    assert tl.str_to_ty("fp16", None) == tl.float16 and tl.str_to_ty("*i8") == tl.pointer_type(tl.int8)
+    tilec.set_allocator(lambda size, alignment, stream: None)  # accepted, as Triton's

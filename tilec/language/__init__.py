@@ -26,6 +26,13 @@ from .block_pointer import *  # noqa: E402,F401,F403
 from .random import *  # noqa: E402,F401,F403
 from .standard import *  # noqa: E402,F401,F403
 
+def str_to_ty(name: str, c=None) -> dtype:
+    """The dtype a type's short name names: "fp32", "i8", "*fp16" (a pointer), as in
+    signatures (Triton's spelling of `core.dtype_from_signature`)."""
+    from .core import dtype_from_signature
+    return dtype_from_signature(name)
+
+
 # Short names Triton also accepts.
 float8e4m3fn = float8e4nv
 float8e5m2 = float8e5

@@ -497,7 +497,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     row_bytes = block[-1] * elt.itemsize
     if row_bytes < 16:
         raise _error(f"a tensor descriptor's block must span at least 16 bytes along its last dimension, got "
-                     f"{block[-1]} x {elt.itemsize} = {row_bytes} bytes")
+                     f"{block[-1]} x {elt.itemsize} = {row_bytes} bytes (Descriptor block shape must have at least "
+                     f"16 bytes in the last dimension, but got {block[-1]} * {elt.itemsize} = {row_bytes} bytes)")
     last_stride = stride_items[-1]
     if isinstance(last_stride, int) and not isinstance(last_stride, bool) and last_stride != 1:
         raise _error(f"a tensor descriptor's last stride must be 1 (the last dimension contiguous), "

@@ -70,8 +70,11 @@ def expand_dims(input, axis) -> tensor:
         input = sem.to_tensor(input)
     if isinstance(axis, (_py.tuple, list)):
         rank = len(input.type.shape) if isinstance(input, tensor) and input.type.is_block() else 0
-        axes = sorted(a + rank + len(axis) if a < 0 else a for a in (_unwrap(a) for a in axis))
-        for a in axes:
+        normalized = [a + rank + len(axis) if a < 0 else a for a in (_unwrap(a) for a in axis)]
+        if len(set(normalized)) != len(normalized):
+            raise core.TilecSemanticError(f"expand_dims got the same axis twice (duplicate axes, normalized axes = "
+                                          f"{normalized})")
+        for a in sorted(normalized):
             input = sem.expand_dims(input, a)
         return input
     return sem.expand_dims(input, axis)

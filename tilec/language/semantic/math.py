@@ -150,6 +150,12 @@ class MathRules(SemanticState):
 
     def abs(self, x: Any) -> tensor:
         x = self.to_tensor(x)
+        if x.dtype.is_fp8():  # the sign bit cleared (an fnuz NaN, 0x80, stays NaN), as in Triton
+            bits = self.cast(x, tl.uint8, bitcast=True)
+            cleared = self.and_(bits, 0x7F)
+            if x.dtype.is_fp8e4b8() or x.dtype.is_fp8e5b16():
+                cleared = self.where(self.compare("eq", bits, 0x80), bits, cleared)
+            return self.cast(cleared, x.dtype, bitcast=True)
         self._check_arithmetic_type(x.dtype, "abs")
         if x.dtype.is_floating():
             return tensor(self.builder.unary("absf", x.handle, x.type), x.type)
