@@ -505,3 +505,7 @@ def test_expand_dims_duplicate_axes_and_str_to_ty():
         duplicate_axes_kernel.warmup("*i32", grid=(1,))
     assert tl.str_to_ty("fp16", None) == tl.float16 and tl.str_to_ty("*i8") == tl.pointer_type(tl.int8)
     tilec.set_allocator(lambda size, alignment, stream: None)  # accepted, as Triton's
+    from tilec.runtime.jit import TensorWrapper, reinterpret, type_canonicalisation_dict  # where Triton has them
+    assert tl.str_to_ty(type_canonicalisation_dict["bfloat16"], None) == tl.bfloat16
+    assert type_canonicalisation_dict["float8_e4m3fnuz"] == "fp8e4b8" and reinterpret is tilec.reinterpret
+    assert TensorWrapper is tilec.TensorWrapper

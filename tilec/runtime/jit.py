@@ -23,6 +23,20 @@ from ..language import core as tl
 from ..specialization import ArgSpec, TupleLayout, flatten_tuple_argument, is_tuple_argument
 from ..target import Target
 from . import specialize
+from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
+
+# Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
+# Triton's triton.runtime.jit.type_canonicalisation_dict (test suites build types with it).
+type_canonicalisation_dict = {
+    **{short: short for short in tl.SIGNATURE_NAMES}, "void": "void",
+    "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "half": "fp16", "float16": "fp16", "bfloat16": "bf16", "float": "fp32", "float32": "fp32",
+    "double": "fp64", "float64": "fp64",
+    "float8e4nv": "fp8e4nv", "float8_e4m3fn": "fp8e4nv", "float8e5": "fp8e5", "float8_e5m2": "fp8e5",
+    "float8e4b15": "fp8e4b15", "float8e4b8": "fp8e4b8", "float8_e4m3fnuz": "fp8e4b8",
+    "float8e5b16": "fp8e5b16", "float8_e5m2fnuz": "fp8e5b16",
+}
 
 try:
     from .._launcher import GridCall as _GridCall
