@@ -509,3 +509,31 @@ def test_expand_dims_duplicate_axes_and_str_to_ty():
     assert tl.str_to_ty(type_canonicalisation_dict["bfloat16"], None) == tl.bfloat16
     assert type_canonicalisation_dict["float8_e4m3fnuz"] == "fp8e4b8" and reinterpret is tilec.reinterpret
     assert TensorWrapper is tilec.TensorWrapper
+
+
+@tilec.jit
+def hasattr_kernel(x, out_ptr):
+    if (x is not None) and hasattr(x, "dtype") and isinstance(x.dtype, tl.pointer_type):
+        tl.store(x, 42)
+    tl.store(out_ptr, 7)
+
+
+def test_hasattr_with_a_literal_name(backend):
+    target = device_array(np.zeros(1, np.int32), backend)
+    out = device_array(np.zeros(1, np.int32), backend)
+    hasattr_kernel[(1,)](target, out)       # a pointer: stored through
+    hasattr_kernel[(1,)](1, out)            # the constant 1: no dtype, nothing stored
+    assert to_numpy(target)[0] == 42 and to_numpy(out)[0] == 7
+
+
+@tilec.jit
+def void_ifexp_kernel(ret_ptr, xt_ptr, xf_ptr):
+    pid = tl.program_id(0)
+    tl.store(ret_ptr + pid, tl.load(xt_ptr)) if pid % 2 == 0 else tl.store(ret_ptr + pid, tl.load(xf_ptr))
+
+
+def test_conditional_expression_of_void_calls(backend):
+    ret = device_array(np.zeros(4, np.float32), backend)
+    void_ifexp_kernel[(4,)](ret, device_array(np.array([3.0], np.float32), backend),
+                            device_array(np.array([1.0], np.float32), backend))
+    np.testing.assert_array_equal(to_numpy(ret), [3.0, 1.0, 3.0, 1.0])

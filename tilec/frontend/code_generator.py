@@ -798,6 +798,14 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
                 else_value = self.visit(node.orelse)
         finally:
             self.control_depth -= 1
+        if _unwrap(then_value) is None and _unwrap(else_value) is None:
+            # Both sides are calls for their effects (`tl.store(...) if c else tl.store(...)`):
+            # an scf.if without results, and the expression is None.
+            for block in (then_block, else_block):
+                with ir.InsertionPoint(block):
+                    self.builder.scf_yield([])
+            self._rebuild_if(draft, [])
+            return None
         with ir.InsertionPoint(then_block):
             promoted_then = self._promote(then_value, else_value, "the conditional expression", node)
         with ir.InsertionPoint(else_block):

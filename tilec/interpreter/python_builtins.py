@@ -57,9 +57,20 @@ def _print(*args, **kwargs):
     current_semantic().python_print(args, kwargs)
 
 
+def _unwrapping(fn):
+    """A Python builtin that reads constants: its constexpr arguments (a string literal in a
+    kernel is one: `hasattr(x, "dtype")`) unwrapped, as the compiler calls it."""
+    def call(*args, **kwargs):
+        return fn(*(a if isinstance(a, tensor) else _unwrap(a) for a in args),
+                  **{k: v if isinstance(v, tensor) else _unwrap(v) for k, v in kwargs.items()})
+    call.__name__ = fn.__name__
+    return call
+
+
 KERNEL_BUILTINS: dict[str, Any] = dict(vars(_py))
 KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs,
-                       print=_print, range=lang.range)  # range: a runtime loop, as compiled
+                       print=_print, range=lang.range,  # range: a runtime loop, as compiled
+                       hasattr=_unwrapping(_py.hasattr), getattr=_unwrapping(_py.getattr))
 
 
 # What runs as a patched copy: @jit functions and the language's library functions
