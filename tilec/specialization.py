@@ -54,7 +54,10 @@ class TupleLayout:
                   for item in self.items]
         if self.container is tuple:
             return make_tuple(values)
-        return self.container(*values)
+        if hasattr(self.container, "_fields"):  # a namedtuple: its fields by position
+            return self.container(*values)
+        # Another tuple subclass (torch.Size): the kernel reads its items, as of a tuple.
+        return make_tuple(values)
 
 
 def is_tuple_argument(value: Any) -> bool:

@@ -537,3 +537,18 @@ def test_conditional_expression_of_void_calls(backend):
     void_ifexp_kernel[(4,)](ret, device_array(np.array([3.0], np.float32), backend),
                             device_array(np.array([1.0], np.float32), backend))
     np.testing.assert_array_equal(to_numpy(ret), [3.0, 1.0, 3.0, 1.0])
+
+
+class Shape(tuple):
+    """A tuple subclass that is not a namedtuple (as torch.Size)."""
+
+
+@tilec.jit
+def shape_arg_kernel(shape, out_ptr):
+    tl.store(out_ptr, shape[0] * shape[1])
+
+
+def test_tuple_subclass_argument_is_a_tuple(backend):
+    out = device_array(np.zeros(1, np.int32), backend)
+    shape_arg_kernel[(1,)](Shape((4, 5)), out)
+    assert to_numpy(out)[0] == 20
