@@ -63,7 +63,8 @@ def test_tutorial_matmul_runs_on_wgmma_on_hopper():
     warpgroup: two m64n128k16 instructions per 16 of K (M repeats twice), so 4 per
     iteration; the operands arrive as before by cp.async into 3-slot rings (NVMMA
     layouts now, read by the instructions through descriptors: no ldmatrix), and each
-    dot's group is waited for."""
+    dot's group stays in flight while the next iteration starts (wait for all but one),
+    the last one waited for after the loop."""
     kernel = _tutorial_matmul("sm_90")
     ptx = kernel.asm["ptx"]
     counts = _counts(ptx)
@@ -75,6 +76,8 @@ def test_tutorial_matmul_runs_on_wgmma_on_hopper():
     assert kernel.shared == 3 * (128 * 32 + 32 * 128) * 2
     assert kernel.n_spills == 0 and kernel.asm["cubin"][:4] == b"\x7fELF"
     assert ".align 1024" in ptx  # the swizzle works on absolute shared addresses
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)   # in the loop: the newest stays in flight
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx)   # after it: the last one
 
 
 @tilec.jit

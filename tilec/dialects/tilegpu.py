@@ -119,6 +119,14 @@ irdl.dialect @tilegpu {
     %0 = irdl.base "#builtin.integer"
     irdl.attributes {"num" = %0}
   }
+  irdl.operation @wgmma_wait {
+    %0 = irdl.base "#builtin.integer"
+    irdl.attributes {"pendings" = %0}
+    %1 = irdl.any
+    %2 = irdl.any
+    irdl.operands(acc: %1)
+    irdl.results(result: %2)
+  }
   irdl.operation @barrier {
   }
 }
@@ -265,6 +273,13 @@ def async_wait(num: int) -> ir.Operation:
     return create_op("tilegpu.async_wait", [], attributes={"num": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), num)})
 
 
+def wgmma_wait(acc: ir.Value, pendings: int) -> ir.Value:
+    """`acc` once at most `pendings` groups of this warpgroup's wgmma are still in flight
+    (the value passes through, so its readers come after the wait)."""
+    return create_op("tilegpu.wgmma_wait", [acc.type], [acc],
+                     attributes={"pendings": ir.IntegerAttr.get(ir.IntegerType.get_signless(32), pendings)}).result
+
+
 def barrier() -> ir.Operation:
     """Every thread of the program waits here; shared memory written before is visible after."""
     return create_op("tilegpu.barrier", [])
@@ -336,6 +351,9 @@ def _verify_memdesc_subview(op: ir.Operation) -> str | None:
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier"):
     define_op("tilegpu." + _name)
+# wgmma_wait: its result is its operand, element for element (in its layout), once the
+# warpgroup's wgmma groups have completed; not pure, so it stays where it is.
+define_op("tilegpu.wgmma_wait", elementwise=True)
 
 
 def _same_tensor(tensor: ir.RankedTensorType, other: ir.Type, what: str) -> str | None:

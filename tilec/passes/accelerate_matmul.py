@@ -208,7 +208,8 @@ def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int
 # config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16 and bf16 dots with an fp32
 # accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
 # (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
-# group waited for by its lowering. Chains of dots stay on mma.sync (see below).
+# group left in flight across a pipelined loop's iterations (see dot_wgmma.py). Chains of
+# dots stay on mma.sync (see below).
 
 _WGMMA_TYPES = {"f16", "bf16"}
 

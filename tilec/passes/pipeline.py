@@ -468,14 +468,25 @@ def _pipeline(loop: _Loop) -> None:
     counter = body.arguments[-1]
     ahead = dict(zip([body.arguments[1 + j] for j in loop.slice.carried], list(body.arguments)[1 + results:-1]))
     yield_op = block_ops(body)[-1]
+    # wgmma dots read their rings asynchronously: a slot is free again only once the
+    # group that read it has completed, so the copies go after the dots (whose lowering
+    # waits for all groups but the newest) instead of after the first read.
+    after_dots = any(_users_are_local_allocs(load.op) for load in loop.loads)
     for index, load in enumerate(loop.loads):  # in program order
         with ir.InsertionPoint(load.op), load.op.location:
             if index == 0:
                 tilegpu.async_wait(stages - 2)
             _read_slot(load, counter)
-            if index == 0:  # after the first read, hence after the barrier that precedes it
+            if index == 0 and not after_dots:  # after the first read, hence after the barrier that precedes it
                 following, ahead_next = _issue_ahead(loop, counter, ahead)
         load.op.erase()
+    if after_dots:
+        with ir.InsertionPoint(yield_op), yield_op.location:
+            # Every warpgroup has passed its wait for the previous iteration's group (the
+            # dots' lowering) before any thread refills that group's slots.
+            tilegpu.barrier()
+            following, ahead_next = _issue_ahead(loop, counter, ahead)
+        _keep_wgmma_in_flight(loop)
     with ir.InsertionPoint(yield_op), yield_op.location:
         scf.YieldOp(list(yield_op.operands) + ahead_next + [following])
     yield_op.erase()
@@ -484,6 +495,43 @@ def _pipeline(loop: _Loop) -> None:
         for load in loop.loads:
             tilegpu.local_dealloc(load.ring)
     _forward_unused_carried(loop)
+
+
+def _users_are_local_allocs(load: ir.Operation) -> bool:
+    users = _users(load.results[0])
+    return bool(users) and all(user.name == "tilegpu.local_alloc" for user in users)
+
+
+WGMMA_PENDING_ATTR = "tilegpu.wgmma_pending"
+
+
+def _keep_wgmma_in_flight(loop: _Loop) -> None:
+    """A wgmma dot whose accumulator is carried by the loop and whose result only goes to
+    the next iteration may stay in flight: its lowering waits for all groups but the
+    newest (WGMMA_PENDING_ATTR), and the loop's result passes through a wgmma_wait {0}
+    before anything after the loop reads it."""
+    body = loop.body
+    yield_op = block_ops(body)[-1]
+    for op in block_ops(body):
+        if op.name != "tile.dot" or not tilegpu.is_memdesc(op.operands[1].type):
+            continue
+        acc, result = op.operands[2], op.results[0]
+        uses = list(result.uses)
+        if not (isinstance(acc, ir.BlockArgument) and acc.owner == body and len(uses) == 1):
+            continue
+        use = uses[0]
+        position = acc.arg_number - 1
+        if (use.owner.operation if hasattr(use.owner, "operation") else use.owner) != yield_op \
+                or use.operand_number != position:
+            continue
+        op.attributes[WGMMA_PENDING_ATTR] = i32_attr(1)
+        carried = loop.op.results[position]
+        with ir.InsertionPoint.after(loop.op), loop.op.location:
+            waited = tilegpu.wgmma_wait(carried, 0)
+        for later in list(carried.uses):
+            owner = later.owner.operation if hasattr(later.owner, "operation") else later.owner
+            if owner != _owner(waited):
+                owner.operands[later.operand_number] = waited
 
 
 def _forward_unused_carried(loop: _Loop) -> None:

@@ -11,22 +11,26 @@ the byte offset of the tile's first element, which the layouts give too. Offsets
 and columns that are multiples of 8 add (the swizzle only mixes bits within 8 rows), so
 a warpgroup's part is its index times a constant.
 
-Synchronous for now: the generic-proxy writes of the buffers are made visible to the
-asynchronous proxy (`fence.proxy.async`, after the barrier tilegpu-insert-barriers put
-before the dot), `wgmma.fence` orders the accumulator registers, and after the group is
-committed the warpgroup waits for it (`wgmma.wait_group 0`). The instructions are the
-upstream `nvvm.wgmma.*` ops, which `convert-nvvm-to-llvm` turns into PTX.
+The generic-proxy writes of the buffers are made visible to the asynchronous proxy
+(`fence.proxy.async`, after the barrier tilegpu-insert-barriers put before the dot),
+`wgmma.fence` orders the accumulator registers, and after the group is committed the
+warpgroup waits for it (`wgmma.wait_group 0`), or, in a loop tilegpu-pipeline marked
+(`tilegpu.wgmma_pending = 1`: the accumulator only feeds the next iteration's dot),
+for all groups but this one, which then runs on while the loop goes on; a
+`tilegpu.wgmma_wait {0}` after the loop (lowered here too, the accumulator's registers
+passed through it) waits for the last. The instructions are the upstream `nvvm.wgmma.*`
+ops, which `convert-nvvm-to-llvm` turns into PTX.
 """
 from __future__ import annotations
 
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import create_op
+from ...dialects._mlir import create_op, int_attr_value
 from ...dialects.tile import shape_of
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
-from .context import LoweringContext, LoweringError
+from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
 
 _WGMMA_TYPE = {"f16": "f16", "bf16": "bf16"}
@@ -113,7 +117,11 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
                                   attributes=attrs.values).result
             results.append((base, value))
     create_op("nvvm.wgmma.commit.group.sync.aligned", [])
-    create_op("nvvm.wgmma.wait.group.sync.aligned", [], attributes={"group": ir.IntegerAttr.get(ctx.i64, 0)})
+    # In a pipelined loop the newest group may stay in flight (tilegpu-pipeline's
+    # WGMMA_PENDING_ATTR): its accumulator only feeds the next iteration's wgmma, and the
+    # rings' slots it reads are refilled only after the next iteration's wait.
+    pending = int_attr_value(op, "tilegpu.wgmma_pending", 0)
+    create_op("nvvm.wgmma.wait.group.sync.aligned", [], attributes={"group": ir.IntegerAttr.get(ctx.i64, pending)})
     out = list(c_vals)
     for base, value in results:
         for i in range(regs):
@@ -138,3 +146,15 @@ class _Attributes:
             "layoutA": ir.Attribute.parse(f"#nvvm.mma_layout<{'row' if a_k_major else 'col'}>"),
             "layoutB": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if b_k_major else 'row'}>"),
         }
+
+
+@lowers("tilegpu.wgmma_wait")
+def lower_wgmma_wait(ctx: LoweringContext, op: ir.Operation) -> None:
+    """wgmma.wait_group N with the accumulator's registers as tied operands, so that
+    nothing reads them before the wait."""
+    values = list(ctx.elements(op.operands[0]))
+    n = len(values)
+    constraints = ",".join(["=f"] * n + [str(i) for i in range(n)])
+    results = ctx.inline_asm(f"wgmma.wait_group.sync.aligned {int_attr_value(op, 'pendings')};", constraints, values,
+                             [v.type for v in values], side_effects=True)
+    ctx.set(op.results[0], results)
