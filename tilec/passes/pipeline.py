@@ -513,7 +513,11 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
     body = loop.body
     yield_op = block_ops(body)[-1]
     for op in block_ops(body):
-        if op.name != "tile.dot" or not tilegpu.is_memdesc(op.operands[1].type):
+        if op.name != "tile.dot":
+            continue
+        # Only ring slots: a buffer staged in this body (a load left unpipelined) is
+        # rewritten by the next iteration while the group could still be reading it.
+        if not all(_owner(v) is not None and _owner(v).name == "tilegpu.memdesc_index" for v in op.operands[:2]):
             continue
         acc, result = op.operands[2], op.results[0]
         uses = list(result.uses)
