@@ -37,6 +37,14 @@ def tile_kernel(a_ptr, b_ptr, c_ptr, sam, sak, sbk, sbn, M: tl.constexpr, N: tl.
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
 
 
+def assert_product(c, a, b):
+    """c (a CUDA fp32 tensor) is a @ b up to fp32 accumulation: float64 reference, error
+    bounded relative to the largest |a| @ |b|."""
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+
+
 def _device(x, torch):
     bits = np.ascontiguousarray(x).view(np.uint16)
     t = torch.from_numpy(bits.copy()).cuda()
@@ -62,9 +70,7 @@ def test_wgmma_tile(wgmma, dtype, m, n, k, warps, a_col_major, b_col_major):
     c = torch.full((m, n), float("nan"), device="cuda")
     tile_kernel[(1,)](_device(a_store, torch), _device(b_store, torch), c, sam, sak, sbk, sbn, M=m, N=n, K=k,
                       num_warps=warps)
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
-    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+    assert_product(c, a, b)
 
 
 @tilec.jit
@@ -99,9 +105,7 @@ def test_wgmma_k_loop_with_masks(wgmma, dtype, m, n, k, bm, bn, bk, warps):
     grid = (-(-m // bm), -(-n // bn))
     loop_kernel[grid](_device(a, torch), _device(b, torch), c, m, n, k, k, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk,
                       num_warps=warps)
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
-    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+    assert_product(c, a, b)
 
 
 def test_wgmma_kernels_compile_to_wgmma(wgmma):
@@ -158,9 +162,7 @@ def test_wgmma_pipelined_matmul(wgmma, dtype, m, n, k, bm, bn, bk, warps, stages
     grid = (-(-m // bm), -(-n // bn))
     pipelined_kernel[grid](_device(a, torch), _device(b, torch), c, m, n, k, k, n, n, BM=bm, BN=bn, BK=bk,
                            num_warps=warps, num_stages=stages)
-    want = a.astype(np.float64) @ b.astype(np.float64)
-    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
-    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=2e-6 * scale + 1e-6)
+    assert_product(c, a, b)
 
 
 def test_wgmma_operands_are_pipelined(wgmma):

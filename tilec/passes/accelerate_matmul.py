@@ -26,6 +26,7 @@ loops (a loop-carried accumulator becomes mma-typed) and past the epilogue.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from mlir import ir
 
@@ -186,14 +187,20 @@ def warps_for(op: ir.Operation, num_warps: int) -> tuple[int, ...]:
 
 
 def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int, ...]) -> None:
-    """Rewrites one dot onto the mma layouts, converting its operands and result."""
+    """Rewrites one dot onto mma.sync: operands in the instruction's fragment layouts."""
+    mma = MmaEncoding(2, warps)
+    _rewrite(op, mma, lambda value, index: tilegpu.convert_layout(value, DotOperandEncoding(index, mma, kind.k_width)))
+
+
+def _rewrite(op: ir.Operation, mma: MmaEncoding, operand: Callable[[ir.Value, int], ir.Value]) -> None:
+    """Puts one dot on `mma`: A and B become `operand(value, index)`, the accumulator and
+    the result take the mma layout, and the result is converted back for its users."""
     a, b, acc = op.operands
     result = op.results[0]
     old = tilegpu.layout_of(result.type)
-    mma = MmaEncoding(2, warps)
     with ir.InsertionPoint(op), op.location:
-        op.operands[0] = tilegpu.convert_layout(a, DotOperandEncoding(0, mma, kind.k_width))
-        op.operands[1] = tilegpu.convert_layout(b, DotOperandEncoding(1, mma, kind.k_width))
+        op.operands[0] = operand(a, 0)
+        op.operands[1] = operand(b, 1)
         op.operands[2] = tilegpu.convert_layout(acc, mma)
     result.set_type(tilegpu.with_layout(result.type, mma))
     with ir.InsertionPoint.after(op), op.location:
@@ -259,20 +266,7 @@ def _to_shared(value: ir.Value) -> ir.Value:
 def accelerate_v3(op: ir.Operation, mma: MmaEncoding) -> None:
     """Rewrites one dot onto wgmma: A and B staged in NVMMA shared buffers, the
     accumulator in the v3 layout."""
-    a, b, acc = op.operands
-    result = op.results[0]
-    old = tilegpu.layout_of(result.type)
-    with ir.InsertionPoint(op), op.location:
-        op.operands[0] = _to_shared(a)
-        op.operands[1] = _to_shared(b)
-        op.operands[2] = tilegpu.convert_layout(acc, mma)
-    result.set_type(tilegpu.with_layout(result.type, mma))
-    with ir.InsertionPoint.after(op), op.location:
-        back = tilegpu.convert_layout(result, old)
-    for use in list(result.uses):
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user != back.owner.operation:
-            user.operands[use.operand_number] = back
+    _rewrite(op, mma, lambda value, index: _to_shared(value))
 
 
 @register_pass("tilegpu-accelerate-matmul", "Put tl.dot on tensor cores (mma.sync) where target and types allow",
