@@ -4,6 +4,8 @@ against float64 NumPy products. Also run without a GPU: the kernels must compile
 PTX holding wgmma (tests/codegen checks that part in CI)."""
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -173,3 +175,80 @@ def test_wgmma_operands_are_pipelined(wgmma):
     assert "tilegpu.async_copy_global_to_local" in ttgir and "nvmma_shared" in ttgir
     assert '"tilegpu.local_alloc"(%' not in ttgir.split("scf.for")[1]  # no staging copy left in the loop
     assert "cp.async.cg.shared.global" in ptx and "wgmma.mma_async" in ptx
+
+
+@tilec.jit
+def attention_kernel(q_ptr, k_ptr, v_ptr, o_ptr, n_ctx, scale, D: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr, CAUSAL: tl.constexpr, DTYPE: tl.constexpr):
+    """A chain of dots (attention with the online softmax): q @ k reads both operands from
+    shared memory, p @ v takes p as wgmma's A operand straight from registers."""
+    start_m = tl.program_id(0)
+    rm = start_m * BM + tl.arange(0, BM)
+    rd = tl.arange(0, D)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :], mask=rm[:, None] < n_ctx, other=0.0)
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    hi = tl.minimum((start_m + 1) * BM, n_ctx) if CAUSAL else n_ctx
+    for start_n in range(0, hi, BN):
+        rn = start_n + tl.arange(0, BN)
+        k = tl.load(k_ptr + rn[None, :] * D + rd[:, None], mask=rn[None, :] < n_ctx, other=0.0)
+        qk = tl.dot(q, k) * scale
+        keep = rn[None, :] < n_ctx
+        if CAUSAL:
+            keep = keep & (rm[:, None] >= rn[None, :])
+        qk = tl.where(keep, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp(qk - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(v_ptr + rn[:, None] * D + rd[None, :], mask=rn[:, None] < n_ctx, other=0.0)
+        acc = tl.dot(p.to(DTYPE), v, acc * alpha[:, None])
+        m_i = m_new
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], acc / l_i[:, None], mask=rm[:, None] < n_ctx)
+
+
+def _attention_reference(q, k, v, scale, causal):
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape, bool)), s, -np.inf)
+    p = np.exp(s - s.max(1, keepdims=True))
+    return (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("n_ctx, d, bm, bn, warps, causal", [
+    (256, 64, 128, 64, 8, False), (300, 64, 128, 64, 8, True), (256, 128, 128, 128, 8, False),
+    (200, 128, 64, 32, 4, True), (384, 64, 128, 32, 4, False), (130, 32, 64, 64, 4, True),
+])
+def test_wgmma_attention(wgmma, dtype, n_ctx, d, bm, bn, warps, causal):
+    torch = _gpu()
+    np_ty, tl_name = DTYPES[dtype]
+    rng = np.random.default_rng(n_ctx + d)
+    q, k, v = (rng.standard_normal((n_ctx, d)).astype(np_ty) for _ in range(3))
+    o = torch.full((n_ctx, d), float("nan"), device="cuda")
+    scale = 1.0 / np.sqrt(d)
+    attention_kernel[(-(-n_ctx // bm),)](_device(q, torch), _device(k, torch), _device(v, torch), o, n_ctx, scale,
+                                         D=d, BM=bm, BN=bn, CAUSAL=causal,
+                                         DTYPE=tl.float16 if tl_name == "f16" else tl.bfloat16, num_warps=warps)
+    want = _attention_reference(q, k, v, scale, causal)
+    # p is rounded to the operand type before p @ v: a relative error of 2^-8 (bf16) or 2^-11.
+    tol = 2e-2 if dtype == "bf16" else 4e-3
+    np.testing.assert_allclose(o.cpu().numpy(), want, rtol=0, atol=tol)
+
+
+def test_wgmma_attention_reads_p_from_registers(wgmma):
+    """Without a GPU: both dots of the chain are wgmma; p @ v's A operand is four
+    registers (`{%r..}` after the accumulator), not a descriptor, and q, loaded once, is
+    staged in shared memory once, before the loop."""
+    kernel = tilec.compile(attention_kernel, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16",
+                                                        "o_ptr": "*fp32:16", "n_ctx": "i32", "scale": "fp32"},
+                           constexprs={"D": 64, "BM": 128, "BN": 64, "CAUSAL": False, "DTYPE": tl.float16},
+                           target="sm_90", num_warps=8)
+    ptx, ttgir = kernel.asm["ptx"], kernel.asm["ttgir"]
+    instructions = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, (\{|%rd)", ptx)
+    assert instructions.count("%rd") == 4 and instructions.count("{") == 4, instructions
+    assert "mma.sync" not in ptx
+    loop = ttgir.split("scf.for")[1]
+    assert '"tilegpu.local_alloc"(%' not in loop

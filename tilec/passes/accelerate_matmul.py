@@ -215,21 +215,24 @@ def _rewrite(op: ir.Operation, mma: MmaEncoding, operand: Callable[[ir.Value, in
 # config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16 and bf16 dots with an fp32
 # accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
 # (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
-# group left in flight across a pipelined loop's iterations (see dot_wgmma.py). Chains of
-# dots stay on mma.sync (see below).
+# group left in flight across a pipelined loop's iterations (see dot_wgmma.py). The
+# second dot of a chain reads its A operand from registers.
 
 _WGMMA_TYPES = {"f16", "bf16"}
 
 
-def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int) -> MmaEncoding | None:
-    """The wgmma accumulator layout for `op`, or None to keep mma.sync."""
+def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
+              chained: bool = False) -> MmaEncoding | None:
+    """The wgmma accumulator layout for `op`, or None to keep mma.sync. A dot of a chain
+    (`chained`) keeps every warp on its own rows, as on mma.sync (see `warps_for`), or
+    stays on mma.sync when M is too short for that."""
     if target.capability != 90 or kind.ptx_type not in _WGMMA_TYPES:
         return None
     if str(tensor_type(op.operands[2].type).element_type) != "f32":
         return None  # an fp16 accumulator stays on mma.sync for now
     shape = list(shape_of(op.results[0].type))
     warps = mma_v3_warps_per_cta(shape, num_warps)
-    if warps is None:
+    if warps is None or (chained and warps[1] != 1):
         return None
     m, n = shape
     instr_n = mma_v3_instr_n(n, warps[1])
@@ -263,10 +266,16 @@ def _to_shared(value: ir.Value) -> ir.Value:
     return tilegpu.local_alloc(buffer, value)
 
 
-def accelerate_v3(op: ir.Operation, mma: MmaEncoding) -> None:
-    """Rewrites one dot onto wgmma: A and B staged in NVMMA shared buffers, the
-    accumulator in the v3 layout."""
-    _rewrite(op, mma, lambda value, index: _to_shared(value))
+def accelerate_v3(op: ir.Operation, mma: MmaEncoding, kind: MmaKind, a_in_registers: bool = False) -> None:
+    """Rewrites one dot onto wgmma: B staged in an NVMMA shared buffer, A too or, with
+    `a_in_registers`, in the instruction's register fragments (its producer computed it in
+    registers: staging it would be a round trip through shared memory), the accumulator
+    in the v3 layout."""
+    def operand(value: ir.Value, index: int) -> ir.Value:
+        if index == 0 and a_in_registers:
+            return tilegpu.convert_layout(value, DotOperandEncoding(0, mma, kind.k_width))
+        return _to_shared(value)
+    _rewrite(op, mma, operand)
 
 
 @register_pass("tilegpu-accelerate-matmul", "Put tl.dot on tensor cores (mma.sync) where target and types allow",
@@ -292,13 +301,13 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
             kind = choose_mma(op, target)
             if kind is None:
                 continue
-            # A chain of dots (attention's q @ k and p @ v) stays on mma.sync, which hands
-            # the first result to the second in registers; wgmma would stage it in shared
-            # memory (A from registers is not done yet), which measured about half as fast.
+            # In a chain of dots (attention's q @ k and p @ v) every warp keeps its own rows
+            # and the second dot reads the first one's result as its A operand straight from
+            # registers (staging it in shared memory measured about half as fast).
             chained = op in fed or _feeds_another_dot(op)
-            v3 = choose_v3(op, target, kind, num_warps) if wgmma and not chained else None
+            v3 = choose_v3(op, target, kind, num_warps, chained) if wgmma else None
             if v3 is not None:
-                accelerate_v3(op, v3)
+                accelerate_v3(op, v3, kind, a_in_registers=op in fed)
                 continue
             warps = warps_for(op, num_warps)
             if op in fed and len(shape_of(op.results[0].type)) == 2:

@@ -329,9 +329,12 @@ def _elementwise_leaves(value: ir.Value, arg: ir.Value, body: ir.Block, depth: i
 def _hoist_invariant_conversions(fn: ir.Operation) -> bool:
     """Rewrite 5: a conversion inside a loop of a value defined before the loop (a dot
     operand loaded once, attention's q) moves before the loop, so it is done once, not
-    every iteration (it is pure; a loop that runs zero times pays it once for nothing)."""
+    every iteration (it is pure; a loop that runs zero times pays it once for nothing).
+    So does a shared buffer initialised with such a value (wgmma's staged q): it is
+    never written again."""
     changed = False
-    for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+    staged = [op for op in walk_ops(fn) if op.name == "tilegpu.local_alloc" and len(op.operands) == 1]
+    for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"] + staged:
         loop = op.parent
         source = op.operands[0]
         if loop is None or loop.name != "scf.for" or op.block != loop.regions[0].blocks[0]:

@@ -20,6 +20,12 @@ for all groups but this one, which then runs on while the loop goes on; a
 `tilegpu.wgmma_wait {0}` after the loop (lowered here too, the accumulator's registers
 passed through it) waits for the last. The instructions are the upstream `nvvm.wgmma.*`
 ops, which `convert-nvvm-to-llvm` turns into PTX.
+
+The second dot of a chain (attention's `p @ v`) has A in registers instead, in the
+`dot_op` layout of the v3 parent: per warp mma.sync's m16n8k16 A fragment, which is
+wgmma's register fragment for A (four 32-bit registers of f16/bf16 pairs per 16 rows
+and 16 columns). The `nvvm.wgmma.mma_async` op only takes a descriptor for A, so that
+instruction is inline PTX, the accumulator passed through tied registers.
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ from mlir import ir
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value
 from ...dialects.tile import shape_of
+from ...layout.encodings import DotOperandEncoding
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
 from .context import LoweringContext, LoweringError, lowers
@@ -42,18 +49,23 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     mma = tilegpu.layout_of(op.results[0].type)
     if not isinstance(mma, MmaEncoding) or mma.version != 3:
         raise LoweringError(f"wgmma lowering needs an mma v3 result layout, got {mma}")
-    if not (tilegpu.is_memdesc(a.type) and tilegpu.is_memdesc(b.type)):
-        raise LoweringError("wgmma reads A and B from shared buffers (memdesc operands)")
-    a_view, b_view = view_of(a), view_of(b)
-    a_enc, b_enc = a_view.encoding, b_view.encoding
-    if not (isinstance(a_enc, NVMMASharedEncoding) and isinstance(b_enc, NVMMASharedEncoding)):
-        raise LoweringError("wgmma operands must be in NVMMA shared layouts")
-    if any(a_view.origin) or any(b_view.origin):
+    if not tilegpu.is_memdesc(b.type):
+        raise LoweringError("wgmma reads B from a shared buffer (a memdesc operand)")
+    a_in_registers = not tilegpu.is_memdesc(a.type)
+    if a_in_registers and not isinstance(tilegpu.layout_of(a.type), DotOperandEncoding):
+        raise LoweringError(f"wgmma's A in registers must be in a dot_op layout, not {tilegpu.layout_of(a.type)}")
+    a_view = None if a_in_registers else view_of(a)
+    b_view = view_of(b)
+    a_enc, b_enc = (None if a_view is None else a_view.encoding), b_view.encoding
+    if not (a_in_registers or isinstance(a_enc, NVMMASharedEncoding)) or not isinstance(b_enc, NVMMASharedEncoding):
+        raise LoweringError("wgmma's shared operands must be in NVMMA shared layouts")
+    if (a_view is not None and any(a_view.origin)) or any(b_view.origin):
         raise LoweringError("wgmma operands must be whole buffers")
-    elem = str(a_view.buffer.element_type)
+    elem = str(b_view.buffer.element_type)
     if elem not in _WGMMA_TYPE or str(tilegpu.tensor_type(acc.type).element_type) != "f32":
         raise LoweringError(f"wgmma lowering supports f16/bf16 operands with an f32 accumulator, not {elem}")
-    a_shape, b_shape = list(a_view.buffer.shape), list(b_view.buffer.shape)
+    a_shape = list(shape_of(a.type)) if a_in_registers else list(a_view.buffer.shape)
+    b_shape = list(b_view.buffer.shape)
     m_size, n_size = shape_of(op.results[0].type)
     k_size = a_shape[1]
     wm, wn = mma.warps_per_cta
@@ -66,8 +78,10 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     if len(c_vals) != rep_m * rep_n * regs:
         raise LoweringError(f"wgmma accumulator holds {len(c_vals)} registers; expected {rep_m * rep_n * regs}")
 
-    a_fields = wgmma_descriptor_fields(a_enc, a_shape, 1)
+    a_fields = None if a_in_registers else wgmma_descriptor_fields(a_enc, a_shape, 1)
     b_fields = wgmma_descriptor_fields(b_enc, b_shape, 0)
+    if a_in_registers:
+        a_regs = _register_operand(ctx, a, rep_m, k_size // _K)
 
     def a_offset(row: int, k: int) -> int:
         return shared_byte_offset(a_enc, a_shape, (row, k), 16)
@@ -79,9 +93,9 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     group = ctx.arith("divui", ctx.warp, ctx.const(WARPGROUP_WARPS))
     group_m = ctx.arith("remui", group, ctx.const(groups_m)) if groups_m > 1 else None
     group_n = ctx.arith("divui", group, ctx.const(groups_m)) if wn > 1 else None
-    a_base = ctx.shared_address32(ctx.lowered(a))
+    a_base = None if a_in_registers else ctx.shared_address32(ctx.lowered(a))
     b_base = ctx.shared_address32(ctx.lowered(b))
-    if group_m is not None:
+    if group_m is not None and a_base is not None:
         a_base = ctx.arith("addi", a_base, ctx.arith("muli", group_m, ctx.const(a_offset(WGMMA_M, 0))))
     if group_n is not None:
         b_base = ctx.arith("addi", b_base, ctx.arith("muli", group_n, ctx.const(b_offset(0, instr_n))))
@@ -96,7 +110,7 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
 
     f32 = ir.F32Type.get()
     struct = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * regs) + ")>")
-    attrs = _Attributes(instr_n, _WGMMA_TYPE[elem], a_fields.k_major, b_fields.k_major)
+    attrs = _Attributes(instr_n, _WGMMA_TYPE[elem], a_in_registers or a_fields.k_major, b_fields.k_major)
     create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                                                   "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
     create_op("nvvm.wgmma.fence.aligned", [])
@@ -111,8 +125,12 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
             row = WGMMA_M * groups_m * m
             col = instr_n * wn * n
             for k0 in range(0, k_size, _K):
-                desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
                 desc_b = descriptor(b_base, b_offset(k0, col), b_fields)
+                if a_in_registers:
+                    value = _mma_async_a_in_registers(ctx, value, regs, a_regs[m][k0 // _K], desc_b,
+                                                      instr_n, _WGMMA_TYPE[elem], b_fields.k_major)
+                    continue
+                desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
                 value = create_op("nvvm.wgmma.mma_async", [struct], [value, desc_a, desc_b],
                                   attributes=attrs.values).result
             results.append((base, value))
@@ -128,6 +146,54 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
             out[base + i] = create_op("llvm.extractvalue", [f32], [value],
                                       attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
     ctx.set(op.results[0], out)
+
+
+def _register_operand(ctx: LoweringContext, a: ir.Value, rep_m: int, rep_k: int) -> list[list[list[ir.Value]]]:
+    """A's fragments, [m][k] -> the four 32-bit registers (f16/bf16 pairs) of the
+    instruction tile (m, k). Each warp holds mma.sync's m16n8k16 A fragment per 16 rows
+    and 16 columns (layout/mma.py: 8 values per tile, K tiles fastest, then M), which is
+    the PTX layout of wgmma's A in registers for the warp's 16 rows of 64."""
+    values = list(ctx.elements(a))
+    if len(values) != 8 * rep_m * rep_k:
+        raise LoweringError(f"wgmma's A holds {len(values)} registers; expected {8 * rep_m * rep_k}")
+    pair = ir.VectorType.get([2], values[0].type)
+
+    def word(lo: ir.Value, hi: ir.Value) -> ir.Value:
+        vector = create_op("llvm.mlir.undef", [pair]).result
+        vector = create_op("llvm.insertelement", [pair], [vector, lo, ctx.const(0)]).result
+        vector = create_op("llvm.insertelement", [pair], [vector, hi, ctx.const(1)]).result
+        return create_op("llvm.bitcast", [ctx.i32], [vector]).result
+
+    tiles = []
+    for m in range(rep_m):
+        row = []
+        for k in range(rep_k):
+            base = 8 * (k + rep_k * m)
+            row.append([word(values[base + 2 * w], values[base + 2 * w + 1]) for w in range(4)])
+        tiles.append(row)
+    return tiles
+
+
+def _mma_async_a_in_registers(ctx: LoweringContext, acc: ir.Value, regs: int, a_words: list[ir.Value],
+                              desc_b: ir.Value, n: int, ptx_type: str, b_k_major: bool) -> ir.Value:
+    """One wgmma.mma_async.m64n{n}k16 with A in registers, as inline PTX (the nvvm op
+    only reads A through a descriptor). The accumulator struct goes in and comes out as
+    tied registers; returns the new struct."""
+    f32 = ir.F32Type.get()
+    c_vals = [create_op("llvm.extractvalue", [f32], [acc], attributes={
+        "position": ir.DenseI64ArrayAttr.get([i])}).result for i in range(regs)]
+    d = ", ".join(f"${i}" for i in range(regs))
+    a = ", ".join(f"${2 * regs + i}" for i in range(4))
+    asm = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+           f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
+           f"{{{d}}}, {{{a}}}, ${2 * regs + 4}, p, 1, 1, {0 if b_k_major else 1}; }}")
+    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["r"] * 4 + ["l"])
+    out = ctx.inline_asm(asm, constraints, c_vals + a_words + [desc_b], [f32] * regs, side_effects=True)
+    value = create_op("llvm.mlir.undef", [acc.type]).result
+    for i, v in enumerate(out):
+        value = create_op("llvm.insertvalue", [acc.type], [value, v],
+                          attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+    return value
 
 
 class _Attributes:
