@@ -15,6 +15,7 @@ the compiler does) and the first call of a second config in the same process (co
 load and launch only).
 
     python benchmarks/bench_matmul.py            # all sizes
+    python benchmarks/bench_matmul.py --fp8      # only the fp8 (e4m3) product
     python benchmarks/bench_matmul.py --triton-only 4096   (used for the subprocess)
     python benchmarks/bench_matmul.py --cold-compile tilec|triton   (likewise)
 """
@@ -78,6 +79,16 @@ CONFIGS = [
     (64, 128, 32, 8, 4, 4),
 ]
 SIZES = [4096, 8192]
+# fp8 (e4m3) operands, B passed transposed (K contiguous) as tutorial 03 does: wider K
+# blocks, since a K row of 8-bit values is half as many bytes.
+FP8_CONFIGS = [
+    (128, 256, 128, 8, 8, 3),
+    (128, 128, 128, 8, 4, 4),
+    (256, 128, 128, 8, 8, 3),
+    (128, 256, 64, 8, 8, 4),
+    (128, 128, 64, 8, 4, 4),
+]
+FP8_SIZES = [8192]
 
 
 def _kernel(triton, tl):
@@ -88,15 +99,38 @@ def _kernel(triton, tl):
     return namespace["matmul_kernel"]
 
 
-def _best(kernel, size: int, compiled_info) -> dict:
-    """The best config's TFLOP/s, with its name and resources (or why none ran)."""
+def _operands(size: int, fp8: bool):
+    """a, b and a @ b: fp16, or fp8 e4m3 with b a transposed view (K contiguous, as
+    tutorial 03 passes it), the product then taken in fp16 of the fp8 values."""
     import torch
+    torch.manual_seed(0)
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    expected = a @ b
+    if fp8:
+        a, b = a.to(torch.float8_e4m3fn), b.T.contiguous().T.to(torch.float8_e4m3fn)
+        return a, b, a.to(torch.float16) @ b.to(torch.float16)
+    return a, b, a @ b
+
+
+def _tolerance(a, b, fp8: bool) -> dict:
+    """assert_close's tolerances: fp16 output rounding, and for fp8 also Hopper's fp8
+    tensor cores, which accumulate with about 13 mantissa bits (as Triton's default
+    `max_num_imprecise_acc` lets them): errors up to ~2^-12 of sum(|a| |b|)."""
+    import torch
+    if not fp8:
+        return {"rtol": 2e-2, "atol": 1.0}
+    scale = (a.to(torch.float16).abs() @ b.to(torch.float16).abs()).float().max().item()
+    return {"rtol": 2e-2, "atol": max(1.0, scale / 1024)}
+
+
+def _best(kernel, size: int, compiled_info, fp8: bool = False) -> dict:
+    """The best config's TFLOP/s, with its name and resources (or why none ran)."""
+    import torch
+    a, b, expected = _operands(size, fp8)
+    tolerance = _tolerance(a, b, fp8)
     best = {"tflops": 0.0}
     errors = []
-    for bm, bn, bk, gm, warps, stages in CONFIGS:
+    for bm, bn, bk, gm, warps, stages in FP8_CONFIGS if fp8 else CONFIGS:
         c = torch.empty(size, size, device="cuda", dtype=torch.float16)
         grid = (((size + bm - 1) // bm) * ((size + bn - 1) // bn),)
 
@@ -106,7 +140,7 @@ def _best(kernel, size: int, compiled_info) -> dict:
                                 num_warps=warps, num_stages=stages)
         try:
             handle = call()
-            torch.testing.assert_close(c, expected, rtol=2e-2, atol=1.0)
+            torch.testing.assert_close(c, expected, **tolerance)
         except Exception as exc:  # a config that does not fit or compile is skipped
             errors.append(f"{(bm, bn, bk, warps, stages)}: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
             continue
@@ -239,13 +273,58 @@ def run() -> tuple[list[Row], list[str]]:
     return rows, notes
 
 
-def main() -> None:
-    rows, notes = run()
-    print_table("matmul fp16 (TFLOP/s, higher is better)", rows, reference="triton")
+def run_fp8() -> tuple[list[Row], list[str]]:
+    """fp8 e4m3 operands (fp16 output), beside cuBLAS's fp8 product (torch._scaled_mm)."""
+    import torch
+    import tilec
+    import tilec.language as tcl
+    rows, notes = [], []
+    for size in FP8_SIZES:
+        found = {"tilec": _best(_kernel(tilec, tcl), size, lambda handle, call: {}, fp8=True)}
+        if have_triton():
+            import triton
+            import triton.language as tl
+            found["triton"] = _best(_kernel(triton, tl), size, lambda h, call: {
+                "regs": h.n_regs, "spills": h.n_spills, "shared": h.metadata.shared}, fp8=True)
+        a, b, _ = _operands(size, fp8=True)
+        one = torch.ones((), device="cuda")
+        try:
+            found["torch"] = {"tflops": 2 * size ** 3 / time_gpu(
+                lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.float16), reps=20) / 1e9}
+        except Exception as exc:  # noqa: BLE001 -- cuBLAS's fp8 path is optional beside the compilers
+            notes.append(f"fp8 {size}^3 torch._scaled_mm: {type(exc).__name__}: {str(exc).splitlines()[0][:120]}")
+        best = found["tilec"]
+        if "config" in best:
+            bm, bn, bk, gm, warps, stages = best["config"]
+            c = torch.empty(size, size, device="cuda", dtype=torch.float16)
+            compiled = _kernel(tilec, tcl).warmup(a, b, c, size, size, size, a.stride(0), a.stride(1), b.stride(0),
+                                                  b.stride(1), c.stride(0), c.stride(1), BLOCK_M=bm, BLOCK_N=bn,
+                                                  BLOCK_K=bk, GROUP_M=gm, num_warps=warps, num_stages=stages,
+                                                  grid=(1,))
+            best.update(regs=compiled.n_regs, spills=compiled.n_spills, shared=compiled.metadata.shared)
+        for name, one_found in found.items():
+            if "config" in one_found:
+                notes.append(f"fp8 {size}^3 {name}: best (BM, BN, BK, GROUP_M, warps, stages) = "
+                             f"{one_found['config']}, regs {one_found.get('regs')}, spills {one_found.get('spills')}, "
+                             f"shared {one_found.get('shared')}")
+            for error in one_found.get("errors", []):
+                notes.append(f"fp8 {size}^3 {name}: skipped {error}")
+        rows.append(Row(f"matmul fp8e4m3 {size}^3", {name: f["tflops"] for name, f in found.items()}, "TF/s"))
+    return rows, notes
+
+
+def main(fp8_only: bool = False) -> None:
+    rows, notes = ([], []) if fp8_only else run()
+    if rows:
+        print_table("matmul fp16 (TFLOP/s, higher is better)", rows, reference="triton")
     if any("triton mma.sync" in row.results for row in rows):
         print_table("matmul fp16 against Triton on mma.sync (TFLOP/s)", rows, reference="triton mma.sync")
-    for note in notes:
+    fp8_rows, fp8_notes = run_fp8()
+    print_table("matmul fp8 e4m3, fp16 out (TFLOP/s, higher is better)", fp8_rows, reference="triton")
+    for note in notes + fp8_notes:
         print(note)
+    if fp8_only:
+        return
     print_table("matmul cold compile, 128x256x64 then 128x128x64 (ms, lower is better)", compile_rows())
 
 
@@ -255,4 +334,4 @@ if __name__ == "__main__":
     elif len(sys.argv) == 3 and sys.argv[1] == "--cold-compile":
         print("RESULT " + json.dumps(cold_compile(sys.argv[2])))
     else:
-        main()
+        main(fp8_only="--fp8" in sys.argv)

@@ -252,3 +252,121 @@ def test_wgmma_attention_reads_p_from_registers(wgmma):
     assert "mma.sync" not in ptx
     loop = ttgir.split("scf.for")[1]
     assert '"tilegpu.local_alloc"(%' not in loop
+
+
+# 8-bit operands: wgmma reads them K-major only, so an operand stored the other way
+# round is transposed on its way into shared memory. fp8 e4m3 and e5m2 (either order)
+# accumulate in fp32, int8 in int32 (wrapping).
+EIGHT_BIT = {"e4m3": (ml_dtypes.float8_e4m3fn, "fp8e4nv"), "e5m2": (ml_dtypes.float8_e5m2, "fp8e5"),
+             "int8": (np.int8, "i8")}
+
+
+def _device8(x, torch):
+    t = torch.from_numpy(np.ascontiguousarray(x).view(np.uint8).copy()).cuda()
+    return t.view({np.dtype(np.int8): torch.int8, np.dtype(ml_dtypes.float8_e4m3fn): torch.float8_e4m3fn,
+                   np.dtype(ml_dtypes.float8_e5m2): torch.float8_e5m2}[x.dtype])
+
+
+def _random8(rng, shape, np_ty):
+    if np_ty == np.int8:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    return rng.standard_normal(shape).astype(np_ty)
+
+
+def _check8(c, a, b):
+    """int8: exact (int32). fp8: Hopper's fp8 tensor cores accumulate with about 13
+    mantissa bits, not fp32's 23 (Triton's default, `max_num_imprecise_acc` unlimited, lets
+    them; its results here are the same bits): errors measured up to 2^-12 of the largest
+    |a| @ |b|, allowed up to 2^-10."""
+    if a.dtype == np.int8:
+        want = (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32)
+        np.testing.assert_array_equal(c.cpu().numpy(), want)
+        return
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=scale / 1024)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("types", [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2"), ("int8", "int8")])
+@pytest.mark.parametrize("m, n, k, warps, a_col_major, b_col_major", [
+    (64, 64, 32, 4, False, True), (128, 128, 64, 4, False, False), (128, 256, 128, 8, True, True),
+    (64, 32, 64, 4, True, False),
+])
+def test_wgmma_8bit_tile(wgmma, types, m, n, k, warps, a_col_major, b_col_major):
+    torch = _gpu()
+    (a_ty, a_name), (b_ty, b_name) = EIGHT_BIT[types[0]], EIGHT_BIT[types[1]]
+    rng = np.random.default_rng(m + n + k)
+    a, b = _random8(rng, (m, k), a_ty), _random8(rng, (k, n), b_ty)
+    a_store = np.ascontiguousarray(a.T) if a_col_major else a
+    b_store = np.ascontiguousarray(b.T) if b_col_major else b
+    sam, sak = (1, m) if a_col_major else (k, 1)
+    sbk, sbn = (1, k) if b_col_major else (n, 1)
+    integer = a_ty == np.int8
+    c = torch.full((m, n), -12345 if integer else float("nan"), device="cuda",
+                   dtype=torch.int32 if integer else torch.float32)
+    tile_kernel[(1,)](_device8(a_store, torch), _device8(b_store, torch), c, sam, sak, sbk, sbn, M=m, N=n, K=k,
+                      num_warps=warps)
+    _check8(c, a, b)
+
+
+@tilec.jit
+def strided_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm,
+                          BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Tutorial 03's loop with both operands' strides: its fp8 case passes B transposed
+    (K contiguous), which the pipeline copies straight into K-major NVMMA rings."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * sam + rk[None, :] * sak
+    b_ptrs = b_ptr + rk[:, None] * sbk + rn[None, :] * sbn
+    acc = tl.zeros((BM, BN), tl.int32 if a_ptr.dtype.element_ty == tl.int8 else tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = tl.load(a_ptrs, mask=rk[None, :] < K - k * BK, other=0)
+        b = tl.load(b_ptrs, mask=rk[:, None] < K - k * BK, other=0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BK * sak
+        b_ptrs += BK * sbk
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(EIGHT_BIT))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages, b_k_major", [
+    (256, 384, 320, 128, 128, 64, 4, 4, True), (512, 256, 1024, 128, 256, 128, 8, 3, True),
+    (192, 128, 96, 64, 128, 32, 4, 3, False),
+])
+def test_wgmma_8bit_pipelined_matmul(wgmma, dtype, m, n, k, bm, bn, bk, warps, stages, b_k_major):
+    torch = _gpu()
+    np_ty, _ = EIGHT_BIT[dtype]
+    rng = np.random.default_rng(13)
+    a, b = _random8(rng, (m, k), np_ty), _random8(rng, (k, n), np_ty)
+    b_dev = _device8(b.T, torch).t() if b_k_major else _device8(b, torch)  # a transposed view, as tutorial 03
+    integer = np_ty == np.int8
+    c = torch.full((m, n), -12345 if integer else float("nan"), device="cuda",
+                   dtype=torch.int32 if integer else torch.float32)
+    grid = (-(-m // bm), -(-n // bn))
+    strided_matmul_kernel[grid](_device8(a, torch), b_dev, c, m, n, k, k, 1, b_dev.stride(0), b_dev.stride(1), n,
+                                BM=bm, BN=bn, BK=bk, num_warps=warps, num_stages=stages)
+    _check8(c, a, b)
+
+
+@pytest.mark.parametrize("a_ty, b_ty, want", [
+    ("fp8e4nv", "fp8e4nv", "m64n128k32.f32.e4m3.e4m3"), ("fp8e5", "fp8e4nv", "m64n128k32.f32.e5m2.e4m3"),
+    ("i8", "i8", "m64n128k32.s32.s8.s8")])
+def test_wgmma_8bit_operands_are_pipelined(wgmma, a_ty, b_ty, want):
+    """Without a GPU: an 8-bit matmul with B K-major (tutorial 03's fp8 case) runs on
+    wgmma with both operands copied by cp.async into K-major NVMMA rings."""
+    out = "i32" if a_ty == "i8" else "fp32"
+    signature = {"a_ptr": f"*{a_ty}:16", "b_ptr": f"*{b_ty}:16", "c_ptr": f"*{out}:16", "M": "i32:16",
+                 "N": "i32:16", "K": "i32:16", "sam": "i32:16", "sbn": "i32:16", "scm": "i32:16"}
+    kernel = tilec.compile(strided_matmul_kernel, signature=signature, target="sm_90", num_stages=3,
+                           constexprs={"BM": 128, "BN": 128, "BK": 128, "sak": 1, "sbk": 1})
+    ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
+    assert f"wgmma.mma_async.sync.aligned.{want}" in ptx and "mma.sync" not in ptx
+    assert "cp.async.cg.shared.global" in ptx and "tilegpu.async_copy_global_to_local" in ttgir
+    assert '"tilegpu.local_alloc"(%' not in ttgir.split("scf.for")[1]  # no staging copy left in the loop
+    assert kernel.n_spills == 0

@@ -276,6 +276,14 @@ def mma_v3_warps_per_cta(shape: Sequence[int], num_warps: int) -> tuple[int, int
     return wm, wn
 
 
+def wgmma_instr_k(element_bits: int) -> int:
+    """The K of one wgmma instruction: 32 bytes of each operand row (k16 for 16-bit
+    types, k32 for 8-bit, k8 for tf32)."""
+    if element_bits not in _K_WIDTH_BY_BITS:
+        raise ValueError(f"wgmma has no operands of {element_bits}-bit elements")
+    return 256 // element_bits
+
+
 def mma_v3_instr_n(n: int, warps_n: int) -> int | None:
     """The N of one wgmma instruction for a tile N columns wide split over `warps_n`
     warpgroups: each warpgroup's share, capped at 256 (a wider share takes several

@@ -11,7 +11,9 @@ the target and the operand and accumulator types:
     f32       f32          bf16x3, bf16x6   three or six m16n8k16 .bf16 (see split_bf16)
     i8        i32          -                m16n8k32 .s8 (wrapping)
 
-(fp8 operands reach here widened to f16 by the semantic layer.) Everything else stays
+(fp8 operands reach here widened to f16 by the semantic layer, except e4m3 and e5m2 on
+sm_90: wgmma takes those, and `widen_fp8` widens them here where it does not.)
+Everything else stays
 on the FMA path: f64, fp32 with input_precision "ieee" (and the split precisions where
 the parts could not run on tensor cores: there they compute in full fp32), targets
 before sm_80, and shapes whose K is smaller than the instruction's.
@@ -35,7 +37,7 @@ from ..dialects._mlir import create_op, is_tensor, str_attr, str_attr_value, ten
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
 from ..layout.mma import (WGMMA_M, MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_v3_instr_n, mma_v3_warps_per_cta,
-                          mma_warps_per_cta)
+                          mma_warps_per_cta, wgmma_instr_k)
 from ..layout.shared import NVMMASharedEncoding
 from ..target import Target
 from . import register_pass
@@ -212,55 +214,84 @@ def _rewrite(op: ir.Operation, mma: MmaEncoding, operand: Callable[[ir.Value, in
 
 
 # ----------------------------------------------------------------------------- wgmma (mma v3)
-# config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16 and bf16 dots with an fp32
-# accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
+# config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16, bf16, fp8 and int8 dots
+# with an fp32 (int32) accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
 # (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
 # group left in flight across a pipelined loop's iterations (see dot_wgmma.py). The
 # second dot of a chain reads its A operand from registers.
 
-_WGMMA_TYPES = {"f16", "bf16"}
+# The accumulator of each wgmma operand type (an fp16 accumulator stays on mma.sync for
+# now). 8-bit operands are read K-major only (the instruction cannot transpose them).
+_WGMMA_ACCUMULATOR = {"f16": "f32", "bf16": "f32", "e4m3": "f32", "e5m2": "f32", "s8": "i32"}
+_WGMMA_16_BIT = {"f16", "bf16"}
+# tl.dot's fp8 operands that reach here (sm_90 only; see semantic/matrix_product.py).
+_FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+
+
+def fp8_kind(op: ir.Operation) -> MmaKind | None:
+    """The wgmma kind of a dot of fp8 operands (e4m3 / e5m2, either order), else None."""
+    a_ty = str(tensor_type(op.operands[0].type).element_type)
+    return MmaKind(_FP8_PTX[a_ty], mma_v2_k_width(8)) if a_ty in _FP8_PTX else None
+
+
+def widen_fp8(op: ir.Operation) -> None:
+    """fp8 operands of a dot that wgmma does not take become f16 (exact) for mma.sync or
+    the FMA path, as the semantic layer widens them on other targets."""
+    with ir.InsertionPoint(op), op.location:
+        for index in (0, 1):
+            value = op.operands[index]
+            ty = tensor_type(value.type)
+            if str(ty.element_type) in _FP8_PTX:
+                wide = ir.RankedTensorType.get(list(ty.shape), ir.F16Type.get(), ty.encoding)
+                op.operands[index] = create_op("tile.fp_to_fp", [wide], [value]).result
 
 
 def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
               chained: bool = False) -> MmaEncoding | None:
     """The wgmma accumulator layout for `op`, or None to keep mma.sync. A dot of a chain
     (`chained`) keeps every warp on its own rows, as on mma.sync (see `warps_for`), or
-    stays on mma.sync when M is too short for that."""
-    if target.capability != 90 or kind.ptx_type not in _WGMMA_TYPES:
+    stays on mma.sync when M is too short for that (or its operands are not 16-bit: A
+    from registers is done for those only)."""
+    if target.capability != 90 or kind.ptx_type not in _WGMMA_ACCUMULATOR:
         return None
-    if str(tensor_type(op.operands[2].type).element_type) != "f32":
-        return None  # an fp16 accumulator stays on mma.sync for now
+    if str(tensor_type(op.operands[2].type).element_type) != _WGMMA_ACCUMULATOR[kind.ptx_type]:
+        return None
+    if chained and kind.ptx_type not in _WGMMA_16_BIT:
+        return None
     shape = list(shape_of(op.results[0].type))
     warps = mma_v3_warps_per_cta(shape, num_warps)
     if warps is None or (chained and warps[1] != 1):
         return None
     m, n = shape
     instr_n = mma_v3_instr_n(n, warps[1])
-    if instr_n is None or m < WGMMA_M * (warps[0] // 4) or shape_of(op.operands[0].type)[-1] < 16:
+    bits = 32 // kind.k_width
+    if instr_n is None or m < WGMMA_M * (warps[0] // 4) or shape_of(op.operands[0].type)[-1] < wgmma_instr_k(bits):
         return None
     return MmaEncoding(3, warps, (WGMMA_M, instr_n))
 
 
-def nvmma_encoding(value: ir.Value) -> NVMMASharedEncoding:
+def nvmma_encoding(value: ir.Value, k_axis: int | None = None) -> NVMMASharedEncoding:
     """The NVMMA layout a dot operand is staged in: its contiguous dimension stays the one
-    its layout holds fastest (threads store whole vectors), with the widest swizzle that
-    dimension fills."""
+    its layout holds fastest (threads store whole vectors), or is `k_axis` when given
+    (operands wgmma reads K-major only), with the widest swizzle that dimension fills."""
     ty = tensor_type(value.type)
     shape = list(ty.shape)
     bits = _ELEMENT_BITS[str(ty.element_type)]
     layout = tilegpu.layout_of(value.type)
     fastest = layout.order[0] if isinstance(layout, BlockedEncoding) else len(shape) - 1
+    if k_axis is not None:
+        fastest = k_axis
     row_bytes = shape[fastest] * bits // 8
     swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes)
     return NVMMASharedEncoding(swizzle, bits, transposed=fastest == len(shape) - 2)
 
 
-_ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8}
+_ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8}
 
 
-def _to_shared(value: ir.Value) -> ir.Value:
+def _to_shared(value: ir.Value, k_axis: int | None = None) -> ir.Value:
     ty = tensor_type(value.type)
-    encoding = nvmma_encoding(value)
+    encoding = nvmma_encoding(value, k_axis)
     buffer = tilegpu.memdesc_type(ir.RankedTensorType.get(list(ty.shape), ty.element_type,
                                                           tilegpu.encoding_attr(encoding)))
     return tilegpu.local_alloc(buffer, value)
@@ -274,7 +305,8 @@ def accelerate_v3(op: ir.Operation, mma: MmaEncoding, kind: MmaKind, a_in_regist
     def operand(value: ir.Value, index: int) -> ir.Value:
         if index == 0 and a_in_registers:
             return tilegpu.convert_layout(value, DotOperandEncoding(0, mma, kind.k_width))
-        return _to_shared(value)
+        k_major_only = kind.ptx_type not in _WGMMA_16_BIT
+        return _to_shared(value, (1 - index) if k_major_only else None)
     _rewrite(op, mma, operand)
 
 
@@ -298,13 +330,20 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
         for op in dots:
             if not is_tensor(op.results[0].type) or isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
                 continue
+            chained = op in fed or _feeds_another_dot(op)
+            fp8 = fp8_kind(op)
+            if fp8 is not None:
+                v3 = choose_v3(op, target, fp8, num_warps, chained) if wgmma else None
+                if v3 is not None:
+                    accelerate_v3(op, v3, fp8)
+                    continue
+                widen_fp8(op)
             kind = choose_mma(op, target)
             if kind is None:
                 continue
             # In a chain of dots (attention's q @ k and p @ v) every warp keeps its own rows
             # and the second dot reads the first one's result as its A operand straight from
             # registers (staging it in shared memory measured about half as fast).
-            chained = op in fed or _feeds_another_dot(op)
             v3 = choose_v3(op, target, kind, num_warps, chained) if wgmma else None
             if v3 is not None:
                 accelerate_v3(op, v3, kind, a_in_registers=op in fed)

@@ -146,6 +146,8 @@ def _is_zero_constant(value: ir.Value) -> bool:
     op = _owner(value)
     if op is not None and op.name == "tile.splat":
         return _is_zero_constant(op.operands[0])
+    if op is not None and op.name == "tile.bitcast" and isinstance(op.operands[0].type, ir.IntegerType):
+        return _is_zero_constant(op.operands[0])  # an fp8 constant: its bits
     if op is None or op.name != "arith.constant":
         return False
     attr = op.attributes["value"]

@@ -17,6 +17,10 @@ from .common import SemanticState, _error
 _PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
 
 
+# The fp8 formats Hopper's tensor cores multiply (wgmma .e4m3 / .e5m2).
+_WGMMA_FP8 = {tl.float8e4nv, tl.float8e5}
+
+
 class MatrixProductRules(SemanticState):
     """tl.dot: operand types, shapes and precisions."""
 
@@ -43,7 +47,10 @@ class MatrixProductRules(SemanticState):
                 pass
             else:
                 raise _error(f"dot operands must have one type, got {ta} and {tb}")
-        if ta.is_fp8():  # every fp8 value is exact in fp16, and so is the product sum in fp32
+        if ta.is_fp8() and not (self.capability == 90 and {ta, tb} <= _WGMMA_FP8):
+            # Every fp8 value is exact in fp16, and so is the product sum in fp32. On sm_90
+            # e4m3 and e5m2 stay: wgmma multiplies them (accelerate-matmul widens them
+            # itself where it cannot).
             a, b = self.cast(a, tl.float16), self.cast(b, tl.float16)
         if ta.is_int():
             if not (ta.int_bitwidth == 8 and ta.is_int_signed()):

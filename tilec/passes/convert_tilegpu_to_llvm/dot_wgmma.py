@@ -35,13 +35,16 @@ from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value
 from ...dialects.tile import shape_of
 from ...layout.encodings import DotOperandEncoding
-from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding
+from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding, wgmma_instr_k
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
 from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
 
-_WGMMA_TYPE = {"f16": "f16", "bf16": "bf16"}
-_K = 16  # one instruction's K for 16-bit operands
+# Operand element type -> (PTX type, the accumulator's element type).
+_WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f8E4M3FN": ("e4m3", "f32"),
+               "f8E5M2": ("e5m2", "f32"), "i8": ("s8", "i32")}
+_BITS = {"f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8, "i8": 8}
+_K = 16  # one instruction's K for 16-bit operands (A from registers is 16-bit only)
 
 
 def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
@@ -61,9 +64,16 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         raise LoweringError("wgmma's shared operands must be in NVMMA shared layouts")
     if (a_view is not None and any(a_view.origin)) or any(b_view.origin):
         raise LoweringError("wgmma operands must be whole buffers")
+    a_elem = str(tilegpu.tensor_type(a.type).element_type if a_in_registers else a_view.buffer.element_type)
     elem = str(b_view.buffer.element_type)
-    if elem not in _WGMMA_TYPE or str(tilegpu.tensor_type(acc.type).element_type) != "f32":
-        raise LoweringError(f"wgmma lowering supports f16/bf16 operands with an f32 accumulator, not {elem}")
+    acc_elem = str(tilegpu.tensor_type(acc.type).element_type)
+    if (elem not in _WGMMA_TYPE or a_elem not in _WGMMA_TYPE or _BITS[a_elem] != _BITS[elem]
+            or acc_elem != _WGMMA_TYPE[elem][1]):
+        raise LoweringError(f"no wgmma for {a_elem} x {elem} operands with an {acc_elem} accumulator")
+    bits = _BITS[elem]
+    instr_k = wgmma_instr_k(bits)
+    if a_in_registers and bits != 16:
+        raise LoweringError("wgmma reads A from registers for 16-bit operands only")
     a_shape = list(shape_of(a.type)) if a_in_registers else list(a_view.buffer.shape)
     b_shape = list(b_view.buffer.shape)
     m_size, n_size = shape_of(op.results[0].type)
@@ -74,6 +84,8 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     rep_m = max(1, m_size // (WGMMA_M * groups_m))
     rep_n = max(1, n_size // (instr_n * wn))
     regs = instr_n // 2
+    if k_size % instr_k:
+        raise LoweringError(f"wgmma's K ({k_size}) must be a multiple of {instr_k}")
     c_vals = list(ctx.elements(acc))
     if len(c_vals) != rep_m * rep_n * regs:
         raise LoweringError(f"wgmma accumulator holds {len(c_vals)} registers; expected {rep_m * rep_n * regs}")
@@ -84,10 +96,10 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         a_regs = _register_operand(ctx, a, rep_m, k_size // _K)
 
     def a_offset(row: int, k: int) -> int:
-        return shared_byte_offset(a_enc, a_shape, (row, k), 16)
+        return shared_byte_offset(a_enc, a_shape, (row, k), bits)
 
     def b_offset(k: int, col: int) -> int:
-        return shared_byte_offset(b_enc, b_shape, (k, col), 16)
+        return shared_byte_offset(b_enc, b_shape, (k, col), bits)
 
     # This warpgroup's first row and column: warps along M first (v3's warp order).
     group = ctx.arith("divui", ctx.warp, ctx.const(WARPGROUP_WARPS))
@@ -108,9 +120,10 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         constant -= (1 << 64) if constant >= 1 << 63 else 0  # as a signed i64
         return ctx.arith("ori", ctx.arith("extui", start, result_type=i64), ctx.const(constant, i64))
 
-    f32 = ir.F32Type.get()
-    struct = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * regs) + ")>")
-    attrs = _Attributes(instr_n, _WGMMA_TYPE[elem], a_in_registers or a_fields.k_major, b_fields.k_major)
+    acc_type = ir.F32Type.get() if acc_elem == "f32" else ctx.i32
+    struct = ir.Type.parse("!llvm.struct<(" + ", ".join([acc_elem] * regs) + ")>")
+    attrs = _Attributes(instr_n, instr_k, _WGMMA_TYPE[a_elem][0], _WGMMA_TYPE[elem][0], acc_elem,
+                        a_in_registers or a_fields.k_major, b_fields.k_major)
     create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                                                   "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
     create_op("nvvm.wgmma.fence.aligned", [])
@@ -124,11 +137,11 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
                                   attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
             row = WGMMA_M * groups_m * m
             col = instr_n * wn * n
-            for k0 in range(0, k_size, _K):
+            for k0 in range(0, k_size, instr_k):
                 desc_b = descriptor(b_base, b_offset(k0, col), b_fields)
                 if a_in_registers:
                     value = _mma_async_a_in_registers(ctx, value, regs, a_regs[m][k0 // _K], desc_b,
-                                                      instr_n, _WGMMA_TYPE[elem], b_fields.k_major)
+                                                      instr_n, _WGMMA_TYPE[elem][0], b_fields.k_major)
                     continue
                 desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
                 value = create_op("nvvm.wgmma.mma_async", [struct], [value, desc_a, desc_b],
@@ -143,7 +156,7 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     out = list(c_vals)
     for base, value in results:
         for i in range(regs):
-            out[base + i] = create_op("llvm.extractvalue", [f32], [value],
+            out[base + i] = create_op("llvm.extractvalue", [acc_type], [value],
                                       attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
     ctx.set(op.results[0], out)
 
@@ -200,12 +213,13 @@ class _Attributes:
     """The nvvm.wgmma.mma_async attributes of one dot: shape, types, scales and the
     operands' majorness (row-major A and column-major B read K contiguously)."""
 
-    def __init__(self, n: int, ptx_type: str, a_k_major: bool, b_k_major: bool):
+    def __init__(self, n: int, k: int, a_type: str, b_type: str, acc_type: str, a_k_major: bool, b_k_major: bool):
+        d_type = "s32" if acc_type == "i32" else acc_type
         self.values = {
-            "shape": ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {n}, k = {_K}>"),
-            "typeA": ir.Attribute.parse(f"#nvvm.wgmma_type<{ptx_type}>"),
-            "typeB": ir.Attribute.parse(f"#nvvm.wgmma_type<{ptx_type}>"),
-            "typeD": ir.Attribute.parse("#nvvm.wgmma_type<f32>"),
+            "shape": ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {n}, k = {k}>"),
+            "typeA": ir.Attribute.parse(f"#nvvm.wgmma_type<{a_type}>"),
+            "typeB": ir.Attribute.parse(f"#nvvm.wgmma_type<{b_type}>"),
+            "typeD": ir.Attribute.parse(f"#nvvm.wgmma_type<{d_type}>"),
             "scaleD": ir.Attribute.parse("#nvvm.wgmma_scale_out<one>"),
             "scaleA": ir.Attribute.parse("#nvvm.wgmma_scale_in<one>"),
             "scaleB": ir.Attribute.parse("#nvvm.wgmma_scale_in<one>"),
@@ -220,7 +234,8 @@ def lower_wgmma_wait(ctx: LoweringContext, op: ir.Operation) -> None:
     nothing reads them before the wait."""
     values = list(ctx.elements(op.operands[0]))
     n = len(values)
-    constraints = ",".join(["=f"] * n + [str(i) for i in range(n)])
+    register = "=f" if isinstance(values[0].type, ir.F32Type) else "=r"
+    constraints = ",".join([register] * n + [str(i) for i in range(n)])
     results = ctx.inline_asm(f"wgmma.wait_group.sync.aligned {int_attr_value(op, 'pendings')};", constraints, values,
                              [v.type for v in values], side_effects=True)
     ctx.set(op.results[0], results)
