@@ -33,8 +33,16 @@ class ArgSpec:
         return (self.name, str(self.ty), self.divisibility)
 
 
+class ArgumentLayout:
+    """How a composite kernel argument (a tuple, a host tensor descriptor) is rebuilt in
+    the kernel from the parameters it is passed as (its leaves)."""
+
+    def rebuild(self, scope: dict, make_tuple: Any) -> Any:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True)
-class TupleLayout:
+class TupleLayout(ArgumentLayout):
     """How a tuple (or namedtuple) kernel argument is rebuilt in the kernel from its leaves.
 
     A tuple argument `t` is passed as its leaves, each a parameter of its own named
@@ -79,3 +87,41 @@ def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[t
             items.append(leaf)
             leaves.append((leaf, element))
     return TupleLayout(type(value), tuple(items)), leaves
+
+
+@dataclass(frozen=True)
+class DescriptorLayout(ArgumentLayout):
+    """A host tensor descriptor argument `d` (tilec.tools.tensor_descriptor), passed as
+    its base pointer `d.base`, its shape `d.shape.0`, ... and its strides `d.strides.0`,
+    ...; in the kernel it is the `tl.tensor_descriptor` tl.make_tensor_descriptor would
+    make of them. The block shape and padding are compiled in (part of the key)."""
+    base: str
+    shape: tuple
+    strides: tuple
+    block_shape: tuple
+    padding: str
+
+    def rebuild(self, scope: dict, make_tuple: Any) -> Any:
+        from .language.block_pointer import TensorDescriptor
+        from .language.core import constexpr
+        return TensorDescriptor(scope[self.base], make_tuple([scope[n] for n in self.shape]),
+                                make_tuple([scope[n] for n in self.strides]), constexpr(list(self.block_shape)),
+                                constexpr(self.padding))
+
+
+def is_descriptor_argument(value: Any) -> bool:
+    from .tools.tensor_descriptor import is_tensor_descriptor
+    return is_tensor_descriptor(value)
+
+
+def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout, list[tuple[str, Any]]]:
+    """`value`'s layout and its leaves as (name, value) pairs: base, shape, strides."""
+    rank = len(value.shape)
+    shape = tuple(f"{name}.shape.{i}" for i in range(rank))
+    strides = tuple(f"{name}.strides.{i}" for i in range(rank))
+    leaves = [(f"{name}.base", value.base)]
+    leaves += [(leaf, int(v)) for leaf, v in zip(shape, value.shape)]
+    leaves += [(leaf, int(v)) for leaf, v in zip(strides, value.strides)]
+    layout = DescriptorLayout(f"{name}.base", shape, strides, tuple(int(b) for b in value.block_shape),
+                              str(getattr(value, "padding", "zero")))
+    return layout, leaves

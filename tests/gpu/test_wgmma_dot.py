@@ -370,3 +370,58 @@ def test_wgmma_8bit_operands_are_pipelined(wgmma, a_ty, b_ty, want):
     assert "cp.async.cg.shared.global" in ptx and "tilegpu.async_copy_global_to_local" in ttgir
     assert '"tilegpu.local_alloc"(%' not in ttgir.split("scf.for")[1]  # no staging copy left in the loop
     assert kernel.n_spills == 0
+
+
+@tilec.jit
+def bt_matmul_kernel(a_ptr, bt_ptr, c_ptr, M, N, K, sam, sbn, scm,
+                     BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """`tl.dot(a, b.T)` with B given as B^T [N, K] (K contiguous), as Triton's persistent
+    and attention tutorials load it: the ring holds b as loaded, and the dot reads the
+    slot through a transposed view (no transpose in registers)."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = (pid_m * BM + tl.arange(0, BM)) % M
+    rn = (pid_n * BN + tl.arange(0, BN)) % N
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        b = tl.load(bt_ptr + rn[:, None] * sbn + (k0 + rk)[None, :], mask=(k0 + rk)[None, :] < K, other=0.0)
+        acc = tl.dot(a, b.T, acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages", [
+    (256, 384, 320, 128, 128, 64, 4, 4), (512, 256, 1024, 128, 256, 64, 8, 3), (192, 128, 96, 64, 128, 32, 4, 3)])
+def test_wgmma_b_transposed_in_the_kernel(wgmma, dtype, m, n, k, bm, bn, bk, warps, stages):
+    torch = _gpu()
+    np_ty, _ = DTYPES[dtype]
+    rng = np.random.default_rng(17)
+    a = rng.standard_normal((m, k)).astype(np_ty)
+    bt = rng.standard_normal((n, k)).astype(np_ty)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    grid = (-(-m // bm), -(-n // bn))
+    bt_matmul_kernel[grid](_device(a, torch), _device(bt, torch), c, m, n, k, k, k, n, BM=bm, BN=bn, BK=bk,
+                           num_warps=warps, num_stages=stages)
+    assert_product(c, a, bt.T)
+
+
+def test_wgmma_reads_a_transposed_ring_slot(wgmma):
+    """Without a GPU: b (loaded [BN, BK]) goes by cp.async into a ring in its own
+    orientation, the dot reads the slot viewed [BK, BN] (its NVMMA layout transposed),
+    and no transpose, staging copy or shared-memory load is left in the loop."""
+    signature = {"a_ptr": "*fp16:16", "bt_ptr": "*fp16:16", "c_ptr": "*fp32:16", "M": "i32:16", "N": "i32:16",
+                 "K": "i32:16", "sam": "i32:16", "sbn": "i32:16", "scm": "i32:16"}
+    kernel = tilec.compile(bt_matmul_kernel, signature=signature, target="sm_90", num_stages=3,
+                           constexprs={"BM": 128, "BN": 128, "BK": 64})
+    ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
+    loop = ttgir.split("scf.for")[1].split("scf.yield")[0]
+    assert "tile.trans" not in loop and '"tilegpu.local_alloc"(%' not in loop and "tilegpu.local_load" not in loop
+    view = re.search(r'"tilegpu.memdesc_index".*tensor<3x128x64xf16, #(nvmma_shared\d)>>, i32\) -> '
+                     r'!tilegpu.memdesc<tensor<64x128xf16, #(nvmma_shared\d)>>', loop)
+    assert view and view.group(1) != view.group(2), "the dot reads the slot through a transposed view"
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx) and "cp.async.cg.shared.global" in ptx
+    assert kernel.n_spills == 0

@@ -226,10 +226,16 @@ def local_store(value: ir.Value, buffer: ir.Value) -> ir.Operation:
     return create_op("tilegpu.local_store", [], [value, buffer])
 
 
-def memdesc_index(buffer: ir.Value, index: ir.Value) -> ir.Value:
-    """Buffer `index` of a ring of buffers (the memdesc's leading dimension)."""
+def memdesc_index(buffer: ir.Value, index: ir.Value, view: ir.RankedTensorType | None = None) -> ir.Value:
+    """Buffer `index` of a ring of buffers (the memdesc's leading dimension); `view`, when
+    given, types it as another tensor of the same bytes (a 2-D NVMMA slot seen
+    transposed: shape swapped, the layout's `transposed` flipped)."""
     ring = memdesc_tensor(buffer.type)
     one = ir.RankedTensorType.get(list(ring.shape)[1:], ring.element_type, ring.encoding)
+    if view is not None:
+        if sorted(view.shape) != sorted(one.shape) or view.element_type != one.element_type:
+            raise ValueError(f"a view of a {one} slot must hold the same elements, not {view}")
+        one = view
     return create_op("tilegpu.memdesc_index", [memdesc_type(one)], [buffer, index]).result
 
 
@@ -382,9 +388,18 @@ def _verify_local_store(op: ir.Operation) -> str | None:
 @verifier("tilegpu.memdesc_index")
 def _verify_memdesc_index(op: ir.Operation) -> str | None:
     ring, one = memdesc_tensor(op.operands[0].type), memdesc_tensor(op.results[0].type)
-    if list(ring.shape)[1:] != list(one.shape) or ring.element_type != one.element_type:
-        return f"must drop the leading dimension of {ring}, got {one}"
-    return None
+    slot = list(ring.shape)[1:]
+    if ring.element_type == one.element_type and slot == list(one.shape):
+        return None
+    if ring.element_type == one.element_type and len(slot) == 2 and slot[::-1] == list(one.shape):
+        from ..layout.shared import NVMMASharedEncoding
+        stored, seen = parse_encoding(str(ring.encoding)), parse_encoding(str(one.encoding))
+        if (isinstance(stored, NVMMASharedEncoding) and isinstance(seen, NVMMASharedEncoding)
+                and (seen.swizzle_bytes, seen.element_bits) == (stored.swizzle_bytes, stored.element_bits)
+                and seen.transposed != stored.transposed):
+            return None  # a transposed view of an NVMMA slot: the same bytes
+        return f"a transposed view of a slot of {ring} must be in its NVMMA layout transposed, got {one}"
+    return f"must drop the leading dimension of {ring}, got {one}"
 
 
 @verifier("tilegpu.async_copy_global_to_local")

@@ -11,7 +11,7 @@ from ..dialects._mlir import i32_attr
 from ..language import core as tl
 from ..language.core import activate_semantic, constexpr, tensor
 from ..language.semantic import Semantic
-from ..specialization import ArgSpec, TupleLayout
+from ..specialization import ArgSpec, ArgumentLayout
 from ..target import Target
 from .code_generator import CodeGenerator
 from .ir_builder import IRBuilder
@@ -37,8 +37,8 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
         block_args = iter(entry.arguments)
         for arg in args:
             scope[arg.name] = constexpr(arg.constant) if arg.is_constant else tensor(next(block_args), arg.ty)
-        for arg in args:  # tuple arguments, from their leaves (specialization.TupleLayout)
-            if arg.is_constant and isinstance(arg.constant, TupleLayout):
+        for arg in args:  # tuples and descriptors, from their leaves (specialization.ArgumentLayout)
+            if arg.is_constant and isinstance(arg.constant, ArgumentLayout):
                 scope[arg.name] = arg.constant.rebuild(scope, tl.tuple_value)
         generator = CodeGenerator(fn, builder, semantic, scope, is_kernel=True)
         with activate_semantic(semantic), tl.activate_caller(generator.call_from_language), ir.InsertionPoint(entry):

@@ -31,7 +31,7 @@ from ..language.core import TilecSemanticError, activate_semantic, tensor
 from ..language.semantic import Semantic
 from ..runtime import specialize
 from ..runtime.reinterpret import TensorWrapper
-from ..specialization import TupleLayout
+from ..specialization import ArgumentLayout
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
 from .numpy_ops_misc import DeviceAssertionError
@@ -72,7 +72,7 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
         # kernel's arguments: a tuple rebuilt from its leaves, as the frontend rebuilds it.
         made: dict[str, Any] = {}
         for index, name, value in parameters:
-            if isinstance(value, TupleLayout):
+            if isinstance(value, ArgumentLayout):
                 made[name] = value.rebuild(made, tl.tuple_value)
             else:
                 made[name] = _kernel_argument(fn, index, name, value, memory, arrays)

@@ -277,13 +277,26 @@ def nvmma_encoding(value: ir.Value, k_axis: int | None = None) -> NVMMASharedEnc
     ty = tensor_type(value.type)
     shape = list(ty.shape)
     bits = _ELEMENT_BITS[str(ty.element_type)]
-    layout = tilegpu.layout_of(value.type)
-    fastest = layout.order[0] if isinstance(layout, BlockedEncoding) else len(shape) - 1
-    if k_axis is not None:
-        fastest = k_axis
+    fastest = k_axis if k_axis is not None else _contiguous_dim(value)
     row_bytes = shape[fastest] * bits // 8
     swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes)
     return NVMMASharedEncoding(swizzle, bits, transposed=fastest == len(shape) - 2)
+
+
+def _contiguous_dim(value: ir.Value) -> int:
+    """The dimension `value` was loaded contiguous along: its blocked layout's fastest,
+    looking through layout conversions and a 2-D transpose (`b.T` of a B loaded [N, K]
+    is contiguous along K, dimension 0), so the staged buffer can be filled by 16-byte
+    copies of the loaded rows."""
+    op = value.owner.operation if isinstance(value, ir.OpResult) and hasattr(value.owner, "operation") else \
+        (value.owner if isinstance(value, ir.OpResult) else None)
+    rank = len(tensor_type(value.type).shape)
+    if op is not None and op.name == "tilegpu.convert_layout":
+        return _contiguous_dim(op.operands[0])
+    if op is not None and op.name == "tile.trans" and rank == 2:
+        return 1 - _contiguous_dim(op.operands[0])
+    layout = tilegpu.layout_of(value.type)
+    return layout.order[0] if isinstance(layout, BlockedEncoding) else rank - 1
 
 
 _ELEMENT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8}

@@ -52,7 +52,10 @@ Loads left alone (they stay ordinary loads):
 Ring layouts: a load converted to an mma dot operand (`#tilegpu.dot_op` with an mma
 parent) gets `mma_operand_shared_encoding` in the load's order; a load staged in an NVMMA
 buffer for wgmma (`local_alloc`) gets that buffer's layout, and the dot then reads the
-ring's slot directly (no local_alloc is left); any other a plain row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
+ring's slot directly (no local_alloc is left); one staged through a 2-D `trans` (`b.T`
+of a B loaded [N, K]) gets that layout transposed back, and the dot reads the slot
+through a transposed view (a `memdesc_index` typed with the transposed shape: the same
+bytes); any other a plain row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
 driver raises OutOfResources when the total exceeds the target's.
 
 The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
@@ -72,7 +75,7 @@ from ..dialects.op_facts import reads_memory
 from ..layout.encodings import LANE, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
 from ..layout.mma import MmaEncoding
-from ..layout.shared import SharedEncoding, mma_operand_shared_encoding
+from ..layout.shared import NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding
 from ..target import Target
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
@@ -188,16 +191,50 @@ def _users(value: ir.Value) -> list[ir.Operation]:
     return [use.owner.operation if hasattr(use.owner, "operation") else use.owner for use in value.uses]
 
 
+def _staging_allocs(value: ir.Value, transposed: bool = False) -> list[tuple[ir.Operation, bool]] | None:
+    """The local_allocs staging `value` for wgmma, each with whether it holds `value`
+    transposed, when every use gets there through convert_layout and 2-D trans ops
+    (`tl.dot(a, b.T)` with b loaded [N, K]); else None."""
+    users = _users(value)
+    if not users:
+        return None
+    found = []
+    for user in users:
+        if user.name == "tilegpu.local_alloc":
+            found.append((user, transposed))
+            continue
+        flips = user.name == "tile.trans" and len(tensor_type(user.results[0].type).shape) == 2
+        if not (flips or user.name == "tilegpu.convert_layout"):
+            return None
+        inner = _staging_allocs(user.results[0], transposed != flips)
+        if inner is None:
+            return None
+        found += inner
+    return found
+
+
+def _staged_encoding(alloc: ir.Operation, transposed: bool) -> SharedEncoding | None:
+    """The layout of a local_alloc's buffer, seen from the load it stages: the same bytes,
+    so for a transposed NVMMA buffer the contiguous dimension flips (None for other
+    transposed layouts)."""
+    encoding = tilegpu.parse_encoding(str(tilegpu.memdesc_tensor(alloc.results[0].type).encoding))
+    if not transposed:
+        return encoding
+    if isinstance(encoding, NVMMASharedEncoding):
+        return NVMMASharedEncoding(encoding.swizzle_bytes, encoding.element_bits, not encoding.transposed)
+    return None
+
+
 def _ring_encoding(load: ir.Operation) -> SharedEncoding | None:
     """mma operands are staged swizzled for ldmatrix, wgmma operands in the NVMMA layout
-    of the buffer they were staged in; other loads in a row-major buffer."""
+    of the buffer they were staged in (transposed back for a load staged through a
+    `trans`); other loads in a row-major buffer."""
     result = load.results[0]
     users = _users(result)
-    if users and all(user.name == "tilegpu.local_alloc" for user in users):
-        encodings = {str(tilegpu.memdesc_tensor(user.results[0].type).encoding) for user in users}
-        if len(encodings) == 1:
-            return tilegpu.parse_encoding(encodings.pop())
-        return None
+    allocs = _staging_allocs(result)
+    if allocs is not None:
+        encodings = {_staged_encoding(alloc, transposed) for alloc, transposed in allocs}
+        return encodings.pop() if len(encodings) == 1 else None
     if not users or any(user.name != "tilegpu.convert_layout" for user in users):
         return None
     targets = {tilegpu.layout_of(user.results[0].type) for user in users}
@@ -402,15 +439,31 @@ def _read_slot(load: _Load, slot: ir.Value) -> None:
     buffer = tilegpu.memdesc_index(load.ring, slot)
     _owner(buffer).attributes[SLOT_ATTR] = i32_attr(0)
     result = load.op.results[0]
+    allocs = _staging_allocs(result)
+    if allocs is not None:  # wgmma operands: the dots read the slot itself, or a transposed view of it
+        for alloc, transposed in allocs:
+            view = buffer
+            if transposed:
+                view = tilegpu.memdesc_index(load.ring, slot, view=tilegpu.memdesc_tensor(alloc.results[0].type))
+                _owner(view).attributes[SLOT_ATTR] = i32_attr(0)
+            alloc.results[0].replace_all_uses_with(view)
+            alloc.erase()
+        _erase_unused_chain(result)
+        return
     for user in _users(result):
         if user.name == "tilegpu.convert_layout":
             user.results[0].replace_all_uses_with(tilegpu.local_load(buffer, user.results[0].type))
             user.erase()
-        elif user.name == "tilegpu.local_alloc":  # a wgmma operand: the dot reads the slot itself
-            user.results[0].replace_all_uses_with(buffer)
-            user.erase()
     if has_uses(result):
         result.replace_all_uses_with(tilegpu.local_load(buffer, result.type))
+
+
+def _erase_unused_chain(value: ir.Value) -> None:
+    """Erases the ops between a load and the local_allocs it fed, now unused."""
+    for user in _users(value):
+        _erase_unused_chain(user.results[0])
+        if not has_uses(user.results[0]):
+            user.erase()
 
 
 def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]) -> tuple[ir.Value, list[ir.Value]]:

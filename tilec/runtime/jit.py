@@ -20,7 +20,8 @@ from ..errors import LaunchError, LaunchOptionError, UsageError, dtype_argument_
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
-from ..specialization import ArgSpec, TupleLayout, flatten_tuple_argument, is_tuple_argument
+from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argument, flatten_tuple_argument,
+                              is_descriptor_argument, is_tuple_argument)
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
@@ -338,7 +339,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         host_arrays = types_as_strings if host_arrays is None else host_arrays
         specs = []
         for index, name, value in self._parameters(values):
-            if isinstance(value, TupleLayout):
+            if isinstance(value, ArgumentLayout):
                 specs.append(ArgSpec(name, constant=value, is_constant=True))
             else:
                 specs.append(self._arg_spec(index, name, value, types_as_strings, host_arrays))
@@ -346,20 +347,32 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
     def _parameters(self, values: list) -> list[tuple[int, str, Any]]:
         """(index, name, value) of each parameter as compiled: a tuple argument gives its
-        leaves (index -1, named `t.0`, `t.1`, ...) and then its TupleLayout."""
+        leaves (index -1, named `t.0`, `t.1`, ...) and then its TupleLayout; a host
+        tensor descriptor its base, shape and strides and then its DescriptorLayout."""
         parameters = []
         for index, (name, value) in enumerate(zip(self.arg_names, values)):
-            if index not in self.constexprs and is_tuple_argument(value):
+            if index in self.constexprs:
+                parameters.append((index, name, value))
+                continue
+            if is_descriptor_argument(value):
+                from ..tools.tensor_descriptor import descriptor_problem
+                problem = descriptor_problem(value)
+                if problem is not None:
+                    raise LaunchError(f"argument '{name}' of {self.__name__}() is a bad tensor descriptor: {problem}")
+                layout, leaves = flatten_descriptor_argument(name, value)
+            elif is_tuple_argument(value):
                 layout, leaves = flatten_tuple_argument(name, value)
-                parameters.extend((-1, leaf_name, leaf) for leaf_name, leaf in leaves)
-                parameters.append((index, name, layout))
             else:
                 parameters.append((index, name, value))
+                continue
+            parameters.extend((-1, leaf_name, leaf) for leaf_name, leaf in leaves)
+            parameters.append((index, name, layout))
         return parameters
 
     def _launch_values(self, values: list) -> list:
         """The values a launch passes, parallel to `specialization(values)`."""
-        if not any(is_tuple_argument(v) for i, v in enumerate(values) if i not in self.constexprs):
+        if not any(is_tuple_argument(v) or is_descriptor_argument(v)
+                   for i, v in enumerate(values) if i not in self.constexprs):
             return values
         return [value for _, _, value in self._parameters(values)]
 

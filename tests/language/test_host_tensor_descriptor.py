@@ -1,0 +1,188 @@
+"""Host-side tensor descriptors (`tilec.tools.tensor_descriptor.TensorDescriptor`, as
+`triton.tools.tensor_descriptor`'s) passed as kernel arguments, on both backends: in the
+kernel they are `tl.tensor_descriptor`s, with TMA's rules (out-of-bounds elements read
+the padding value and are not written).
+
+Inputs are random, outputs poisoned before the run and larger than the described region
+(a wider row stride, extra rows) so that writes outside it show.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.errors import LaunchError
+from tilec.tools.tensor_descriptor import TensorDescriptor
+from tilec_testing import device_array, to_numpy
+
+POISON = -12345.0
+
+
+@tilec.jit
+def scale_kernel(in_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    x = in_desc.load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], x * 2.0 + 1.0)
+
+
+def _described(array, rows: int, cols: int, block, padding="zero"):
+    """A descriptor of the top-left rows x cols of a row-major 2-D `array` (on its backend)."""
+    return TensorDescriptor(array, [rows, cols], [array.shape[1], 1], block, padding)
+
+
+@pytest.mark.parametrize("m, n, bm, bn", [(37, 50, 16, 32), (64, 24, 32, 8), (130, 70, 64, 64)])
+def test_load_and_store_with_boundary_tiles(backend, rng, m, n, bm, bn):
+    """Tiles straddling the last rows and columns: what lies outside reads 0 (so it does
+    not matter) and is not written."""
+    x = rng.standard_normal((m, n + 6)).astype(np.float32)  # rows of 4 * (n + 6) bytes
+    stride = -(-(n + 6) // 4) * 4
+    x_full = np.zeros((m, stride), np.float32)
+    x_full[:, :n + 6] = x
+    out = np.full((m + 3, stride + 8), POISON, np.float32)
+    x_dev, out_dev = device_array(x_full, backend), device_array(out, backend)
+    grid = (tilec.cdiv(m, bm), tilec.cdiv(n, bn))
+    scale_kernel[grid](_described(x_dev, m, n, [bm, bn]), _described(out_dev, m, n, [bm, bn]), BM=bm, BN=bn)
+    got = to_numpy(out_dev)
+    np.testing.assert_array_equal(got[:m, :n], x[:, :n] * 2 + 1)
+    outside = np.ones(got.shape, bool)
+    outside[:m, :n] = False
+    assert (got[outside] == POISON).all(), "a descriptor store wrote outside the described tensor"
+
+
+@tilec.jit
+def padding_kernel(in_desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    """The block at (-2, -3): rows and columns before the tensor read the padding."""
+    block = in_desc.load([-2, -3])
+    rm, rn = tl.arange(0, BM), tl.arange(0, BN)
+    tl.store(out_ptr + rm[:, None] * BN + rn[None, :], block)
+
+
+@pytest.mark.parametrize("padding", ["zero", "nan"])
+def test_padding_option(backend, rng, padding):
+    x = rng.standard_normal((8, 16)).astype(np.float32)
+    out = device_array(np.full((8, 16), POISON, np.float32), backend)
+    padding_kernel[(1,)](TensorDescriptor.from_tensor(device_array(x, backend), [8, 16], padding), out, BM=8, BN=16)
+    got = to_numpy(out)
+    np.testing.assert_array_equal(got[2:, 3:], x[:6, :13])
+    fill = got.copy()
+    fill[2:, 3:] = 0 if padding == "zero" else np.nan
+    assert (np.isnan(fill) if padding == "nan" else fill == 0).all()
+
+
+@tilec.jit
+def fields_kernel(desc, out_ptr):
+    """What a kernel can read off a descriptor argument."""
+    tl.static_assert(isinstance(desc, tl.tensor_descriptor))
+    tl.static_assert(desc.block_shape[0] == 4 and desc.block_shape[1] == 32)
+    tl.static_assert(desc.dtype == tl.float16)
+    tl.store(out_ptr + 0, desc.shape[0])
+    tl.store(out_ptr + 1, desc.shape[1])
+    tl.store(out_ptr + 2, desc.strides[0].to(tl.int32))
+
+
+def test_descriptor_fields_in_the_kernel(backend):
+    x = device_array(np.ones((20, 48), np.float16), backend)
+    out = device_array(np.full(3, -1, np.int32), backend)
+    fields_kernel[(1,)](TensorDescriptor(x, [17, 40], [48, 1], [4, 32]), out)
+    np.testing.assert_array_equal(to_numpy(out), [17, 40, 48])
+
+
+@tilec.jit
+def batched_kernel(in_desc, out_desc, BB: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    pid = tl.program_id(0)
+    x = in_desc.load([pid * BB, 0, 0])
+    out_desc.store([pid * BB, 0, 0], -x)
+
+
+def test_three_dimensional_descriptor(backend, rng):
+    x = rng.standard_normal((5, 6, 8)).astype(np.float32)
+    out = device_array(np.full((5, 6, 8), POISON, np.float32), backend)
+    x_dev = device_array(x, backend)
+    batched_kernel[(3,)](TensorDescriptor.from_tensor(x_dev, [2, 8, 8]), TensorDescriptor.from_tensor(out, [2, 8, 8]),
+                         BB=2, BM=8, BN=8)
+    np.testing.assert_array_equal(to_numpy(out), -x)
+
+
+@tilec.jit
+def persistent_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                             BK: tl.constexpr, NUM_PROGRAMS: tl.constexpr):
+    """Triton tutorial 09's persistent shape: each program walks tiles NUM_PROGRAMS apart
+    (tl.range with flatten and warp_specialize, accepted as hints)."""
+    start = tl.program_id(0)
+    tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+    for tile in tl.range(start, tiles_m * tiles_n, NUM_PROGRAMS, flatten=True, warp_specialize=True):
+        pid_m, pid_n = tile // tiles_n, tile % tiles_n
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            a = a_desc.load([pid_m * BM, k * BK])
+            b = b_desc.load([k * BK, pid_n * BN])
+            acc = tl.dot(a, b, acc)
+        c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, programs", [(96, 80, 72, 32, 32, 32, 3), (200, 136, 96, 64, 64, 32, 5)])
+def test_persistent_matmul_with_descriptors(backend, rng, m, n, k, bm, bn, bk, programs):
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = device_array(np.full((m, n), np.nan, np.float16), backend)
+    a_dev, b_dev = device_array(a, backend), device_array(b, backend)
+    persistent_matmul_kernel[(programs,)](
+        TensorDescriptor.from_tensor(a_dev, [bm, bk]), TensorDescriptor.from_tensor(b_dev, [bk, bn]),
+        TensorDescriptor.from_tensor(c, [bm, bn]), m, n, k, BM=bm, BN=bn, BK=bk, NUM_PROGRAMS=programs)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(to_numpy(c).astype(np.float64), want, rtol=1e-2, atol=2e-2)
+
+
+def test_block_shape_set_after_construction_is_a_new_specialisation(backend, rng):
+    """As Triton's tutorials do in an autotuner pre-hook: the block shape is changed on
+    the host descriptor after it was made, and the next launch compiles for it."""
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    out = device_array(np.full((64, 64), POISON, np.float32), backend)
+    x_dev = device_array(x, backend)
+    src, dst = TensorDescriptor.from_tensor(x_dev, [16, 16]), TensorDescriptor.from_tensor(out, [16, 16])
+    scale_kernel[(4, 4)](src, dst, BM=16, BN=16)
+    np.testing.assert_array_equal(to_numpy(out), x * 2 + 1)
+    out2 = device_array(np.full((64, 64), POISON, np.float32), backend)
+    dst2 = TensorDescriptor.from_tensor(out2, [16, 16])
+    src.block_shape = dst2.block_shape = [32, 64]
+    scale_kernel[(2, 1)](src, dst2, BM=32, BN=64)
+    np.testing.assert_array_equal(to_numpy(out2), x * 2 + 1)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda d: setattr(d, "block_shape", [16, 24]), "powers of two"),
+    (lambda d: setattr(d, "strides", [1, 64]), "last dimension must be contiguous"),
+    (lambda d: setattr(d, "strides", [63, 1]), "multiples of 16 bytes"),
+    (lambda d: setattr(d, "block_shape", [16, 2]), "at least 16 bytes"),
+    (lambda d: setattr(d, "padding", "inf"), "padding must be"),
+    (lambda d: setattr(d, "shape", [64]), "one entry per dimension"),
+])
+def test_bad_descriptor_is_a_launch_error_naming_the_argument(backend, change, words):
+    x = device_array(np.zeros((64, 64), np.float32), backend)
+    good = TensorDescriptor.from_tensor(x, [16, 16])
+    bad = TensorDescriptor.from_tensor(x, [16, 16])
+    change(bad)
+    with pytest.raises(LaunchError, match=r"argument 'out_desc' of scale_kernel\(\) is a bad tensor descriptor") as info:
+        scale_kernel[(1, 1)](good, bad, BM=16, BN=16)
+    assert words in str(info.value)
+
+
+def test_bad_descriptor_is_refused_when_made():
+    x = np.zeros((64, 64), np.float32)
+    with pytest.raises(ValueError, match="multiples of 16 bytes"):
+        TensorDescriptor(x, [64, 60], [62, 1], [16, 16])
+    with pytest.raises(ValueError, match="base address must be a multiple of 16 bytes"):
+        TensorDescriptor.from_tensor(np.zeros(4097, np.float32)[1:].reshape(64, 64), [16, 16])
+
+
+def test_descriptor_parameters_in_ttir():
+    """Compiled: a descriptor argument is its base pointer (16-byte aligned), its shape
+    and its strides (the last, 1, folded), the block shape compiled in."""
+    x = np.zeros((64, 64), np.float32)
+    kernel = scale_kernel.warmup(TensorDescriptor.from_tensor(x, [32, 16]), TensorDescriptor.from_tensor(x, [32, 16]),
+                                 BM=32, BN=16, grid=(1,), target="sm_90")
+    signature = kernel.asm["ttir"].split("func.func public @scale_kernel(")[1].split(")")[0]
+    assert signature.count("!tile.ptr<f32> {tile.divisibility = 16 : i32}") == 2
+    assert signature.count("i32 {tile.divisibility = 16 : i32}") == 6  # 64, 64 and the row stride 64, twice

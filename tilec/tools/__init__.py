@@ -1,0 +1,1 @@
+"""Host-side helpers that kernels' launchers use (`tilec.tools.tensor_descriptor`)."""

@@ -1,0 +1,105 @@
+"""`TensorDescriptor`: a tensor described for block-wise access, passed to a kernel.
+
+    from tilec.tools.tensor_descriptor import TensorDescriptor
+
+    desc = TensorDescriptor.from_tensor(x, block_shape=[64, 64])
+    kernel[grid](desc, ...)            # in the kernel: desc.load([i, j]), desc.store(...)
+
+In the kernel the parameter is a `tl.tensor_descriptor`, exactly what
+`tl.make_tensor_descriptor(base, shape, strides, block_shape, padding_option)` returns
+on the device: blocks read outside the tensor hold the padding value ("zero" or "nan"),
+and elements stored outside it are dropped. The launch passes the base pointer, the
+shape and the strides as ordinary parameters (specialised like any integer argument:
+a stride of 1 is a constant, one divisible by 16 is known to be), and `block_shape` and
+`padding` are part of the compiled kernel's key.
+
+The fields may be changed after construction (Triton's tutorials set `block_shape` in an
+autotuner pre-hook); they are checked when the kernel is launched, and a bad one is a
+`LaunchError` naming the argument.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, List
+
+
+@dataclass
+class TensorDescriptor:
+    """A tensor (`base`: a GPU tensor, or a host array for the interpreter) of `shape`
+    and `strides` (in elements; the last must be 1), read and written in blocks of
+    `block_shape` (powers of two, at most 256 each, at least 16 bytes along the last
+    dimension). The base address and every stride but the last must be multiples of 16
+    bytes, as the hardware's tensor maps need."""
+    base: Any
+    shape: List[int]
+    strides: List[int]
+    block_shape: List[int]
+    padding: str = "zero"
+
+    def __post_init__(self):
+        problem = descriptor_problem(self)
+        if problem is not None:
+            raise ValueError(f"TensorDescriptor: {problem}")
+
+    @staticmethod
+    def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
+        """The descriptor of all of `tensor` (its own shape and strides; a torch tensor,
+        or a NumPy array for the interpreter)."""
+        if callable(getattr(tensor, "stride", None)):
+            strides = list(tensor.stride())
+        else:  # NumPy: strides in bytes
+            strides = [s // tensor.itemsize for s in tensor.strides]
+        return TensorDescriptor(tensor, list(tensor.shape), strides, block_shape, padding)
+
+
+def is_tensor_descriptor(value: Any) -> bool:
+    """A host descriptor argument: this class, or one with the same fields (Triton's)."""
+    return isinstance(value, TensorDescriptor) or (
+        type(value).__name__ == "TensorDescriptor"
+        and all(hasattr(value, field) for field in ("base", "shape", "strides", "block_shape")))
+
+
+def _element_bytes(base: Any) -> int | None:
+    dtype = getattr(base, "dtype", None)
+    size = getattr(dtype, "itemsize", None)
+    return int(size) if size is not None else None
+
+
+def _address(base: Any) -> int | None:
+    if hasattr(base, "data_ptr"):
+        return int(base.data_ptr())
+    if hasattr(base, "ctypes"):
+        return int(base.ctypes.data)
+    return None
+
+
+def descriptor_problem(desc: Any) -> str | None:
+    """What is wrong with a descriptor's fields, in a sentence, or None."""
+    shape, strides, block = list(desc.shape), list(desc.strides), list(desc.block_shape)
+    rank = len(shape)
+    if not 1 <= rank <= 5:
+        return f"a descriptor has 1 to 5 dimensions, got shape {shape}"
+    if len(strides) != rank or len(block) != rank:
+        return f"shape {shape}, strides {strides} and block_shape {block} must have one entry per dimension"
+    if any(not isinstance(v, int) and not hasattr(v, "__index__") for v in shape + strides + block):
+        return f"shape {shape}, strides {strides} and block_shape {block} must be integers"
+    shape, strides, block = ([int(v) for v in values] for values in (shape, strides, block))
+    if int(strides[-1]) != 1:
+        return f"the last dimension must be contiguous (stride 1), got strides {strides}"
+    bad = [b for b in block if b < 1 or b > 256 or b & (b - 1)]
+    if bad:
+        return f"block_shape {block} must hold powers of two from 1 to 256"
+    if getattr(desc, "padding", "zero") not in ("zero", "nan"):
+        return f"padding must be 'zero' or 'nan', got {desc.padding!r}"
+    size = _element_bytes(desc.base)
+    if size is not None:
+        if block[-1] * size < 16:
+            return (f"the block must span at least 16 bytes along the last dimension, got {block[-1]} x {size} = "
+                    f"{block[-1] * size} bytes")
+        unaligned = [s for s in strides[:-1] if (s * size) % 16]
+        if unaligned:
+            return f"strides {strides} (elements of {size} bytes) must be multiples of 16 bytes but the last"
+    address = _address(desc.base)
+    if address is not None and address % 16:
+        return f"the base address must be a multiple of 16 bytes, got {address:#x}"
+    return None
