@@ -100,13 +100,15 @@ class DescriptorLayout(ArgumentLayout):
     strides: tuple
     block_shape: tuple
     padding: str
+    tensormap: str
+    whole_rows: bool  # the last dimension spans a multiple of 16 bytes (TMA stores are exact)
 
     def rebuild(self, scope: dict, make_tuple: Any) -> Any:
         from .language.block_pointer import TensorDescriptor
         from .language.core import constexpr
         return TensorDescriptor(scope[self.base], make_tuple([scope[n] for n in self.shape]),
                                 make_tuple([scope[n] for n in self.strides]), constexpr(list(self.block_shape)),
-                                constexpr(self.padding))
+                                constexpr(self.padding), scope.get(self.tensormap), constexpr(self.whole_rows))
 
 
 def is_descriptor_argument(value: Any) -> bool:
@@ -115,13 +117,18 @@ def is_descriptor_argument(value: Any) -> bool:
 
 
 def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout, list[tuple[str, Any]]]:
-    """`value`'s layout and its leaves as (name, value) pairs: base, shape, strides."""
+    """`value`'s layout and its leaves as (name, value) pairs: base, shape, strides and
+    the TMA tensor map (a runtime.tma.TensorMap, encoded when a launch reads it)."""
+    from .runtime.tma import TensorMap
     rank = len(value.shape)
     shape = tuple(f"{name}.shape.{i}" for i in range(rank))
     strides = tuple(f"{name}.strides.{i}" for i in range(rank))
     leaves = [(f"{name}.base", value.base)]
     leaves += [(leaf, int(v)) for leaf, v in zip(shape, value.shape)]
     leaves += [(leaf, int(v)) for leaf, v in zip(strides, value.strides)]
+    leaves.append((f"{name}.tensormap", TensorMap(value)))
+    item_size = getattr(getattr(value.base, "dtype", None), "itemsize", 0) or 0
     layout = DescriptorLayout(f"{name}.base", shape, strides, tuple(int(b) for b in value.block_shape),
-                              str(getattr(value, "padding", "zero")))
+                              str(getattr(value, "padding", "zero")), f"{name}.tensormap",
+                              int(value.shape[-1]) * int(item_size) % 16 == 0)
     return layout, leaves

@@ -32,10 +32,11 @@ def _described(array, rows: int, cols: int, block, padding="zero"):
     return TensorDescriptor(array, [rows, cols], [array.shape[1], 1], block, padding)
 
 
-@pytest.mark.parametrize("m, n, bm, bn", [(37, 50, 16, 32), (64, 24, 32, 8), (130, 70, 64, 64)])
+@pytest.mark.parametrize("m, n, bm, bn", [(37, 50, 16, 32), (64, 24, 32, 8), (130, 70, 64, 64), (100, 92, 64, 32)])
 def test_load_and_store_with_boundary_tiles(backend, rng, m, n, bm, bn):
     """Tiles straddling the last rows and columns: what lies outside reads 0 (so it does
-    not matter) and is not written."""
+    not matter) and is not written. (On sm_90 the loads are TMA copies; so are the
+    stores where rows span a multiple of 16 bytes: n = 24 and 92.)"""
     x = rng.standard_normal((m, n + 6)).astype(np.float32)  # rows of 4 * (n + 6) bytes
     stride = -(-(n + 6) // 4) * 4
     x_full = np.zeros((m, stride), np.float32)
@@ -186,3 +187,34 @@ def test_descriptor_parameters_in_ttir():
     signature = kernel.asm["ttir"].split("func.func public @scale_kernel(")[1].split(")")[0]
     assert signature.count("!tile.ptr<f32> {tile.divisibility = 16 : i32}") == 2
     assert signature.count("i32 {tile.divisibility = 16 : i32}") == 6  # 64, 64 and the row stride 64, twice
+
+
+@pytest.mark.parametrize("n, store_by_tma", [(64, True), (50, False)])
+def test_tma_copies_on_hopper(n, store_by_tma):
+    """Compiled for sm_90, a host descriptor's 2-D loads become TMA copies
+    (`cp.async.bulk.tensor` completing an mbarrier) and so do its stores, unless a row of
+    the tensor ends inside a 16-byte run (TMA would write the whole run); for sm_80,
+    neither."""
+    x = np.zeros((64, 64), np.float32)
+    descs = (TensorDescriptor(x, [64, n], [64, 1], [32, 16]), TensorDescriptor(x, [64, n], [64, 1], [32, 16]))
+    hopper = scale_kernel.warmup(*descs, BM=32, BN=16, grid=(1,), target="sm_90")
+    ttir, ptx = hopper.asm["ttir"], hopper.asm["ptx"]
+    assert '"tile.descriptor_load"' in ttir and ("tile.descriptor_store" in ttir) == store_by_tma
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
+    assert "mbarrier.try_wait.parity" in ptx and "mbarrier.arrive.expect_tx" in ptx
+    assert ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx) == store_by_tma
+    ampere = scale_kernel.warmup(*descs, BM=32, BN=16, grid=(1,), target="sm_80")
+    assert "descriptor_load" not in ampere.asm["ttir"] and "cp.async.bulk" not in ampere.asm["ptx"]
+
+
+def test_descriptor_loads_feeding_a_dot_in_a_loop_stay_pointer_loads_for_now():
+    """Compiled for sm_90: the persistent matmul's operand loads feed a dot in a loop, so
+    they keep the pointer form, which tilegpu-pipeline streams through cp.async rings
+    (it cannot stream TMA copies yet); its store, in the tile loop, too."""
+    a = np.zeros((256, 256), np.float16)
+    kernel = persistent_matmul_kernel.warmup(
+        TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(a, [64, 128]),
+        TensorDescriptor.from_tensor(a, [128, 128]), 256, 256, 256, BM=128, BN=128, BK=64, NUM_PROGRAMS=4,
+        grid=(1,), target="sm_90", num_warps=8)
+    ptx = kernel.asm["ptx"]
+    assert "cp.async.bulk" not in ptx and "cp.async.cg.shared.global" in ptx and "wgmma.mma_async" in ptx

@@ -153,6 +153,23 @@ irdl.dialect @tile {{
     %2 = irdl.any
     irdl.operands(ptr: %0, value: %1, mask: optional %2)
   }}
+  irdl.operation @descriptor_load {{
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.base "!builtin.tensor"
+    %r = irdl.region
+    irdl.operands(tensormap: %0, offsets: variadic %1)
+    irdl.results(result: %2)
+    irdl.regions(fallback: %r)
+  }}
+  irdl.operation @descriptor_store {{
+    %0 = irdl.any
+    %1 = irdl.base "!builtin.tensor"
+    %2 = irdl.any
+    %r = irdl.region
+    irdl.operands(tensormap: %0, value: %1, offsets: variadic %2)
+    irdl.regions(fallback: %r)
+  }}
   irdl.operation @reshape {{
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base "!builtin.tensor"
@@ -356,6 +373,13 @@ define_op("tile.extern_elementwise", pure=_declared_pure, elementwise=_declared_
 define_op("tile.inline_asm", pure=_declared_pure, elementwise=_asm_is_elementwise)
 for _name in ("store", "atomic_rmw", "atomic_cas", "print", "assert", "assume", "barrier"):
     define_op("tile." + _name)
+# A block read or written through a TMA tensor map (a host tensor descriptor on sm_90):
+# the tensor map holds the base, shape, strides, box and padding; the operands are the
+# block's offsets, outermost first. The `fallback` region does the same with pointers
+# (what the language emits without a tensor map; a load's yields the block):
+# tile-choose-descriptor-copies keeps one of the two.
+define_op("tile.descriptor_load", reads_memory=True)
+define_op("tile.descriptor_store")
 
 # ----------------------------------------------------------------------------- types
 
@@ -441,6 +465,17 @@ def load(ptr: ir.Value, mask: ir.Value | None, other: ir.Value | None, ty: ir.Ty
 def store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, *, cache: str = "", evict: str = "") -> ir.Operation:
     return create_op("tile.store", [], [ptr, value, mask], segments=[1, 1, int(mask is not None)],
                      attributes={"cache": str_attr(cache), "evict": str_attr(evict)})
+
+
+def descriptor_load(tensormap: ir.Value, offsets: Sequence[ir.Value], ty: ir.Type) -> ir.Operation:
+    """A tile.descriptor_load with an empty fallback region (the caller fills it)."""
+    return create_op("tile.descriptor_load", [ty], [tensormap, *offsets], segments=[1, len(offsets)], regions=1)
+
+
+def descriptor_store(tensormap: ir.Value, value: ir.Value, offsets: Sequence[ir.Value]) -> ir.Operation:
+    """A tile.descriptor_store with an empty fallback region (the caller fills it)."""
+    return create_op("tile.descriptor_store", [], [tensormap, value, *offsets], segments=[1, 1, len(offsets)],
+                     regions=1)
 
 
 def reshape(src: ir.Value, ty: ir.Type) -> ir.Value:

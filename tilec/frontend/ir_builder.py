@@ -197,6 +197,20 @@ class IRBuilder(Builder):
     def store(self, ptr, value, mask, *, cache_modifier: str, eviction_policy: str) -> None:
         tile.store(ptr, value, mask, cache=cache_modifier, evict=eviction_policy)
 
+    def descriptor_load(self, tensormap, offsets, ty: block_type, fallback: Callable[[], tensor]):
+        """A TMA load of the block at `offsets`; `fallback()` builds the same load with
+        pointers, in the op's region (see tile.descriptor_load)."""
+        op = tile.descriptor_load(tensormap, list(offsets), self.get_type(ty))
+        with ir.InsertionPoint(op.regions[0].blocks.append()):
+            create_op("gpu.yield", [], [fallback().handle])
+        return op.results[0]
+
+    def descriptor_store(self, tensormap, value, offsets, fallback: Callable[[], None]) -> None:
+        op = tile.descriptor_store(tensormap, value, list(offsets))
+        with ir.InsertionPoint(op.regions[0].blocks.append()):
+            fallback()
+            create_op("gpu.yield", [], [])
+
     def gather(self, src, index, axis: int, ty: block_type):
         return tile.gather(src, index, axis, self.get_type(ty))
 

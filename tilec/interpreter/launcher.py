@@ -31,6 +31,7 @@ from ..language.core import TilecSemanticError, activate_semantic, tensor
 from ..language.semantic import Semantic
 from ..runtime import specialize
 from ..runtime.reinterpret import TensorWrapper
+from ..runtime.tma import TensorMap
 from ..specialization import ArgumentLayout
 from .memory import Memory, MemoryFault, OutOfBoundsAccess, is_torch_tensor
 from .numpy_builder import NumpyBuilder, numpy_dtype
@@ -197,6 +198,8 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         return tl._unwrap(value)
     if value is None or isinstance(value, str):
         return value  # as in the compiled path, None and strings are constexprs
+    if isinstance(value, TensorMap):
+        return None  # a host descriptor's TMA tensor map: the interpreter reads through its pointer form
     if isinstance(value, tl.dtype):
         raise LaunchError(dtype_argument_error(fn.__name__, name, value))
     try:

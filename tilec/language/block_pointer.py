@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ..layout.shared import TMA_ELEMENT_BITS, TMA_RANKS
 from . import core
 from .core import (ConstexprRequired, TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic,
                    tensor)
@@ -340,17 +341,37 @@ class TensorDescriptor(aggregate):
     and are not written).
 
     Fields: `base` (scalar pointer), `shape` (tuple of int32 scalars), `strides` (tuple
-    of int64 scalars), `block_shape` and `padding_option` (constexprs).
+    of int64 scalars), `block_shape` and `padding_option` (constexprs), `tensormap`: for
+    a host-side descriptor (tilec.tools.tensor_descriptor), the address of its TMA tensor
+    map, else None, and `whole_rows` (a constexpr): whether the tensor's last dimension
+    spans a multiple of 16 bytes. With a tensor map on sm_90, 2-D loads are TMA copies
+    (`tile.descriptor_load`), and so are stores when `whole_rows` holds
+    (`tile.descriptor_store`: TMA writes whole 16-byte runs of a row, so a row that ends
+    inside one would be overrun); everything else, and every other target, uses the
+    pointer form below.
     """
-    __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option")
+    __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option", "tensormap", "whole_rows")
 
     def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: constexpr,
-                 padding_option: constexpr):
+                 padding_option: constexpr, tensormap: tensor | None = None, whole_rows: constexpr = constexpr(False)):
         self.base = base
         self.shape = shape
         self.strides = strides
         self.block_shape = block_shape
         self.padding_option = padding_option
+        self.tensormap = tensormap
+        self.whole_rows = whole_rows
+
+    def _tma_offsets(self, sem, offsets: Any, what: str, store: bool = False) -> list | None:
+        """The block's offsets as int32 IR values when this access is a TMA copy, else None."""
+        block_shape = _unwrap(self.block_shape)
+        if (self.tensormap is None or getattr(sem, "capability", None) != 90 or len(block_shape) not in TMA_RANKS
+                or self.dtype.primitive_bitwidth not in TMA_ELEMENT_BITS or (store and not _unwrap(self.whole_rows))):
+            return None
+        items = _as_list(offsets)
+        if len(items) != len(block_shape):
+            raise _error(f"{what} got {len(items)} offsets for a descriptor of rank {len(block_shape)}")
+        return [o.handle for o in _index_scalars(sem, items, f"{what}'s offsets", wide=False)]
 
     def __repr__(self) -> str:
         return f"TensorDescriptor({self.dtype}, block_shape={list(_unwrap(self.block_shape))})"
@@ -376,9 +397,16 @@ class TensorDescriptor(aggregate):
     def load(self, offsets) -> tensor:
         """The block at `offsets`; elements outside the tensor read the padding value (0 by default)."""
         sem = current_semantic()
-        pointers, in_bounds = self._access(sem, offsets, "descriptor load")
-        fill = _padding_value(sem, _unwrap(self.padding_option), self.dtype)
-        return sem.load(pointers, in_bounds, fill)
+
+        def with_pointers() -> tensor:
+            pointers, in_bounds = self._access(sem, offsets, "descriptor load")
+            fill = _padding_value(sem, _unwrap(self.padding_option), self.dtype)
+            return sem.load(pointers, in_bounds, fill)
+        tma = self._tma_offsets(sem, offsets, "descriptor load")
+        if tma is None:
+            return with_pointers()
+        ty = self.block_type
+        return tensor(sem.builder.descriptor_load(self.tensormap.handle, tma, ty, with_pointers), ty)
 
     @builtin
     def store(self, offsets, value) -> None:
@@ -387,8 +415,15 @@ class TensorDescriptor(aggregate):
         sem = current_semantic()
         value = _stored_value(sem, value, self.dtype, _unwrap(self.block_shape), "descriptor store",
                               broadcast_scalars=False, cast=True)
-        pointers, in_bounds = self._access(sem, offsets, "descriptor store")
-        sem.store(pointers, value, in_bounds)
+
+        def with_pointers() -> None:
+            pointers, in_bounds = self._access(sem, offsets, "descriptor store")
+            sem.store(pointers, value, in_bounds)
+        tma = self._tma_offsets(sem, offsets, "descriptor store", store=True)
+        if tma is None:
+            with_pointers()
+        else:
+            sem.builder.descriptor_store(self.tensormap.handle, value.handle, tma, with_pointers)
 
 
     def _atomic(self, kind: str, offsets, value) -> None:

@@ -375,3 +375,22 @@ def wgmma_descriptor_fields(encoding: NVMMASharedEncoding, shape: Sequence[int],
     else:  # M/N-major without swizzle: the two offsets trade places (measured on an H100)
         stride, leading = at(block, 0), at(0, 8)
     return WgmmaDescriptorFields(leading or 16, stride or 16, WGMMA_SWIZZLE_MODE[encoding.swizzle_bytes], k_major)
+
+
+# The descriptor blocks TMA copies (runtime/tma.py encodes maps for these, the language
+# emits tile.descriptor_load/store for them): 2-D, of 8-, 16- or 32-bit elements.
+TMA_RANKS = (2,)
+TMA_ELEMENT_BITS = (8, 16, 32)
+
+
+def tma_box(block_shape: Sequence[int], element_bits: int) -> tuple[NVMMASharedEncoding, list[int]]:
+    """How a TMA copy moves a block of `block_shape` (outermost first): the NVMMA layout
+    it lands in (the widest swizzle its rows fill, the last dimension contiguous) and the
+    box of one copy, which is the block but for the last dimension, cut to one swizzle
+    row (one 16-byte column when unswizzled); the block takes block[-1] / box[-1] copies,
+    landing one after another, as the layout's column blocks. The runtime encodes the
+    tensor map with the same box and swizzle (runtime/tma.py)."""
+    row_bytes = block_shape[-1] * element_bits // 8
+    swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes)
+    encoding = NVMMASharedEncoding(swizzle, element_bits, False)
+    return encoding, list(block_shape[:-1]) + [min(block_shape[-1], encoding.row_elements)]

@@ -96,7 +96,7 @@ def collect_buffers(fn: ir.Operation, num_warps: int) -> list[Buffer]:
         if op.name != "tilegpu.local_alloc":
             size = scratch_size(op, num_warps)
             if size:
-                buffers.append(Buffer(op, size, points.number[op], points.last[op]))
+                buffers.append(Buffer(op, size, points.number[op], points.last[op], alignment=_alignment(op)))
             continue
         start = end = points.number[op]
         for user in _users(op.results[0]):
@@ -133,6 +133,8 @@ NVMMA_ALIGNMENT = 1024
 
 
 def _alignment(op: ir.Operation) -> int:
+    if op.name in ("tile.descriptor_load", "tile.descriptor_store"):  # a TMA block, NVMMA-swizzled
+        return NVMMA_ALIGNMENT
     if op.name == "tilegpu.local_alloc":
         encoding = tilegpu.memdesc_tensor(op.results[0].type).encoding
         if encoding is not None and "nvmma_shared" in str(encoding):

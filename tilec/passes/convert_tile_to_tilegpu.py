@@ -221,6 +221,7 @@ _RULES = {
     "scf.for": _A.run_for, "scf.if": _A.run_if, "scf.while": _A.run_while,
     **{name: _A.run_nothing for name in ("scf.yield", "scf.condition", "func.return", "gpu.yield",
                                          "tile.print", "tile.assert", "tile.assume", "tile.barrier",
+                                         "tile.descriptor_store",
                                          "tilegpu.convert_layout")},
     # ttgir's own ops are made by later passes with their layouts already chosen.
     **{name: _A.run_nothing for name in ("tilegpu.local_alloc", "tilegpu.local_dealloc", "tilegpu.local_load",
@@ -239,7 +240,7 @@ _RULES = {
     "arith.constant": _A.run_constant,
     **{name: _A.run_default for name in ("tile.make_range", "tile.splat", "tile.get_program_id",
                                          "tile.get_num_programs", "tile.reshape", "tile.trans", "tile.join",
-                                         "tile.split", "tile.cat", "tile.histogram")},
+                                         "tile.split", "tile.cat", "tile.histogram", "tile.descriptor_load")},
 }
 
 

@@ -141,8 +141,9 @@ def device_of(values: Sequence[Any], specs: Sequence[Any], kernel_name: str) -> 
     tensor_type = torch.Tensor if torch is not None else ()
     device = -1
     first_name = ""
+    from .tma import TensorMap
     for value, spec in zip(values, specs):
-        if spec.is_constant or spec.ty is None or not spec.ty.is_ptr():
+        if spec.is_constant or spec.ty is None or not spec.ty.is_ptr() or isinstance(value, TensorMap):
             continue
         if isinstance(value, tensor_type):
             index = value.get_device()  # -1 for tensors in host memory

@@ -25,6 +25,7 @@ from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argume
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
+from .tma import TensorMap
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
 # Triton's triton.runtime.jit.type_canonicalisation_dict (test suites build types with it).
@@ -389,6 +390,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             return ArgSpec(name, constant=value, is_constant=True)
         if value is None:
             return ArgSpec(name, constant=None, is_constant=True)
+        if isinstance(value, TensorMap):  # a host descriptor's tensor map: its address, 16-byte aligned
+            return ArgSpec(name, tl.pointer_type(tl.int8), divisibility=16)
         if isinstance(value, tl.constexpr):
             return ArgSpec(name, constant=value.value, is_constant=True)
         try:

@@ -90,9 +90,13 @@ def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
 
 
 def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
-    view = view_of(memdesc)
+    write_view(ctx, value, view_of(memdesc), ctx.lowered(memdesc))
+
+
+def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value) -> None:
+    """Each thread writes the elements of `value` it holds to the buffer `view` at shared
+    byte offset `base` (an i32), in vectors where the layouts allow."""
     size = _element_bytes(ctx, view.buffer)
-    base = ctx.lowered(memdesc)
     # Replicas write the same values to the same places: harmless, and no predicate.
     _, registers = ctx.owners(value)
     values = ctx.elements(value)
@@ -152,18 +156,21 @@ def lower_local_store(ctx: LoweringContext, op: ir.Operation) -> None:
 @lowers("tilegpu.local_load")
 def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
     memdesc, result = op.operands[0], op.results[0]
-    view = view_of(memdesc)
+    ctx.set(result, read_view(ctx, result, view_of(memdesc), ctx.lowered(memdesc)))
+
+
+def read_view(ctx: LoweringContext, result: ir.Value, view: View, base: ir.Value) -> list[ir.Value]:
+    """The elements of `result` (in its layout) each thread reads from the buffer `view`
+    at shared byte offset `base` (an i32): ldmatrix for mma operands where it applies,
+    else vectors where the layouts allow."""
     buffer, encoding = view.buffer, view.encoding
     size = _element_bytes(ctx, buffer)
     elem_ty = ctx.element_type(result.type)
-    base = ctx.lowered(memdesc)
     layout = ctx.layout(result)
     if ldmatrix.is_mma_operand(tilegpu.layout_of(result.type)):
         plan = ldmatrix.plan_ldmatrix(layout, encoding, buffer, 8 * size, ctx.num_warps)
         if plan is not None:
-            ctx.set(result, ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, view.origin, base, elem_ty,
-                                                   8 * size, *plan))
-            return
+            return ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, view.origin, base, elem_ty, 8 * size, *plan)
     offsets = element_offsets(ctx, layout, view)
     run = vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
     values: list[ir.Value] = []
@@ -176,7 +183,7 @@ def lower_local_load(ctx: LoweringContext, op: ir.Operation) -> None:
         vector = create_op("llvm.load", [vector_type], [address],
                            attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)}).result
         values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(i)]).result for i in range(run))
-    ctx.set(result, values)
+    return values
 
 
 @lowers("tilegpu.async_copy_global_to_local")

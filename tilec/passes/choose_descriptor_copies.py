@@ -1,0 +1,106 @@
+"""tile-choose-descriptor-copies: TMA or pointers, for each host descriptor load and store.
+
+The language emits a host tensor descriptor's 2-D loads and stores on sm_90 as
+`tile.descriptor_load` / `tile.descriptor_store`, which copy through the tensor map
+(TMA), each with a `fallback` region doing the same with pointers (language/
+block_pointer.py). This pass keeps one of the two:
+
+- TMA when the offset along the last dimension is a multiple of 16 bytes (axis info;
+  the hardware faults on other starting columns), with the fallback region emptied;
+- otherwise the pointer form: the region's ops are moved before the op, which is erased.
+
+For now two more take the pointer form, as measured faster (H100, the persistent
+descriptor matmul of benchmarks/bench_descriptor_matmul.py):
+- a load inside a loop whose value reaches a `tl.dot`: tilegpu-pipeline streams those
+  loads through `cp.async` rings, but cannot yet stream TMA copies (a TMA load in a loop
+  would be issued and waited for in the same iteration): 0.14x as fast;
+- a store inside a loop (a persistent kernel's epilogue): the TMA store waits for its
+  copy before the loop goes on, 0.8x as fast as the threads' own stores.
+"""
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dialects import tile
+from ..dialects._mlir import create_op, operand_groups, walk_ops
+from . import register_pass
+from .axis_info import AxisInfoAnalysis
+from .utils import functions
+
+_OPS = ("tile.descriptor_load", "tile.descriptor_store")
+
+
+def _element_bytes(op: ir.Operation) -> int:
+    value = op.results[0] if op.name == "tile.descriptor_load" else operand_groups(op)[1][0]
+    return tile.memory_bits(ir.RankedTensorType(value.type).element_type) // 8
+
+
+def _inner_offset_aligned(op: ir.Operation, analysis: AxisInfoAnalysis) -> bool:
+    offsets = operand_groups(op)[-1]
+    divisibility = analysis.get(offsets[-1]).divisibility[0]
+    return divisibility * _element_bytes(op) % 16 == 0
+
+
+def _in_loop(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.for", "scf.while"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _reaches_dot(value: ir.Value) -> bool:
+    pending, seen = [value], set()
+    while pending:
+        for use in list(pending.pop().uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user.name == "tile.dot":
+                return True
+            if user not in seen and user.name not in ("scf.yield", "scf.condition"):
+                seen.add(user)
+                pending.extend(user.results)
+    return False
+
+
+def use_tma(op: ir.Operation, analysis: AxisInfoAnalysis) -> bool:
+    if not _inner_offset_aligned(op, analysis):
+        return False
+    if op.name == "tile.descriptor_store":
+        return not _in_loop(op)
+    return not (_in_loop(op) and _reaches_dot(op.results[0]))
+
+
+def _drop_fallback(op: ir.Operation) -> None:
+    """Empties the fallback region, but for a `gpu.yield` of nothing (a block needs a terminator)."""
+    block = op.regions[0].blocks[0]
+    children = [child.operation for child in block.operations]
+    with ir.InsertionPoint(children[-1]), op.location:
+        create_op("gpu.yield", [], [])
+    for child in reversed(children):
+        child.erase()
+
+
+def _inline_fallback(op: ir.Operation) -> None:
+    block = op.regions[0].blocks[0]
+    children = [child.operation for child in block.operations]
+    terminator = children[-1]
+    for child in children[:-1]:
+        child.move_before(op)
+    for result, value in zip(op.results, terminator.operands):
+        result.replace_all_uses_with(value)
+    op.erase()
+
+
+@register_pass("tile-choose-descriptor-copies", "Keep the TMA copy or the pointer form of each descriptor access")
+def choose_descriptor_copies(module_op: ir.Operation) -> None:
+    for fn in functions(module_op):
+        ops = [op for op in walk_ops(fn) if op.name in _OPS]
+        if not ops:
+            continue
+        analysis = AxisInfoAnalysis(fn)
+        for op in ops:
+            if use_tma(op, analysis):
+                _drop_fallback(op)
+            else:
+                _inline_fallback(op)

@@ -1,0 +1,130 @@
+"""Lowering of TMA block copies: `tile.descriptor_load` and `tile.descriptor_store`
+(a host tensor descriptor's 2-D load or store on sm_90; see language/block_pointer.py).
+
+The block goes through the op's scratch space (1024-byte aligned) in the NVMMA layout
+`layout.shared.tma_box` gives, the one the runtime encoded the tensor map's box and
+swizzle for (runtime/tma.py). One thread issues the copies, one per box (the block's
+last dimension cut into swizzle rows); out-of-bounds elements are the tensor map's fill
+on a load (zero, or NaN for padding="nan") and are not written by a store.
+
+Load: thread 0 initialises an mbarrier (the 8 bytes after the block) for one arrival,
+the CTA synchronises, thread 0 arrives announcing the block's bytes
+(`mbarrier.arrive.expect_tx`) and issues `cp.async.bulk.tensor` copies that complete
+them; every thread waits for phase 0 (`mbarrier.try_wait.parity`), then reads the
+elements its layout holds; after a barrier thread 0 invalidates the mbarrier.
+
+Store: every thread writes its elements into the block, then makes its writes visible
+to the asynchronous proxy (`fence.proxy.async.shared::cta`); after a barrier thread 0
+issues the copies to global memory, commits them as a bulk group and waits for the
+group to complete (its global writes are then done, so the program reads them back
+like any store's); a final barrier lets the scratch be reused.
+"""
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+
+from ...dialects import tilegpu
+from ...dialects._mlir import create_op, int_attr_value, operand_groups
+from ...dialects.tile import shape_of
+from ...layout.shared import tma_box
+from .context import LoweringContext, LoweringError, lowers
+from .local_memory import View, read_view, write_view
+from .shared_memory import OFFSET_ATTR, element_bytes, scratch_bytes
+
+_BARRIER_BYTES = 8
+
+
+def _block(op: ir.Operation, value: ir.Value) -> tuple[list[int], int]:
+    shape = list(shape_of(value.type))
+    if len(shape) != 2:
+        raise LoweringError(f"TMA copies 2-D blocks, not {shape}")
+    return shape, element_bytes(value.type)
+
+
+@scratch_bytes("tile.descriptor_load", "tile.descriptor_store")
+def _scratch(op: ir.Operation, num_warps: int) -> int:
+    value = op.results[0] if op.name == "tile.descriptor_load" else op.operands[1]
+    shape, size = _block(op, value)
+    return math.prod(shape) * size + (_BARRIER_BYTES if op.name == "tile.descriptor_load" else 0)
+
+
+def _view(value: ir.Value, shape: list[int], size: int) -> tuple[View, list[int]]:
+    encoding, box = tma_box(shape, 8 * size)
+    ty = tilegpu.tensor_type(value.type)
+    buffer = ir.RankedTensorType.get(shape, ty.element_type, tilegpu.encoding_attr(encoding))
+    return View(buffer, (0, 0)), box
+
+
+def _boxes(ctx: LoweringContext, offsets: list[ir.Value], shape: list[int], box: list[int], size: int):
+    """(shared byte offset in the block, inner coordinate, outer coordinate) of each copy."""
+    box_bytes = math.prod(box) * size
+    for j in range(shape[1] // box[1]):
+        inner = ctx.arith("addi", offsets[1], ctx.const(j * box[1])) if j else offsets[1]
+        yield j * box_bytes, inner, offsets[0]
+
+
+def _tensormap_address(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    return create_op("llvm.ptrtoint", [ctx.i64], [ctx.lowered(value)]).result
+
+
+def _first_thread(ctx: LoweringContext) -> ir.Value:
+    return ctx.arith("extui", ctx.equals(ctx.tid, 0), result_type=ctx.i32)
+
+
+@lowers("tile.descriptor_load")
+def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
+    (tensormap,), offsets = operand_groups(op)
+    result = op.results[0]
+    shape, size = _block(op, result)
+    nbytes = math.prod(shape) * size
+    ctx.reserve_shared(nbytes + _BARRIER_BYTES)
+    view, box = _view(result, shape, size)
+    data = ctx.const(int_attr_value(op, OFFSET_ATTR))
+    data_address = ctx.shared_address32(data)
+    barrier = ctx.arith("addi", data_address, ctx.const(nbytes))
+    first = _first_thread(ctx)
+    tensormap_address = _tensormap_address(ctx, tensormap)
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
+                   "r,r", [first, barrier], [])
+    ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
+    ctx.barrier()
+    copies = [f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {nbytes};"]
+    operands = [first, barrier, tensormap_address]
+    for place, inner, outer in _boxes(ctx, [ctx.lowered(o) for o in offsets], shape, box, size):
+        n = len(operands)
+        copies.append(f"@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                      f"[${n}], [$2, {{${n + 1}, ${n + 2}}}], [$1];")
+        operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
+                   ",".join(["r", "r", "l"] + ["r"] * (len(operands) - 3)), operands, [])
+    ctx.inline_asm("{ .reg .pred ready; tma_wait: mbarrier.try_wait.parity.shared::cta.b64 ready, [$0], 0; "
+                   "@!ready bra tma_wait; }", "r", [barrier], [])
+    ctx.set(result, read_view(ctx, result, view, data))
+    ctx.barrier()
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.inval.shared::cta.b64 [$1]; }",
+                   "r,r", [first, barrier], [])
+
+
+@lowers("tile.descriptor_store")
+def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
+    (tensormap,), (value,), offsets = operand_groups(op)
+    shape, size = _block(op, value)
+    ctx.reserve_shared(math.prod(shape) * size)
+    view, box = _view(value, shape, size)
+    data = ctx.const(int_attr_value(op, OFFSET_ATTR))
+    data_address = ctx.shared_address32(data)
+    write_view(ctx, value, view, data)
+    ctx.inline_asm("fence.proxy.async.shared::cta;", "", [], [])
+    ctx.barrier()
+    first = _first_thread(ctx)
+    copies, operands = [], [first, _tensormap_address(ctx, tensormap)]
+    for place, inner, outer in _boxes(ctx, [ctx.lowered(o) for o in offsets], shape, box, size):
+        n = len(operands)
+        copies.append(f"@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {{${n + 1}, ${n + 2}}}], [${n}];")
+        operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
+    copies += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group 0;"]
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
+                   ",".join(["r", "l"] + ["r"] * (len(operands) - 2)), operands, [])
+    ctx.barrier()
