@@ -8,6 +8,8 @@ Inputs are random, outputs poisoned before the run and larger than the described
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -123,15 +125,19 @@ def persistent_matmul_kernel(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, 
         c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
 
 
-@pytest.mark.parametrize("m, n, k, bm, bn, bk, programs", [(96, 80, 72, 32, 32, 32, 3), (200, 136, 96, 64, 64, 32, 5)])
-def test_persistent_matmul_with_descriptors(backend, rng, m, n, k, bm, bn, bk, programs):
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, programs, warps", [
+    (96, 80, 72, 32, 32, 32, 3, 4), (200, 136, 96, 64, 64, 32, 5, 4), (300, 264, 200, 128, 128, 64, 3, 8)])
+def test_persistent_matmul_with_descriptors(backend, rng, m, n, k, bm, bn, bk, programs, warps):
+    """On sm_90 the operand loads of the wgmma cases (BM >= 64) are TMA copies streamed
+    into rings; K's last block and the last tiles run past the tensors (zero fill)."""
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     c = device_array(np.full((m, n), np.nan, np.float16), backend)
     a_dev, b_dev = device_array(a, backend), device_array(b, backend)
     persistent_matmul_kernel[(programs,)](
         TensorDescriptor.from_tensor(a_dev, [bm, bk]), TensorDescriptor.from_tensor(b_dev, [bk, bn]),
-        TensorDescriptor.from_tensor(c, [bm, bn]), m, n, k, BM=bm, BN=bn, BK=bk, NUM_PROGRAMS=programs)
+        TensorDescriptor.from_tensor(c, [bm, bn]), m, n, k, BM=bm, BN=bn, BK=bk, NUM_PROGRAMS=programs,
+        num_warps=warps)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(to_numpy(c).astype(np.float64), want, rtol=1e-2, atol=2e-2)
 
@@ -207,14 +213,29 @@ def test_tma_copies_on_hopper(n, store_by_tma):
     assert "descriptor_load" not in ampere.asm["ttir"] and "cp.async.bulk" not in ampere.asm["ptx"]
 
 
-def test_descriptor_loads_feeding_a_dot_in_a_loop_stay_pointer_loads_for_now():
-    """Compiled for sm_90: the persistent matmul's operand loads feed a dot in a loop, so
-    they keep the pointer form, which tilegpu-pipeline streams through cp.async rings
-    (it cannot stream TMA copies yet); its store, in the tile loop, too."""
+@pytest.mark.parametrize("target, wgmma", [("sm_90", True), ("sm_90", False), ("sm_80", True)])
+def test_descriptor_loads_feeding_a_dot_in_a_loop_are_streamed(monkeypatch, target, wgmma):
+    """Compiled: the persistent matmul's operand loads feed a dot in a loop. On sm_90 with
+    wgmma they are TMA copies that tilegpu-pipeline streams into rings, one mbarrier per
+    slot (waited for with the carried phase), the dot's group left in flight; elsewhere
+    the pointer form, streamed by cp.async. The store, in the tile loop, keeps the
+    pointer form."""
+    from tilec.config import config
+    monkeypatch.setattr(config, "wgmma", wgmma)
     a = np.zeros((256, 256), np.float16)
     kernel = persistent_matmul_kernel.warmup(
         TensorDescriptor.from_tensor(a, [128, 64]), TensorDescriptor.from_tensor(a, [64, 128]),
         TensorDescriptor.from_tensor(a, [128, 128]), 256, 256, 256, BM=128, BN=128, BK=64, NUM_PROGRAMS=4,
-        grid=(1,), target="sm_90", num_warps=8)
+        grid=(1,), target=target, num_warps=8, num_stages=3)
     ptx = kernel.asm["ptx"]
-    assert "cp.async.bulk" not in ptx and "cp.async.cg.shared.global" in ptx and "wgmma.mma_async" in ptx
+    tma = target == "sm_90" and wgmma
+    assert ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx) == tma
+    assert ("cp.async.cg.shared.global" in ptx) == (not tma)
+    assert "cp.async.bulk.tensor.2d.global" not in ptx  # the store
+    if tma:
+        assert re.search(r"mbarrier\.try_wait\.parity\.shared::cta\.b64 ready, \[%r\d+\], %r\d+;", ptx)
+        assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx) and ptx.count("mbarrier.init") == 6
+        ttgir = kernel.asm["ttgir"]
+        # two rings, each filled by the prologue's two stages and once in the body
+        assert ttgir.count('"tilegpu.tma_copy_global_to_local"') == 6
+    assert kernel.n_spills == 0

@@ -115,6 +115,27 @@ irdl.dialect @tilegpu {
   }
   irdl.operation @async_commit_group {
   }
+  irdl.operation @init_barriers {
+    %0 = irdl.base @tilegpu::@memdesc
+    irdl.operands(barriers: %0)
+  }
+  irdl.operation @inval_barriers {
+    %0 = irdl.base @tilegpu::@memdesc
+    irdl.operands(barriers: %0)
+  }
+  irdl.operation @tma_copy_global_to_local {
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.base @tilegpu::@memdesc
+    %3 = irdl.base @tilegpu::@memdesc
+    %4 = irdl.any
+    irdl.operands(tensormap: %0, offsets: variadic %1, buffer: %2, barrier: %3, pred: %4)
+  }
+  irdl.operation @wait_barrier {
+    %0 = irdl.base @tilegpu::@memdesc
+    %1 = irdl.any
+    irdl.operands(barrier: %0, phase: %1)
+  }
   irdl.operation @async_wait {
     %0 = irdl.base "#builtin.integer"
     irdl.attributes {"num" = %0}
@@ -269,6 +290,33 @@ def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value |
     return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask])
 
 
+def init_barriers(barriers: ir.Value) -> ir.Operation:
+    """Initialises each mbarrier of `barriers` (a memdesc of i64s) for one arrival (thread
+    0), then synchronises the CTA so every thread may use them."""
+    return create_op("tilegpu.init_barriers", [], [barriers])
+
+
+def inval_barriers(barriers: ir.Value) -> ir.Operation:
+    """Once every thread is done with them (a CTA barrier first), thread 0 invalidates the
+    mbarriers of `barriers`, so their bytes may be used again (or initialised anew)."""
+    return create_op("tilegpu.inval_barriers", [], [barriers])
+
+
+def tma_copy_global_to_local(tensormap: ir.Value, offsets: list[ir.Value], buffer: ir.Value, barrier: ir.Value,
+                             pred: ir.Value) -> ir.Operation:
+    """Where `pred` holds, starts copying the block at `offsets` of the host descriptor
+    whose TMA tensor map is at `tensormap` into `buffer` (its NVMMA layout that of
+    layout.shared.tma_box), announcing its bytes on the mbarrier `barrier`: complete once
+    wait_barrier sees that barrier's phase flip."""
+    return create_op("tilegpu.tma_copy_global_to_local", [], [tensormap, *offsets, buffer, barrier, pred],
+                     segments=[1, len(offsets), 1, 1, 1])
+
+
+def wait_barrier(barrier: ir.Value, phase: ir.Value) -> ir.Operation:
+    """Waits until the mbarrier `barrier` has completed phase `phase` (0 or 1)."""
+    return create_op("tilegpu.wait_barrier", [], [barrier, phase])
+
+
 def async_commit_group() -> ir.Operation:
     """Closes the group of async copies issued since the last commit."""
     return create_op("tilegpu.async_commit_group", [])
@@ -354,6 +402,8 @@ def _verify_memdesc_subview(op: ir.Operation) -> str | None:
                         "view")
 
 
+for _name in ("init_barriers", "inval_barriers", "tma_copy_global_to_local", "wait_barrier"):
+    define_op("tilegpu." + _name)
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier"):
     define_op("tilegpu." + _name)

@@ -9,11 +9,13 @@ block_pointer.py). This pass keeps one of the two:
   the hardware faults on other starting columns), with the fallback region emptied;
 - otherwise the pointer form: the region's ops are moved before the op, which is erased.
 
-For now two more take the pointer form, as measured faster (H100, the persistent
-descriptor matmul of benchmarks/bench_descriptor_matmul.py):
-- a load inside a loop whose value reaches a `tl.dot`: tilegpu-pipeline streams those
-  loads through `cp.async` rings, but cannot yet stream TMA copies (a TMA load in a loop
-  would be issued and waited for in the same iteration): 0.14x as fast;
+Two more take the pointer form, as measured faster (H100, the persistent descriptor
+matmul of benchmarks/bench_descriptor_matmul.py):
+- a load inside a loop whose value reaches a `tl.dot` that will not run on wgmma
+  (`tma-loops` off: wgmma off or a target other than sm_90; or a dot whose accumulator
+  is not fp32/int32): tilegpu-pipeline streams TMA copies only into wgmma's operand
+  rings, and a TMA load it does not stream is issued and waited for in the same
+  iteration (0.14x as fast as cp.async rings);
 - a store inside a loop (a persistent kernel's epilogue): the TMA store waits for its
   copy before the loop goes on, 0.8x as fast as the threads' own stores.
 """
@@ -50,25 +52,30 @@ def _in_loop(op: ir.Operation) -> bool:
     return False
 
 
-def _reaches_dot(value: ir.Value) -> bool:
-    pending, seen = [value], set()
+def _dots_reached(value: ir.Value) -> list[ir.Operation]:
+    found, pending, seen = [], [value], set()
     while pending:
         for use in list(pending.pop().uses):
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user.name == "tile.dot":
-                return True
-            if user not in seen and user.name not in ("scf.yield", "scf.condition"):
+                found.append(user)
+            elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
                 seen.add(user)
                 pending.extend(user.results)
-    return False
+    return found
 
 
-def use_tma(op: ir.Operation, analysis: AxisInfoAnalysis) -> bool:
+def _wgmma_accumulator(dot: ir.Operation) -> bool:
+    return str(ir.RankedTensorType(dot.operands[2].type).element_type) in ("f32", "i32")
+
+
+def use_tma(op: ir.Operation, analysis: AxisInfoAnalysis, tma_loops: bool) -> bool:
     if not _inner_offset_aligned(op, analysis):
         return False
     if op.name == "tile.descriptor_store":
         return not _in_loop(op)
-    return not (_in_loop(op) and _reaches_dot(op.results[0]))
+    dots = _dots_reached(op.results[0])
+    return not (_in_loop(op) and dots and not (tma_loops and all(_wgmma_accumulator(d) for d in dots)))
 
 
 def _drop_fallback(op: ir.Operation) -> None:
@@ -92,15 +99,16 @@ def _inline_fallback(op: ir.Operation) -> None:
     op.erase()
 
 
-@register_pass("tile-choose-descriptor-copies", "Keep the TMA copy or the pointer form of each descriptor access")
-def choose_descriptor_copies(module_op: ir.Operation) -> None:
+@register_pass("tile-choose-descriptor-copies", "Keep the TMA copy or the pointer form of each descriptor access",
+               **{"tma-loops": 0})
+def choose_descriptor_copies(module_op: ir.Operation, tma_loops: int = 0) -> None:
     for fn in functions(module_op):
         ops = [op for op in walk_ops(fn) if op.name in _OPS]
         if not ops:
             continue
         analysis = AxisInfoAnalysis(fn)
         for op in ops:
-            if use_tma(op, analysis):
+            if use_tma(op, analysis, bool(tma_loops)):
                 _drop_fallback(op)
             else:
                 _inline_fallback(op)

@@ -58,6 +58,16 @@ through a transposed view (a `memdesc_index` typed with the transposed shape: th
 bytes); any other a plain row-major buffer. The ring's bytes count in the kernel's shared memory; the compile
 driver raises OutOfResources when the total exceeds the target's.
 
+A host descriptor's TMA load (`tile.descriptor_load`, kept by tile-choose-descriptor-copies)
+staged for wgmma in the NVMMA layout its copies land in (`layout.shared.tma_box`) is
+streamed the same way by TMA copies (`tilegpu.tma_copy_global_to_local`, issued by one
+thread) instead of cp.async: each ring has one mbarrier per slot (`init_barriers` before
+the loop, `inval_barriers` after it), each copy announces its bytes on its slot's
+mbarrier, and the body waits for the slot's mbarrier (`wait_barrier`) with a phase bit
+the loop carries, flipped whenever the slot counter wraps to 0 (iteration i waits for
+phase (i // S) % 2). Such a loop has no commit groups or async_waits unless it also has
+cp.async loads.
+
 The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
 pass assumes iv + (S-1)*step does not overflow its type.
 """
@@ -75,7 +85,7 @@ from ..dialects.op_facts import reads_memory
 from ..layout.encodings import LANE, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
 from ..layout.mma import MmaEncoding
-from ..layout.shared import NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding
+from ..layout.shared import NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding, tma_box
 from ..target import Target
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
@@ -96,12 +106,21 @@ _DOT_OPERAND_PATH = ("tilegpu.convert_layout", "tile.trans")
 
 @dataclass
 class _Load:
-    """A load to pipeline and what its ring needs."""
+    """A load to pipeline and what its ring needs: a pointer load (`ptr`, `mask`: cp.async
+    copies), or a host descriptor's TMA load (`tensormap`, `offsets`: one TMA copy per
+    slot, completing the slot's mbarrier in `barriers`)."""
     op: ir.Operation
-    ptr: ir.Value
+    ptr: ir.Value | None
     mask: ir.Value | None
     buffer: ir.RankedTensorType  # one slot: the load's shape and element type, and the ring's encoding
     ring: ir.Value | None = None
+    tensormap: ir.Value | None = None
+    offsets: list | None = None
+    barriers: ir.Value | None = None
+
+    @property
+    def is_tma(self) -> bool:
+        return self.tensormap is not None
 
 
 @dataclass
@@ -282,8 +301,24 @@ def _can_copy(load: _Load, analysis: AxisInfoAnalysis) -> bool:
     return True
 
 
+def _tma_candidate(op: ir.Operation) -> _Load | None:
+    """A descriptor's TMA load staged for wgmma in the layout its copies land in."""
+    result = op.results[0]
+    if _staging_allocs(result) is None:
+        return None
+    ty = tensor_type(result.type)
+    encoding, _ = tma_box(list(ty.shape), tile.memory_bits(ty.element_type))
+    if _ring_encoding(op) != encoding:
+        return None
+    (tensormap,), offsets = operand_groups(op)
+    buffer = ir.RankedTensorType.get(list(ty.shape), ty.element_type, ir.Attribute.parse(tilegpu.encoding_text(encoding)))
+    return _Load(op, None, None, buffer, tensormap=tensormap, offsets=list(offsets))
+
+
 def _candidate(op: ir.Operation, analysis: AxisInfoAnalysis) -> _Load | None:
     """The load as a _Load when its kind and uses allow pipelining (addresses aside)."""
+    if op.name == "tile.descriptor_load":
+        return _tma_candidate(op)
     if op.name != "tile.load" or bool_attr_value(op, "volatile"):
         return None
     (ptr,), mask, other = operand_groups(op)
@@ -367,6 +402,8 @@ def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -
 
 
 def _roots(load: _Load) -> list[ir.Value]:
+    if load.is_tma:
+        return list(load.offsets) + [load.tensormap]
     return [load.ptr] + ([load.mask] if load.mask is not None else [])
 
 
@@ -396,18 +433,32 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
     """One iteration's copies into `slot` of every ring, predicated on `exists`, and
     their commit. `slot_offset` marks the slot as the loop counter plus it (None: a
     constant slot, outside the loop)."""
+    def slot_of(ring: ir.Value) -> ir.Value:
+        buffer = tilegpu.memdesc_index(ring, slot)
+        if slot_offset is not None:
+            _owner(buffer).attributes[SLOT_ATTR] = i32_attr(slot_offset)
+        return buffer
+
     for load in loop.loads:
+        if load.is_tma:
+            tilegpu.tma_copy_global_to_local(mapping.get(load.tensormap, load.tensormap),
+                                             [mapping.get(o, o) for o in load.offsets], slot_of(load.ring),
+                                             slot_of(load.barriers), exists)
+            continue
         ptr = mapping.get(load.ptr, load.ptr)
         mask_type = ir.RankedTensorType.get(list(load.buffer.shape), ir.IntegerType.get_signless(1),
                                             tensor_type(ptr.type).encoding)
         mask = tile.splat(exists, mask_type)
         if load.mask is not None:
             mask = arith.andi(mapping.get(load.mask, load.mask), mask)
-        buffer = tilegpu.memdesc_index(load.ring, slot)
-        if slot_offset is not None:
-            _owner(buffer).attributes[SLOT_ATTR] = i32_attr(slot_offset)
-        tilegpu.async_copy_global_to_local(ptr, buffer, mask)
-    tilegpu.async_commit_group()
+        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask)
+    if _copies_async(loop):
+        tilegpu.async_commit_group()
+
+
+def _copies_async(loop: _Loop) -> bool:
+    """Whether some of the loop's loads go by cp.async (commit groups and waits)."""
+    return any(not load.is_tma for load in loop.loads)
 
 
 def _prologue(loop: _Loop) -> list[ir.Value]:
@@ -423,6 +474,10 @@ def _prologue(loop: _Loop) -> list[ir.Value]:
         ring = ir.RankedTensorType.get([loop.stages] + list(load.buffer.shape), load.buffer.element_type,
                                        load.buffer.encoding)
         load.ring = tilegpu.local_alloc(tilegpu.memdesc_type(ring))
+        if load.is_tma:  # one mbarrier per slot
+            barriers = ir.RankedTensorType.get([loop.stages], ir.IntegerType.get_signless(64))
+            load.barriers = tilegpu.local_alloc(tilegpu.memdesc_type(barriers))
+            tilegpu.init_barriers(load.barriers)
     step_value = _constant_int(step)
     for stage in range(loop.stages - 1):
         iteration = lower if stage == 0 else arith.addi(lower, _constant(iv.type, stage * step_value))
@@ -504,8 +559,11 @@ def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
     # A load may read a carried value directly (its pointers in the load's own layout):
     # point it at the new block's argument before the old block goes.
     for load in loop.loads:
-        load.ptr = moved.get(load.ptr, load.ptr)
+        load.ptr = moved.get(load.ptr, load.ptr) if load.ptr is not None else None
         load.mask = moved.get(load.mask, load.mask) if load.mask is not None else None
+        if load.is_tma:
+            load.tensormap = moved.get(load.tensormap, load.tensormap)
+            load.offsets = [moved.get(o, o) for o in load.offsets]
     for old_result, new_result in zip(old.results, new.results):
         old_result.replace_all_uses_with(new_result)
     old.erase()
@@ -514,23 +572,33 @@ def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
 
 def _pipeline(loop: _Loop) -> None:
     stages = loop.stages
+    i32 = ir.IntegerType.get_signless(32)
+    tma = any(load.is_tma for load in loop.loads)
     with ir.InsertionPoint(loop.op), loop.op.location:
         ahead_inits = _prologue(loop)
-        counter_init = _constant(ir.IntegerType.get_signless(32), 0)
+        counter_init = _constant(i32, 0)
     results = len(loop.op.results)
-    _rebuild_loop(loop, ahead_inits + [counter_init])
+    # TMA slots are waited for by mbarrier phase: (iteration // S) % 2, carried as a bit
+    # that flips whenever the counter wraps to 0.
+    _rebuild_loop(loop, ahead_inits + [counter_init] + ([counter_init] if tma else []))
     body = loop.body
-    counter = body.arguments[-1]
-    ahead = dict(zip([body.arguments[1 + j] for j in loop.slice.carried], list(body.arguments)[1 + results:-1]))
+    counter = body.arguments[-2] if tma else body.arguments[-1]
+    phase = body.arguments[-1] if tma else None
+    ahead = dict(zip([body.arguments[1 + j] for j in loop.slice.carried],
+                     list(body.arguments)[1 + results:1 + results + len(loop.slice.carried)]))
     yield_op = block_ops(body)[-1]
     # wgmma dots read their rings asynchronously: a slot is free again only once the
     # group that read it has completed, so the copies go after the dots (whose lowering
     # waits for all groups but the newest) instead of after the first read.
-    after_dots = any(_users_are_local_allocs(load.op) for load in loop.loads)
+    after_dots = any(_staging_allocs(load.op.results[0]) is not None for load in loop.loads)
     for index, load in enumerate(loop.loads):  # in program order
         with ir.InsertionPoint(load.op), load.op.location:
-            if index == 0:
+            if index == 0 and _copies_async(loop):
                 tilegpu.async_wait(stages - 2)
+            if load.is_tma:
+                barrier = tilegpu.memdesc_index(load.barriers, counter)
+                _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
+                tilegpu.wait_barrier(barrier, phase)
             _read_slot(load, counter)
             if index == 0 and not after_dots:  # after the first read, hence after the barrier that precedes it
                 following, ahead_next = _issue_ahead(loop, counter, ahead)
@@ -543,18 +611,21 @@ def _pipeline(loop: _Loop) -> None:
             following, ahead_next = _issue_ahead(loop, counter, ahead)
         _keep_wgmma_in_flight(loop)
     with ir.InsertionPoint(yield_op), yield_op.location:
-        scf.YieldOp(list(yield_op.operands) + ahead_next + [following])
+        extra = [following]
+        if tma:
+            wrapped = arith.extui(i32, arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, 0)))
+            extra.append(arith.xori(phase, wrapped))
+        scf.YieldOp(list(yield_op.operands) + ahead_next + extra)
     yield_op.erase()
     with ir.InsertionPoint.after(loop.op), loop.op.location:
-        tilegpu.async_wait(0)
+        if _copies_async(loop):
+            tilegpu.async_wait(0)
         for load in loop.loads:
             tilegpu.local_dealloc(load.ring)
+            if load.is_tma:
+                tilegpu.inval_barriers(load.barriers)
+                tilegpu.local_dealloc(load.barriers)
     _forward_unused_carried(loop)
-
-
-def _users_are_local_allocs(load: ir.Operation) -> bool:
-    users = _users(load.results[0])
-    return bool(users) and all(user.name == "tilegpu.local_alloc" for user in users)
 
 
 WGMMA_PENDING_ATTR = "tilegpu.wgmma_pending"

@@ -73,6 +73,72 @@ def _first_thread(ctx: LoweringContext) -> ir.Value:
     return ctx.arith("extui", ctx.equals(ctx.tid, 0), result_type=ctx.i32)
 
 
+def _issue(ctx: LoweringContext, predicate: ir.Value, barrier: ir.Value, tensormap: ir.Value,
+           offsets: list[ir.Value], data_address: ir.Value, shape: list[int], size: int, box: list[int]) -> None:
+    """Where `predicate` (i32) is non-zero: announce the block's bytes on `barrier` and
+    issue one TMA copy per box into the block at shared address `data_address`."""
+    nbytes = math.prod(shape) * size
+    copies = [f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {nbytes};"]
+    operands = [predicate, barrier, _tensormap_address(ctx, tensormap)]
+    for place, inner, outer in _boxes(ctx, offsets, shape, box, size):
+        n = len(operands)
+        copies.append(f"@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                      f"[${n}], [$2, {{${n + 1}, ${n + 2}}}], [$1];")
+        operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
+                   ",".join(["r", "r", "l"] + ["r"] * (len(operands) - 3)), operands, [])
+
+
+def _wait(ctx: LoweringContext, barrier: ir.Value, phase: ir.Value) -> None:
+    ctx.inline_asm("{ .reg .pred ready; tma_wait: mbarrier.try_wait.parity.shared::cta.b64 ready, [$0], $1; "
+                   "@!ready bra tma_wait; }", "r,r", [barrier, phase], [])
+
+
+@lowers("tilegpu.init_barriers")
+def lower_init_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
+    barriers = op.operands[0]
+    count = math.prod(tilegpu.memdesc_tensor(barriers.type).shape)
+    base = ctx.shared_address32(ctx.lowered(barriers))
+    first = _first_thread(ctx)
+    for j in range(count):
+        address = ctx.arith("addi", base, ctx.const(j * _BARRIER_BYTES)) if j else base
+        ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
+                       "r,r", [first, address], [])
+    ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
+    ctx.barrier()
+
+
+@lowers("tilegpu.inval_barriers")
+def lower_inval_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
+    barriers = op.operands[0]
+    count = math.prod(tilegpu.memdesc_tensor(barriers.type).shape)
+    base = ctx.shared_address32(ctx.lowered(barriers))
+    first = _first_thread(ctx)
+    ctx.barrier()  # no thread is still waiting on them
+    for j in range(count):
+        address = ctx.arith("addi", base, ctx.const(j * _BARRIER_BYTES)) if j else base
+        ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.inval.shared::cta.b64 [$1]; }",
+                       "r,r", [first, address], [])
+
+
+@lowers("tilegpu.tma_copy_global_to_local")
+def lower_tma_copy(ctx: LoweringContext, op: ir.Operation) -> None:
+    (tensormap,), offsets, (buffer,), (barrier,), (pred,) = operand_groups(op)
+    slot = tilegpu.memdesc_tensor(buffer.type)
+    shape = list(slot.shape)
+    size = element_bytes(ir.RankedTensorType.get(shape, slot.element_type))
+    _, box = tma_box(shape, 8 * size)
+    predicate = ctx.arith("andi", _first_thread(ctx), ctx.arith("extui", ctx.lowered(pred), result_type=ctx.i32))
+    _issue(ctx, predicate, ctx.shared_address32(ctx.lowered(barrier)), tensormap, [ctx.lowered(o) for o in offsets],
+           ctx.shared_address32(ctx.lowered(buffer)), shape, size, box)
+
+
+@lowers("tilegpu.wait_barrier")
+def lower_wait_barrier(ctx: LoweringContext, op: ir.Operation) -> None:
+    barrier, phase = op.operands
+    _wait(ctx, ctx.shared_address32(ctx.lowered(barrier)), ctx.lowered(phase))
+
+
 @lowers("tile.descriptor_load")
 def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
     (tensormap,), offsets = operand_groups(op)
@@ -85,22 +151,12 @@ def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
     data_address = ctx.shared_address32(data)
     barrier = ctx.arith("addi", data_address, ctx.const(nbytes))
     first = _first_thread(ctx)
-    tensormap_address = _tensormap_address(ctx, tensormap)
     ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
                    "r,r", [first, barrier], [])
     ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
     ctx.barrier()
-    copies = [f"@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], {nbytes};"]
-    operands = [first, barrier, tensormap_address]
-    for place, inner, outer in _boxes(ctx, [ctx.lowered(o) for o in offsets], shape, box, size):
-        n = len(operands)
-        copies.append(f"@p cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
-                      f"[${n}], [$2, {{${n + 1}, ${n + 2}}}], [$1];")
-        operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
-    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
-                   ",".join(["r", "r", "l"] + ["r"] * (len(operands) - 3)), operands, [])
-    ctx.inline_asm("{ .reg .pred ready; tma_wait: mbarrier.try_wait.parity.shared::cta.b64 ready, [$0], 0; "
-                   "@!ready bra tma_wait; }", "r", [barrier], [])
+    _issue(ctx, first, barrier, tensormap, [ctx.lowered(o) for o in offsets], data_address, shape, size, box)
+    _wait(ctx, barrier, ctx.const(0))
     ctx.set(result, read_view(ctx, result, view, data))
     ctx.barrier()
     ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.inval.shared::cta.b64 [$1]; }",
