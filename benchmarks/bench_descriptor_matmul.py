@@ -1,10 +1,10 @@
-"""fp16 matmul through host-side tensor descriptors, persistent: the shape of Triton
-tutorial 09's descriptor kernel (each program walks output tiles NUM_SMS apart, grouped
-for L2 reuse; A [M, K] and B given as B^T [N, K], both read by `desc.load`, C written by
-`desc.store`). One source run by tilec and by Triton with only the imports swapped, each
-over the same configs, the best kept; torch (cuBLAS) beside them. Triton lowers the
-descriptors to TMA; tilec (for now) to bounds-checked loads, which its pipeliner turns
-into cp.async rings.
+"""fp16 matmul through host-side tensor descriptors, the shape of Triton tutorial 09's
+descriptor kernels: one output tile per program, and persistent (each program walks
+output tiles NUM_SMS apart), both grouped for L2 reuse; A [M, K] and B given as B^T
+[N, K], both read by `desc.load`, C written by `desc.store`. One source run by tilec and by Triton with only the imports swapped, each
+over the same configs, the best kept; torch (cuBLAS) beside them. Both lower the
+loads to TMA copies streamed into multi-buffered rings; tilec keeps the store of the
+persistent kernel (in its tile loop) as the threads' own stores.
 
     python benchmarks/bench_descriptor_matmul.py
 """
@@ -41,6 +41,25 @@ SOURCE = textwrap.dedent('''
                 b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
                 accumulator = tl.dot(a, b.T, accumulator)
             c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(tl.float16))
+
+    @triton.jit
+    def matmul_descriptor(a_desc, b_desc, c_desc, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                          BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        num_pid_m = tl.cdiv(M, BLOCK_M)
+        num_pid_n = tl.cdiv(N, BLOCK_N)
+        num_pid_in_group = GROUP_M * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (pid % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ki in range(tl.cdiv(K, BLOCK_K)):
+            a = a_desc.load([pid_m * BLOCK_M, ki * BLOCK_K])
+            b = b_desc.load([pid_n * BLOCK_N, ki * BLOCK_K])
+            accumulator = tl.dot(a, b.T, accumulator)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(tl.float16))
 ''')
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, num_warps, num_stages)
@@ -53,15 +72,15 @@ CONFIGS = [
 SIZES = [4096, 8192]
 
 
-def _kernel(triton, tl):
+def _kernel(triton, tl, persistent: bool = True):
     filename = f"<bench_descriptor_matmul for {triton.__name__}>"
     linecache.cache[filename] = (len(SOURCE), None, SOURCE.splitlines(keepends=True), filename)
     namespace = {"triton": triton, "tl": tl, "__name__": f"bench_descriptor_matmul_{triton.__name__}"}
     exec(compile(SOURCE, filename, "exec"), namespace)
-    return namespace["matmul_descriptor_persistent"]
+    return namespace["matmul_descriptor_persistent" if persistent else "matmul_descriptor"]
 
 
-def _best(name: str, kernel, descriptor_class, size: int, notes: list[str]) -> float:
+def _best(name: str, kernel, descriptor_class, size: int, notes: list[str], persistent: bool = True) -> float:
     import torch
     torch.manual_seed(0)
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
@@ -74,7 +93,7 @@ def _best(name: str, kernel, descriptor_class, size: int, notes: list[str]) -> f
         descs = (descriptor_class.from_tensor(a, [bm, bk]), descriptor_class.from_tensor(b_t, [bn, bk]),
                  descriptor_class.from_tensor(c, [bm, bn]))
         tiles = (size // bm) * (size // bn)
-        grid = (min(sms, tiles),)
+        grid = (min(sms, tiles),) if persistent else (tiles,)
 
         def call(descs=descs, grid=grid, bm=bm, bn=bn, bk=bk, gm=gm, warps=warps, stages=stages):
             return kernel[grid](*descs, size, size, size, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
@@ -89,7 +108,7 @@ def _best(name: str, kernel, descriptor_class, size: int, notes: list[str]) -> f
         tflops = 2 * size ** 3 / time_gpu(call, reps=20) / 1e9
         if tflops > best:
             best, best_config = tflops, (bm, bn, bk, gm, warps, stages)
-            if name == "tilec":
+            if name.startswith("tilec"):
                 handle = kernel.warmup(*descs, size, size, size, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=gm,
                                        NUM_SMS=grid[0], num_warps=warps, num_stages=stages, grid=grid)
             resources = (handle.n_regs, handle.n_spills, handle.metadata.shared)
@@ -105,17 +124,22 @@ def run() -> tuple[list[Row], list[str]]:
     import tilec.language as tcl
     from tilec.tools.tensor_descriptor import TensorDescriptor as TilecDescriptor
     rows, notes = [], []
-    for size in SIZES:
-        results = {"tilec": _best("tilec", _kernel(tilec, tcl), TilecDescriptor, size, notes)}
-        if have_triton():
-            import triton
-            import triton.language as tl
-            from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
-            results["triton"] = _best("triton", _kernel(triton, tl), TritonDescriptor, size, notes)
-        a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        b = torch.randn(size, size, device="cuda", dtype=torch.float16)
-        results["torch"] = 2 * size ** 3 / time_gpu(lambda: a @ b, reps=20) / 1e9
-        rows.append(Row(f"descriptor matmul f16 {size}^3", results, "TF/s"))
+    for persistent in (False, True):
+        kind = "persistent" if persistent else "one tile per program"
+        for size in SIZES:
+            results = {"tilec": _best(f"tilec {kind}", _kernel(tilec, tcl, persistent), TilecDescriptor, size, notes,
+                                      persistent)}
+            if have_triton():
+                import triton
+                import triton.language as tl
+                from triton.tools.tensor_descriptor import TensorDescriptor as TritonDescriptor
+                results["triton"] = _best(f"triton {kind}", _kernel(triton, tl, persistent), TritonDescriptor, size,
+                                          notes, persistent)
+            a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+            b = torch.randn(size, size, device="cuda", dtype=torch.float16)
+            results["torch"] = 2 * size ** 3 / time_gpu(lambda: a @ b, reps=20) / 1e9
+            rows.append(Row(f"descriptor matmul f16 {size}^3 {'persistent' if persistent else ''}".rstrip(),
+                            results, "TF/s"))
     return rows, notes
 
 

@@ -6,6 +6,7 @@ it imports nothing heavy (the dtype is only named in annotations).
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,8 @@ class DescriptorLayout(ArgumentLayout):
 
 
 def is_descriptor_argument(value: Any) -> bool:
-    from .tools.tensor_descriptor import is_tensor_descriptor
-    return is_tensor_descriptor(value)
+    """A host tensor descriptor (tilec.tools.tensor_descriptor's, or one with its fields)."""
+    return type(value).__name__ == "TensorDescriptor" and hasattr(value, "block_shape") and hasattr(value, "base")
 
 
 def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout, list[tuple[str, Any]]]:
@@ -121,14 +122,24 @@ def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout
     the TMA tensor map (a runtime.tma.TensorMap, encoded when a launch reads it)."""
     from .runtime.tma import TensorMap
     rank = len(value.shape)
-    shape = tuple(f"{name}.shape.{i}" for i in range(rank))
-    strides = tuple(f"{name}.strides.{i}" for i in range(rank))
-    leaves = [(f"{name}.base", value.base)]
+    base, shape, strides, tensormap = _descriptor_leaf_names(name, rank)
+    leaves = [(base, value.base)]
     leaves += [(leaf, int(v)) for leaf, v in zip(shape, value.shape)]
     leaves += [(leaf, int(v)) for leaf, v in zip(strides, value.strides)]
-    leaves.append((f"{name}.tensormap", TensorMap(value)))
+    leaves.append((tensormap, TensorMap(value)))
     item_size = getattr(getattr(value.base, "dtype", None), "itemsize", 0) or 0
-    layout = DescriptorLayout(f"{name}.base", shape, strides, tuple(int(b) for b in value.block_shape),
-                              str(getattr(value, "padding", "zero")), f"{name}.tensormap",
-                              int(value.shape[-1]) * int(item_size) % 16 == 0)
+    layout = _descriptor_layout(name, rank, tuple(int(b) for b in value.block_shape),
+                                str(getattr(value, "padding", "zero")), int(value.shape[-1]) * int(item_size) % 16 == 0)
     return layout, leaves
+
+
+@functools.lru_cache(maxsize=1024)
+def _descriptor_leaf_names(name: str, rank: int) -> tuple[str, tuple, tuple, str]:
+    return (f"{name}.base", tuple(f"{name}.shape.{i}" for i in range(rank)),
+            tuple(f"{name}.strides.{i}" for i in range(rank)), f"{name}.tensormap")
+
+
+@functools.lru_cache(maxsize=1024)
+def _descriptor_layout(name: str, rank: int, block_shape: tuple, padding: str, whole_rows: bool) -> DescriptorLayout:
+    base, shape, strides, tensormap = _descriptor_leaf_names(name, rank)
+    return DescriptorLayout(base, shape, strides, block_shape, padding, tensormap, whole_rows)

@@ -25,6 +25,7 @@ from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argume
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
+from ..tools.tensor_descriptor import descriptor_problem
 from .tma import TensorMap
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
@@ -240,8 +241,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
         key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
         launch_values = self._launch_values(values)
-        if launch_values is not values:  # tuple arguments: never launched by the fast path's key
-            key = None
+        if launch_values is not values:  # tuple and descriptor arguments: never the fast path's key
+            key = self._composite_key(values, key)
         try:
             kernel = self._kernels.get(key) if key is not None else None
         except TypeError:  # an unhashable constexpr: _get_kernel's specialisation names it
@@ -259,6 +260,26 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         else:
             kernel.launch(grid3, launch_values, options.get("stream") if options else None)
         return kernel.compiled
+
+    def _composite_key(self, values: Sequence[Any], key: tuple) -> tuple | None:
+        """The in-memory kernel key of a launch with host tensor descriptors: each
+        descriptor keyed by what its specialisation reads (block shape, padding, whether
+        its rows are whole 16-byte runs, and its base, shape and strides as pointer and
+        integer arguments are keyed), so a second launch skips the specialisation. None
+        (the slow path each time) with tuple arguments."""
+        parts = list(key)
+        for index, value in enumerate(values):
+            if index in self.constexprs:
+                continue
+            if is_descriptor_argument(value):
+                size = getattr(getattr(value.base, "dtype", None), "itemsize", 0) or 0
+                parts[index] = ("desc", tuple(int(b) for b in value.block_shape), str(getattr(value, "padding", "zero")),
+                                int(value.shape[-1]) * int(size) % 16 == 0, _value_key(value.base),
+                                tuple(_value_key(int(v)) for v in value.shape),
+                                tuple(_value_key(int(v)) for v in value.strides))
+            elif is_tuple_argument(value):
+                return None
+        return tuple(parts)
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
@@ -356,7 +377,6 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 parameters.append((index, name, value))
                 continue
             if is_descriptor_argument(value):
-                from ..tools.tensor_descriptor import descriptor_problem
                 problem = descriptor_problem(value)
                 if problem is not None:
                     raise LaunchError(f"argument '{name}' of {self.__name__}() is a bad tensor descriptor: {problem}")

@@ -74,7 +74,24 @@ def _address(base: Any) -> int | None:
 
 
 def descriptor_problem(desc: Any) -> str | None:
-    """What is wrong with a descriptor's fields, in a sentence, or None."""
+    """What is wrong with a descriptor's fields, in a sentence, or None. (Checked at
+    every launch, so the common case is kept short.)"""
+    try:
+        shape, strides, block = [int(v) for v in desc.shape], [int(v) for v in desc.strides], \
+            [int(v) for v in desc.block_shape]
+        size = desc.base.dtype.itemsize
+        address = desc.base.data_ptr() if hasattr(desc.base, "data_ptr") else desc.base.ctypes.data
+    except (TypeError, AttributeError, ValueError):
+        return _describe_problem(desc)
+    if (1 <= len(shape) <= 5 and len(strides) == len(shape) == len(block) and strides[-1] == 1
+            and all(0 < b <= 256 and not b & (b - 1) for b in block) and block[-1] * size >= 16
+            and not address % 16 and all(not (s * size) % 16 for s in strides[:-1])
+            and getattr(desc, "padding", "zero") in ("zero", "nan")):
+        return None
+    return _describe_problem(desc)
+
+
+def _describe_problem(desc: Any) -> str | None:
     shape, strides, block = list(desc.shape), list(desc.strides), list(desc.block_shape)
     rank = len(shape)
     if not 1 <= rank <= 5:
