@@ -76,6 +76,9 @@ class Config:
     # Tensor-core dots on sm_90 as wgmma (operands through NVMMA shared buffers) instead of
     # mma.sync; TILEC_WGMMA=0 turns it off. Part of every kernel's cache key.
     wgmma: bool = True
+    # Host tensor descriptors' loads and stores as TMA copies on sm_90 (TILEC_TMA=0: their
+    # pointer form everywhere). Part of every kernel's cache key.
+    tma: bool = True
 
     @staticmethod
     def from_env() -> "Config":
@@ -93,11 +96,12 @@ class Config:
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
             wgmma=os.environ.get("TILEC_WGMMA", "1").strip().lower() not in ("0", "false", "no", "off"),
+            tma=os.environ.get("TILEC_TMA", "1").strip().lower() not in ("0", "false", "no", "off"),
         )
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""
-        return "" if self.wgmma else "no-wgmma"
+        return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma)) if on)
 
 
 # The process-wide configuration; tests may change its fields.

@@ -239,3 +239,31 @@ def test_descriptor_loads_feeding_a_dot_in_a_loop_are_streamed(monkeypatch, targ
         # two rings, each filled by the prologue's two stages and once in the body
         assert ttgir.count('"tilegpu.tma_copy_global_to_local"') == 6
     assert kernel.n_spills == 0
+
+
+@tilec.jit
+def store_then_load_kernel(desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    """A descriptor store, then a load of what it wrote: the load must see the store."""
+    desc.store([0, 0], tl.full((BM, BN), 3.0, tl.float32))
+    block = desc.load([0, 0])
+    r, c = tl.arange(0, BM), tl.arange(0, BN)
+    tl.store(out_ptr + r[:, None] * BN + c[None, :], block + 1)
+
+
+def test_store_then_load_sees_the_store(backend):
+    x = device_array(np.zeros((32, 32), np.float32), backend)
+    out = device_array(np.full((16, 32), POISON, np.float32), backend)
+    store_then_load_kernel[(1,)](TensorDescriptor.from_tensor(x, [16, 32]), out, BM=16, BN=32)
+    np.testing.assert_array_equal(to_numpy(out), np.full((16, 32), 4.0, np.float32))
+
+
+def test_tma_store_waits_for_its_writes_unless_last():
+    """Compiled for sm_90: a TMA store that ends the kernel waits only until its block
+    was read (`wait_group.read`); one followed by other accesses until its writes land."""
+    x = np.zeros((64, 64), np.float32)
+    last = scale_kernel.warmup(TensorDescriptor.from_tensor(x, [32, 16]), TensorDescriptor.from_tensor(x, [32, 16]),
+                               BM=32, BN=16, grid=(1,), target="sm_90").asm["ptx"]
+    assert "cp.async.bulk.wait_group.read 0;" in last
+    middle = store_then_load_kernel.warmup(TensorDescriptor.from_tensor(x, [16, 32]), x, BM=16, BN=32, grid=(1,),
+                                           target="sm_90").asm["ptx"]
+    assert "cp.async.bulk.wait_group 0;" in middle and "wait_group.read" not in middle

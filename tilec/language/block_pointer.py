@@ -365,7 +365,9 @@ class TensorDescriptor(aggregate):
     def _tma_offsets(self, sem, offsets: Any, what: str, store: bool = False) -> list | None:
         """The block's offsets as int32 IR values when this access is a TMA copy, else None."""
         block_shape = _unwrap(self.block_shape)
-        if (self.tensormap is None or getattr(sem, "capability", None) != 90 or len(block_shape) not in TMA_RANKS
+        from ..config import config
+        if (self.tensormap is None or not config.tma or getattr(sem, "capability", None) != 90
+                or len(block_shape) not in TMA_RANKS
                 or self.dtype.primitive_bitwidth not in TMA_ELEMENT_BITS or (store and not _unwrap(self.whole_rows))):
             return None
         items = _as_list(offsets)

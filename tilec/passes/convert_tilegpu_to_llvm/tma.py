@@ -17,7 +17,8 @@ Store: every thread writes its elements into the block, then makes its writes vi
 to the asynchronous proxy (`fence.proxy.async.shared::cta`); after a barrier thread 0
 issues the copies to global memory, commits them as a bulk group and waits for the
 group to complete (its global writes are then done, so the program reads them back
-like any store's); a final barrier lets the scratch be reused.
+like any store's; the kernel's last memory access, `tile.last_access`, waits only
+until the block has been read); a final barrier lets the scratch be reused.
 """
 from __future__ import annotations
 
@@ -180,7 +181,10 @@ def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
         n = len(operands)
         copies.append(f"@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {{${n + 1}, ${n + 2}}}], [${n}];")
         operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
-    copies += ["@p cp.async.bulk.commit_group;", "@p cp.async.bulk.wait_group 0;"]
+    # The kernel's last memory access waits only until the block has been read (the
+    # writes land before the kernel completes); any other until its writes are done.
+    wait = "wait_group.read" if "tile.last_access" in op.attributes else "wait_group"
+    copies += ["@p cp.async.bulk.commit_group;", f"@p cp.async.bulk.{wait} 0;"]
     ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
                    ",".join(["r", "l"] + ["r"] * (len(operands) - 2)), operands, [])
     ctx.barrier()
