@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..layout.shared import TMA_ELEMENT_BITS, TMA_RANKS
+from ..layout.shared import tma_copies
 from . import core
 from .core import (ConstexprRequired, TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic,
                    tensor)
@@ -367,8 +367,8 @@ class TensorDescriptor(aggregate):
         block_shape = _unwrap(self.block_shape)
         from ..config import config
         if (self.tensormap is None or not config.tma or getattr(sem, "capability", None) != 90
-                or len(block_shape) not in TMA_RANKS
-                or self.dtype.primitive_bitwidth not in TMA_ELEMENT_BITS or (store and not _unwrap(self.whole_rows))):
+                or not tma_copies(len(block_shape), self.dtype.primitive_bitwidth, _unwrap(self.padding_option))
+                or (store and not _unwrap(self.whole_rows))):
             return None
         items = _as_list(offsets)
         if len(items) != len(block_shape):

@@ -378,9 +378,15 @@ def wgmma_descriptor_fields(encoding: NVMMASharedEncoding, shape: Sequence[int],
 
 
 # The descriptor blocks TMA copies (runtime/tma.py encodes maps for these, the language
-# emits tile.descriptor_load/store for them): 2-D, of 8-, 16- or 32-bit elements.
+# emits tile.descriptor_load/store for them): 2-D, of 8-, 16- or 32-bit elements; NaN
+# padding only for 16- and 32-bit floats (the fills a tensor map can make).
 TMA_RANKS = (2,)
 TMA_ELEMENT_BITS = (8, 16, 32)
+
+
+def tma_copies(rank: int, element_bits: int, padding: str) -> bool:
+    """Whether a descriptor of this rank, element width and padding uses TMA."""
+    return rank in TMA_RANKS and element_bits in TMA_ELEMENT_BITS and (padding != "nan" or element_bits >= 16)
 
 
 def tma_box(block_shape: Sequence[int], element_bits: int) -> tuple[NVMMASharedEncoding, list[int]]:

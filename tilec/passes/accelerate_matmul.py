@@ -41,7 +41,7 @@ from ..layout.mma import (WGMMA_M, MmaEncoding, mma_v2_instr_k, mma_v2_k_width, 
 from ..layout.shared import NVMMASharedEncoding
 from ..target import Target
 from . import register_pass
-from .utils import functions
+from .utils import dots_reached, functions
 
 
 @dataclass(frozen=True)
@@ -162,16 +162,7 @@ def _takes_tensor_cores(op: ir.Operation, target: Target, ptx_type: str) -> bool
 
 def _dots_fed(op: ir.Operation) -> list[ir.Operation]:
     """The dots the dot's result reaches (attention's qk -> softmax -> p @ v)."""
-    pending, seen, found = [op.results[0]], set(), []
-    while pending:
-        for use in list(pending.pop().uses):
-            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if user.name == "tile.dot":
-                found.append(user)
-            elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
-                seen.add(user)
-                pending.extend(user.results)
-    return found
+    return dots_reached(op.results[0])
 
 
 def _feeds_another_dot(op: ir.Operation) -> bool:

@@ -31,7 +31,7 @@ from ..dialects._mlir import create_op, operand_groups, walk_ops
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
 from ..dialects.op_facts import reads_memory
-from .utils import functions, is_pure
+from .utils import dots_reached, functions, is_pure
 
 _OPS = ("tile.descriptor_load", "tile.descriptor_store")
 
@@ -56,19 +56,6 @@ def _in_loop(op: ir.Operation) -> bool:
     return False
 
 
-def _dots_reached(value: ir.Value) -> list[ir.Operation]:
-    found, pending, seen = [], [value], set()
-    while pending:
-        for use in list(pending.pop().uses):
-            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            if user.name == "tile.dot":
-                found.append(user)
-            elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
-                seen.add(user)
-                pending.extend(user.results)
-    return found
-
-
 def _wgmma_accumulator(dot: ir.Operation) -> bool:
     return str(ir.RankedTensorType(dot.operands[2].type).element_type) in ("f32", "i32")
 
@@ -78,7 +65,7 @@ def use_tma(op: ir.Operation, analysis: AxisInfoAnalysis, tma_loops: bool) -> bo
         return False
     if op.name == "tile.descriptor_store":
         return not _in_loop(op)
-    dots = _dots_reached(op.results[0])
+    dots = dots_reached(op.results[0])
     return not (_in_loop(op) and dots and not (tma_loops and all(_wgmma_accumulator(d) for d in dots)))
 
 

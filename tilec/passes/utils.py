@@ -52,3 +52,18 @@ def erase_dead_ops(root: ir.Operation) -> int:
             op.erase()
             erased += 1
     return erased
+
+
+def dots_reached(value: ir.Value) -> list[ir.Operation]:
+    """The tile.dot ops `value` reaches through any ops but a loop's yield and condition
+    (attention's qk -> softmax -> p @ v; a loaded operand through its conversions)."""
+    pending, seen, found = [value], set(), []
+    while pending:
+        for use in list(pending.pop().uses):
+            user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if user.name == "tile.dot":
+                found.append(user)
+            elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
+                seen.add(user)
+                pending.extend(user.results)
+    return found

@@ -17,7 +17,7 @@ import ctypes
 import threading
 from typing import Any
 
-from ..layout.shared import TMA_ELEMENT_BITS, TMA_RANKS
+from ..layout.shared import tma_copies
 
 _MAP_BYTES = 128
 _POOL_SLOTS = 1024
@@ -40,7 +40,7 @@ class TensorMap:
 
     def data_ptr(self) -> int:
         size = _element_bytes(self.base)
-        if len(self.shape) not in TMA_RANKS or 8 * size not in TMA_ELEMENT_BITS:
+        if not tma_copies(len(self.shape), 8 * size, self.padding):
             return 0
         from . import driver, specialize
         address = specialize.data_pointer(self.base)

@@ -95,31 +95,42 @@ def _wait(ctx: LoweringContext, barrier: ir.Value, phase: ir.Value) -> None:
                    "@!ready bra tma_wait; }", "r,r", [barrier, phase], [])
 
 
-@lowers("tilegpu.init_barriers")
-def lower_init_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
-    barriers = op.operands[0]
-    count = math.prod(tilegpu.memdesc_tensor(barriers.type).shape)
-    base = ctx.shared_address32(ctx.lowered(barriers))
-    first = _first_thread(ctx)
-    for j in range(count):
-        address = ctx.arith("addi", base, ctx.const(j * _BARRIER_BYTES)) if j else base
-        ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
-                       "r,r", [first, address], [])
+def _by_first_thread(ctx: LoweringContext, instruction: str, barrier: ir.Value) -> None:
+    """`instruction` on the mbarrier at shared address `barrier` ($1), by thread 0."""
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p " + instruction + " }", "r,r",
+                   [_first_thread(ctx), barrier], [])
+
+
+def _initialise(ctx: LoweringContext, barriers: list[ir.Value]) -> None:
+    """Thread 0 initialises the mbarriers for one arrival each; then every thread may use them."""
+    for barrier in barriers:
+        _by_first_thread(ctx, "mbarrier.init.shared::cta.b64 [$1], 1;", barrier)
     ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
     ctx.barrier()
 
 
+def _invalidate(ctx: LoweringContext, barriers: list[ir.Value]) -> None:
+    """Once no thread waits on them any more (a barrier), thread 0 invalidates the mbarriers."""
+    ctx.barrier()
+    for barrier in barriers:
+        _by_first_thread(ctx, "mbarrier.inval.shared::cta.b64 [$1];", barrier)
+
+
+def _barrier_array(ctx: LoweringContext, barriers: ir.Value) -> list[ir.Value]:
+    """The shared addresses of the mbarriers of a memdesc of i64s."""
+    base = ctx.shared_address32(ctx.lowered(barriers))
+    count = math.prod(tilegpu.memdesc_tensor(barriers.type).shape)
+    return [ctx.arith("addi", base, ctx.const(j * _BARRIER_BYTES)) if j else base for j in range(count)]
+
+
+@lowers("tilegpu.init_barriers")
+def lower_init_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
+    _initialise(ctx, _barrier_array(ctx, op.operands[0]))
+
+
 @lowers("tilegpu.inval_barriers")
 def lower_inval_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
-    barriers = op.operands[0]
-    count = math.prod(tilegpu.memdesc_tensor(barriers.type).shape)
-    base = ctx.shared_address32(ctx.lowered(barriers))
-    first = _first_thread(ctx)
-    ctx.barrier()  # no thread is still waiting on them
-    for j in range(count):
-        address = ctx.arith("addi", base, ctx.const(j * _BARRIER_BYTES)) if j else base
-        ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.inval.shared::cta.b64 [$1]; }",
-                       "r,r", [first, address], [])
+    _invalidate(ctx, _barrier_array(ctx, op.operands[0]))
 
 
 @lowers("tilegpu.tma_copy_global_to_local")
@@ -151,17 +162,12 @@ def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
     data = ctx.const(int_attr_value(op, OFFSET_ATTR))
     data_address = ctx.shared_address32(data)
     barrier = ctx.arith("addi", data_address, ctx.const(nbytes))
-    first = _first_thread(ctx)
-    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.init.shared::cta.b64 [$1], 1; }",
-                   "r,r", [first, barrier], [])
-    ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
-    ctx.barrier()
-    _issue(ctx, first, barrier, tensormap, [ctx.lowered(o) for o in offsets], data_address, shape, size, box)
+    _initialise(ctx, [barrier])
+    _issue(ctx, _first_thread(ctx), barrier, tensormap, [ctx.lowered(o) for o in offsets], data_address, shape, size,
+           box)
     _wait(ctx, barrier, ctx.const(0))
     ctx.set(result, read_view(ctx, result, view, data))
-    ctx.barrier()
-    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.inval.shared::cta.b64 [$1]; }",
-                   "r,r", [first, barrier], [])
+    _invalidate(ctx, [barrier])
 
 
 @lowers("tile.descriptor_store")
