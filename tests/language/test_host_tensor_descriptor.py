@@ -8,6 +8,7 @@ Inputs are random, outputs poisoned before the run and larger than the described
 """
 from __future__ import annotations
 
+import math
 import re
 
 import ml_dtypes
@@ -276,3 +277,56 @@ def test_tma_store_waits_for_its_writes_unless_last():
     middle = store_then_load_kernel.warmup(TensorDescriptor.from_tensor(x, [16, 32]), x, BM=16, BN=32, grid=(1,),
                                            target="sm_90").asm["ptx"]
     assert "cp.async.bulk.wait_group 0;" in middle and "wait_group.read" not in middle
+
+
+@tilec.jit
+def attention_kernel(q_desc, k_desc, v_desc, o_desc, n_ctx, scale, D: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr):
+    """Tutorial 06's shape with host descriptors: q read once, k (as loaded, [BN, D]) used
+    transposed, v as loaded; on sm_90 the loop's loads are TMA copies into wgmma rings."""
+    start_m = tl.program_id(0)
+    q = q_desc.load([start_m * BM, 0])
+    m_i = tl.full((BM,), float("-inf"), tl.float32)
+    l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    for start_n in tl.range(0, n_ctx, BN, warp_specialize=True):
+        k = k_desc.load([start_n, 0])
+        qk = tl.dot(q, k.T) * scale
+        keep = (start_n + tl.arange(0, BN))[None, :] < n_ctx
+        qk = tl.where(keep, qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.exp(qk - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = v_desc.load([start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_new
+    o_desc.store([start_m * BM, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+@pytest.mark.parametrize("n_ctx, d, bm, bn, warps", [(256, 64, 128, 64, 8), (200, 128, 64, 32, 4)])
+def test_attention_with_descriptors(backend, rng, n_ctx, d, bm, bn, warps):
+    q, k, v = (rng.standard_normal((n_ctx, d)).astype(np.float16) for _ in range(3))
+    o = device_array(np.full((n_ctx, d), np.nan, np.float16), backend)
+    descs = [TensorDescriptor.from_tensor(device_array(x, backend), [bm if x is q else bn, d]) for x in (q, k, v)]
+    scale = 1.0 / math.sqrt(d)
+    attention_kernel[(-(-n_ctx // bm),)](*descs, TensorDescriptor.from_tensor(o, [bm, d]), n_ctx, scale, D=d, BM=bm,
+                                         BN=bn, num_warps=warps)
+    s = q.astype(np.float64) @ k.astype(np.float64).T * scale
+    p = np.exp(s - s.max(1, keepdims=True))
+    want = (p / p.sum(1, keepdims=True)) @ v.astype(np.float64)
+    np.testing.assert_allclose(to_numpy(o).astype(np.float64), want, rtol=0, atol=1e-2)
+
+
+def test_attention_with_descriptors_streams_k_and_v_by_tma():
+    """Compiled for sm_90: k and v go by TMA into rings the two wgmma dots read (k through
+    a transposed view), p stays in registers, and the output is one TMA store."""
+    x = np.zeros((256, 64), np.float16)
+    kernel = attention_kernel.warmup(*(TensorDescriptor.from_tensor(x, [b, 64]) for b in (128, 64, 64, 128)), 256,
+                                     0.125, D=64, BM=128, BN=64, grid=(1,), target="sm_90", num_warps=8)
+    ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
+    loop = ttgir.split("scf.for")[1].split("scf.yield")[0]
+    assert loop.count('"tilegpu.tma_copy_global_to_local"') == 2 and loop.count('"tilegpu.wait_barrier"') == 2
+    assert "tile.trans" not in loop and "async_copy_global_to_local" not in ttgir
+    assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{", ptx)  # p from registers
+    assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx and kernel.n_spills == 0
