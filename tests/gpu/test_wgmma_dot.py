@@ -425,3 +425,21 @@ def test_wgmma_reads_a_transposed_ring_slot(wgmma):
     assert view and view.group(1) != view.group(2), "the dot reads the slot through a transposed view"
     assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx) and "cp.async.cg.shared.global" in ptx
     assert kernel.n_spills == 0
+
+
+@pytest.mark.gpu
+def test_switching_wgmma_at_run_time_recompiles(wgmma, monkeypatch):
+    """config.wgmma is part of the in-memory launch key too: a kernel launched with it on
+    and then off runs the other code the second time (and both are right)."""
+    torch = _gpu()
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((64, 32)).astype(np.float16)
+    b = rng.standard_normal((32, 64)).astype(np.float16)
+    found = []
+    for on in (True, False):
+        monkeypatch.setattr(config, "wgmma", on)
+        c = torch.full((64, 64), float("nan"), device="cuda")
+        compiled = tile_kernel[(1,)](_device(a, torch), _device(b, torch), c, 32, 1, 64, 1, M=64, N=64, K=32)
+        assert_product(c, a, b)
+        found.append("wgmma.mma_async" in compiled.asm["ptx"])
+    assert found == [True, False]

@@ -205,7 +205,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
   try:
     if _config.interpret or _config.always_compile{slow}:
         return {run}
-{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)})
+{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)}_config.wgmma, _config.tma)
     try:
         _kernel = _kernels_get(_key)
     except TypeError:  # an unhashable argument: run() names it
@@ -240,6 +240,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
         key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
+        key += (_config.wgmma, _config.tma)  # the code-generation switches (config.codegen_flags)
         launch_values = self._launch_values(values)
         if launch_values is not values:  # tuple and descriptor arguments: never the fast path's key
             key = self._composite_key(values, key)
