@@ -240,8 +240,8 @@ def test_wgmma_attention(wgmma, dtype, n_ctx, d, bm, bn, warps, causal):
 
 def test_wgmma_attention_reads_p_from_registers(wgmma):
     """Without a GPU: both dots of the chain are wgmma; p @ v's A operand is four
-    registers (`{%r..}` after the accumulator), not a descriptor, and q, loaded once, is
-    staged in shared memory once, before the loop."""
+    registers (`{%r..}` after the accumulator), not a descriptor, q, loaded once, is
+    staged in shared memory once, before the loop, and p @ v stays in flight."""
     kernel = tilec.compile(attention_kernel, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16",
                                                         "o_ptr": "*fp32:16", "n_ctx": "i32", "scale": "fp32"},
                            constexprs={"D": 64, "BM": 128, "BN": 64, "CAUSAL": False, "DTYPE": tl.float16},
@@ -252,6 +252,13 @@ def test_wgmma_attention_reads_p_from_registers(wgmma):
     assert "mma.sync" not in ptx
     loop = ttgir.split("scf.for")[1]
     assert '"tilegpu.local_alloc"(%' not in loop
+    # p @ v's group runs on into the next iteration (wait for all but the newest), and
+    # the carried accumulator passes a wait {0} before `acc * alpha` reads it, after the
+    # next q @ k was issued.
+    assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    body = loop.split("scf.yield")[0]
+    assert body.index('"tilegpu.wgmma_wait"') > body.index('"tile.dot"')  # after q @ k
+    assert "tilegpu.wgmma_pending = 1" in body
 
 
 # 8-bit operands: wgmma reads them K-major only, so an operand stored the other way

@@ -632,28 +632,40 @@ WGMMA_PENDING_ATTR = "tilegpu.wgmma_pending"
 
 
 def _keep_wgmma_in_flight(loop: _Loop) -> None:
-    """A wgmma dot whose accumulator is carried by the loop and whose result only goes to
-    the next iteration may stay in flight: its lowering waits for all groups but the
-    newest (WGMMA_PENDING_ATTR), and the loop's result passes through a wgmma_wait {0}
-    before anything after the loop reads it."""
+    """A wgmma dot whose result only goes to the next iteration (as a carried value) may
+    stay in flight: its lowering waits for all groups but the newest (WGMMA_PENDING_ATTR),
+    and the loop's result passes through a wgmma_wait {0} before anything after the loop
+    reads it. In the next iteration the carried value may feed the next dot's accumulator
+    directly (a K loop: chained wgmma on one accumulator need no wait), or be read by
+    other ops first (attention's `acc * alpha` before `p @ v`): a wgmma_wait {0} then goes
+    right before the first of those, so the dots issued before it (attention's `q @ k`)
+    start while the group is still running.
+
+    Operands: B a ring slot, A a ring slot or registers (attention's p), or buffers
+    staged before the loop; a buffer staged in this body (a load left unpipelined) is
+    rewritten by the next iteration while the group could still be reading it."""
     body = loop.body
     yield_op = block_ops(body)[-1]
     for op in block_ops(body):
-        if op.name != "tile.dot":
+        if op.name != "tile.dot" or not _stable_operands(op, loop):
             continue
-        # Only ring slots: a buffer staged in this body (a load left unpipelined) is
-        # rewritten by the next iteration while the group could still be reading it.
-        if not all(_owner(v) is not None and _owner(v).name == "tilegpu.memdesc_index" for v in op.operands[:2]):
-            continue
-        acc, result = op.operands[2], op.results[0]
-        uses = list(result.uses)
-        if not (isinstance(acc, ir.BlockArgument) and acc.owner == body and len(uses) == 1):
+        uses = list(op.results[0].uses)
+        if len(uses) != 1:
             continue
         use = uses[0]
-        position = acc.arg_number - 1
-        if (use.owner.operation if hasattr(use.owner, "operation") else use.owner) != yield_op \
-                or use.operand_number != position:
+        if (use.owner.operation if hasattr(use.owner, "operation") else use.owner) != yield_op:
             continue
+        position = use.operand_number
+        arg = body.arguments[1 + position]
+        readers = [u for u in arg.uses if not (_user(u) == op and u.operand_number == 2)]
+        if readers:
+            first = min((_ancestor_in(body, _user(u)) for u in readers), key=_position_in(body))
+            if _position_in(body)(first) > _position_in(body)(op):
+                continue  # read after the dot in the same iteration: keep the simple form
+            with ir.InsertionPoint(first), first.location:
+                waited = tilegpu.wgmma_wait(arg, 0)
+            for u in readers:
+                _user(u).operands[u.operand_number] = waited
         op.attributes[WGMMA_PENDING_ATTR] = i32_attr(1)
         carried = loop.op.results[position]
         with ir.InsertionPoint.after(loop.op), loop.op.location:
@@ -662,6 +674,33 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
             owner = later.owner.operation if hasattr(later.owner, "operation") else later.owner
             if owner != _owner(waited):
                 owner.operands[later.operand_number] = waited
+
+
+def _user(use) -> ir.Operation:
+    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
+
+
+def _stable_operands(op: ir.Operation, loop: _Loop) -> bool:
+    """Whether the dot's A and B stay unchanged while its group runs on into the next
+    iteration: B a ring slot; A a ring slot, registers, or a buffer made before the loop."""
+    a, b = op.operands[0], op.operands[1]
+    if _owner(b) is None or _owner(b).name != "tilegpu.memdesc_index":
+        return False
+    if not tilegpu.is_memdesc(a.type):
+        return True
+    owner = _owner(a)
+    return owner is not None and (owner.name == "tilegpu.memdesc_index" or not _inside(owner, loop.op))
+
+
+def _ancestor_in(block: ir.Block, op: ir.Operation) -> ir.Operation:
+    while op.block != block:
+        op = op.parent
+    return op
+
+
+def _position_in(block: ir.Block):
+    order = {op: i for i, op in enumerate(block_ops(block))}
+    return lambda op: order[op]
 
 
 def _forward_unused_carried(loop: _Loop) -> None:
