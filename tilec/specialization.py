@@ -114,22 +114,23 @@ class DescriptorLayout(ArgumentLayout):
 
 def is_descriptor_argument(value: Any) -> bool:
     """A host tensor descriptor (tilec.tools.tensor_descriptor's, or one with its fields)."""
-    return type(value).__name__ == "TensorDescriptor" and hasattr(value, "block_shape") and hasattr(value, "base")
+    from .tools.tensor_descriptor import is_tensor_descriptor
+    return is_tensor_descriptor(value)
 
 
 def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout, list[tuple[str, Any]]]:
     """`value`'s layout and its leaves as (name, value) pairs: base, shape, strides and
     the TMA tensor map (a runtime.tma.TensorMap, encoded when a launch reads it)."""
     from .runtime.tma import TensorMap
+    from .tools.tensor_descriptor import whole_rows
     rank = len(value.shape)
     base, shape, strides, tensormap = _descriptor_leaf_names(name, rank)
     leaves = [(base, value.base)]
     leaves += [(leaf, int(v)) for leaf, v in zip(shape, value.shape)]
     leaves += [(leaf, int(v)) for leaf, v in zip(strides, value.strides)]
     leaves.append((tensormap, TensorMap(value)))
-    item_size = getattr(getattr(value.base, "dtype", None), "itemsize", 0) or 0
     layout = _descriptor_layout(name, rank, tuple(int(b) for b in value.block_shape),
-                                str(getattr(value, "padding", "zero")), int(value.shape[-1]) * int(item_size) % 16 == 0)
+                                str(getattr(value, "padding", "zero")), whole_rows(value))
     return layout, leaves
 
 

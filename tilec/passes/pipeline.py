@@ -659,8 +659,9 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
         arg = body.arguments[1 + position]
         readers = [u for u in arg.uses if not (_user(u) == op and u.operand_number == 2)]
         if readers:
-            first = min((_ancestor_in(body, _user(u)) for u in readers), key=_position_in(body))
-            if _position_in(body)(first) > _position_in(body)(op):
+            position_of = {o: i for i, o in enumerate(block_ops(body))}.__getitem__  # waits were added
+            first = min((_ancestor_in(body, _user(u)) for u in readers), key=position_of)
+            if position_of(first) > position_of(op):
                 continue  # read after the dot in the same iteration: keep the simple form
             with ir.InsertionPoint(first), first.location:
                 waited = tilegpu.wgmma_wait(arg, 0)
@@ -696,11 +697,6 @@ def _ancestor_in(block: ir.Block, op: ir.Operation) -> ir.Operation:
     while op.block != block:
         op = op.parent
     return op
-
-
-def _position_in(block: ir.Block):
-    order = {op: i for i, op in enumerate(block_ops(block))}
-    return lambda op: order[op]
 
 
 def _forward_unused_carried(loop: _Loop) -> None:

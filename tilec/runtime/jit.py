@@ -25,7 +25,7 @@ from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argume
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
-from ..tools.tensor_descriptor import descriptor_problem
+from ..tools.tensor_descriptor import descriptor_problem, whole_rows
 from .tma import TensorMap
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
@@ -273,9 +273,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if index in self.constexprs:
                 continue
             if is_descriptor_argument(value):
-                size = getattr(getattr(value.base, "dtype", None), "itemsize", 0) or 0
                 parts[index] = ("desc", tuple(int(b) for b in value.block_shape), str(getattr(value, "padding", "zero")),
-                                int(value.shape[-1]) * int(size) % 16 == 0, _value_key(value.base),
+                                whole_rows(value), _value_key(value.base),
                                 tuple(_value_key(int(v)) for v in value.shape),
                                 tuple(_value_key(int(v)) for v in value.strides))
             elif is_tuple_argument(value):

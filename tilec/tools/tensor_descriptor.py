@@ -53,10 +53,16 @@ class TensorDescriptor:
 
 
 def is_tensor_descriptor(value: Any) -> bool:
-    """A host descriptor argument: this class, or one with the same fields (Triton's)."""
-    return isinstance(value, TensorDescriptor) or (
-        type(value).__name__ == "TensorDescriptor"
-        and all(hasattr(value, field) for field in ("base", "shape", "strides", "block_shape")))
+    """A host descriptor argument: this class, or one of that name with its fields
+    (Triton's). Asked of every argument of a launch, so kept cheap."""
+    return type(value).__name__ == "TensorDescriptor" and hasattr(value, "block_shape") and hasattr(value, "base")
+
+
+def whole_rows(desc: Any) -> bool:
+    """Whether the descriptor's last dimension spans a multiple of 16 bytes (what a TMA
+    store needs to write exactly its elements: it writes whole 16-byte runs)."""
+    size = getattr(getattr(desc.base, "dtype", None), "itemsize", 0) or 0
+    return int(desc.shape[-1]) * int(size) % 16 == 0
 
 
 def _element_bytes(base: Any) -> int | None:

@@ -37,7 +37,7 @@ from .shared_memory import OFFSET_ATTR, element_bytes, scratch_bytes
 _BARRIER_BYTES = 8
 
 
-def _block(op: ir.Operation, value: ir.Value) -> tuple[list[int], int]:
+def _block(value: ir.Value) -> tuple[list[int], int]:
     shape = list(shape_of(value.type))
     if len(shape) != 2:
         raise LoweringError(f"TMA copies 2-D blocks, not {shape}")
@@ -47,7 +47,7 @@ def _block(op: ir.Operation, value: ir.Value) -> tuple[list[int], int]:
 @scratch_bytes("tile.descriptor_load", "tile.descriptor_store")
 def _scratch(op: ir.Operation, num_warps: int) -> int:
     value = op.results[0] if op.name == "tile.descriptor_load" else op.operands[1]
-    shape, size = _block(op, value)
+    shape, size = _block(value)
     return math.prod(shape) * size + (_BARRIER_BYTES if op.name == "tile.descriptor_load" else 0)
 
 
@@ -155,7 +155,7 @@ def lower_wait_barrier(ctx: LoweringContext, op: ir.Operation) -> None:
 def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
     (tensormap,), offsets = operand_groups(op)
     result = op.results[0]
-    shape, size = _block(op, result)
+    shape, size = _block(result)
     nbytes = math.prod(shape) * size
     ctx.reserve_shared(nbytes + _BARRIER_BYTES)
     view, box = _view(result, shape, size)
@@ -173,7 +173,7 @@ def lower_descriptor_load(ctx: LoweringContext, op: ir.Operation) -> None:
 @lowers("tile.descriptor_store")
 def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
     (tensormap,), (value,), offsets = operand_groups(op)
-    shape, size = _block(op, value)
+    shape, size = _block(value)
     ctx.reserve_shared(math.prod(shape) * size)
     view, box = _view(value, shape, size)
     data = ctx.const(int_attr_value(op, OFFSET_ATTR))
