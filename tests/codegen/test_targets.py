@@ -101,14 +101,14 @@ def test_every_kernel_compiles_or_says_why(reports, target):
 @pytest.mark.parametrize("target", TARGETS)
 def test_tensor_cores_and_async_copies_from_sm_80_on(reports, target):
     """mma.sync, ldmatrix and cp.async exist from sm_80 on (LLVM cannot select them
-    before); Hopper (sm_90, sm_90a) runs f16, bf16 and int8 dots on wgmma; Blackwell (sm_100,
+    before); Hopper (sm_90, sm_90a) runs f16, bf16, int8 and tf32 dots on wgmma; Blackwell (sm_100,
     sm_120) runs the same sm_80 code: no Hopper-only wgmma."""
     parsed = Target.parse(target)
     for kernel, report in kernels_of(reports, target).items():
         if not kernel.startswith("matmul") or not report.get("ptx"):
             continue
         ptx = report["ptx"]
-        wgmma = parsed.capability == 90 and kernel in ("matmul_fp16", "matmul_bf16", "matmul_int8")
+        wgmma = parsed.capability == 90 and kernel in ("matmul_fp16", "matmul_bf16", "matmul_int8", "matmul_tf32")
         assert ("wgmma.mma_async" in ptx) == wgmma, f"{target} {kernel}"
         assert ("mma.sync.aligned" in ptx) == (parsed.at_least(80) and not wgmma), f"{target} {kernel}"
         assert ("cp.async.cg.shared.global" in ptx or "cp.async.ca.shared.global" in ptx) == parsed.at_least(80)

@@ -450,3 +450,112 @@ def test_switching_wgmma_at_run_time_recompiles(wgmma, monkeypatch):
         assert_product(c, a, b)
         found.append("wgmma.mma_async" in compiled.asm["ptx"])
     assert found == [True, False]
+
+
+# fp32 operands with input_precision "tf32" (tl.dot's default for fp32): wgmma reads them
+# K-major only, like 8-bit ones, 8 of K per instruction. The instruction itself drops each
+# operand's low 13 mantissa bits (measured: the result is that of the truncated operands),
+# where mma.sync and the interpreter round to nearest first; either way each operand
+# keeps tf32's 10 bits.
+@tilec.jit
+def precision_tile_kernel(a_ptr, b_ptr, c_ptr, sam, sak, sbk, sbn, M: tl.constexpr, N: tl.constexpr,
+                          K: tl.constexpr, PRECISION: tl.constexpr):
+    rm, rn, rk = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * sam + rk[None, :] * sak)
+    b = tl.load(b_ptr + rk[:, None] * sbk + rn[None, :] * sbn)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b, input_precision=PRECISION))
+
+
+def _check_tf32(c, a, b, bits=10):
+    """c is a @ b with each operand carrying `bits` mantissa bits: float64 reference,
+    error bounded by 2^-bits of the largest |a| @ |b|."""
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    error = np.abs(c.cpu().numpy() - want).max()
+    assert error <= scale * 2.0 ** -bits, (error, scale)
+    return error / scale
+
+
+def _truncate_tf32(x):
+    return (np.ascontiguousarray(x, np.float32).view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k, warps, a_col_major, b_col_major", [
+    (64, 64, 32, 4, False, False), (128, 128, 64, 4, False, True), (128, 256, 32, 8, True, False),
+    (64, 32, 16, 4, True, True),
+])
+def test_wgmma_tf32_tile(wgmma, m, n, k, warps, a_col_major, b_col_major):
+    torch = _gpu()
+    rng = np.random.default_rng(m + 3 * n + k)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    a_store = np.ascontiguousarray(a.T) if a_col_major else a
+    b_store = np.ascontiguousarray(b.T) if b_col_major else b
+    sam, sak = (1, m) if a_col_major else (k, 1)
+    sbk, sbn = (1, k) if b_col_major else (n, 1)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    compiled = precision_tile_kernel[(1,)](torch.from_numpy(a_store).cuda(), torch.from_numpy(b_store).cuda(), c,
+                                           sam, sak, sbk, sbn, M=m, N=n, K=k, PRECISION="tf32", num_warps=warps)
+    assert "f32.tf32.tf32" in compiled.asm["ptx"] and "wgmma.mma_async" in compiled.asm["ptx"]
+    # Not fp32's accuracy (the operands lost 13 bits), but tf32's.
+    relative = _check_tf32(c, a, b)
+    assert relative > 2.0 ** -20
+    # The instruction truncates: exactly the product of the truncated operands, up to
+    # the order of the fp32 sums.
+    want = _truncate_tf32(a).astype(np.float64) @ _truncate_tf32(b).astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    np.testing.assert_allclose(c.cpu().numpy(), want, rtol=0, atol=scale * 2.0 ** -20)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages, b_k_major", [
+    (256, 384, 320, 128, 128, 32, 4, 3, True), (320, 256, 512, 128, 256, 32, 8, 3, False),
+    (192, 128, 96, 64, 128, 16, 4, 4, False),
+])
+def test_wgmma_tf32_pipelined_matmul(wgmma, m, n, k, bm, bn, bk, warps, stages, b_k_major):
+    torch = _gpu()
+    rng = np.random.default_rng(19)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    b_dev = torch.from_numpy(np.ascontiguousarray(b.T)).cuda().t() if b_k_major else torch.from_numpy(b).cuda()
+    c = torch.full((m, n), float("nan"), device="cuda")
+    grid = (-(-m // bm), -(-n // bn))
+    compiled = strided_matmul_kernel[grid](torch.from_numpy(a).cuda(), b_dev, c, m, n, k, k, 1, b_dev.stride(0),
+                                           b_dev.stride(1), n, BM=bm, BN=bn, BK=bk, num_warps=warps,
+                                           num_stages=stages)
+    assert "f32.tf32.tf32" in compiled.asm["ptx"]
+    _check_tf32(c, a, b)
+
+
+@pytest.mark.gpu
+def test_wgmma_tf32x3_is_near_fp32(wgmma):
+    """tf32x3's three tf32 products (accumulated into one another, not a chain) run on
+    wgmma and reach close to fp32's accuracy."""
+    torch = _gpu()
+    rng = np.random.default_rng(23)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 64)).astype(np.float32)
+    c = torch.full((64, 64), float("nan"), device="cuda")
+    compiled = precision_tile_kernel[(1,)](torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda(), c, 32, 1, 64, 1,
+                                           M=64, N=64, K=32, PRECISION="tf32x3", num_warps=4)
+    assert compiled.asm["ptx"].count("wgmma.mma_async") == 3 * 4 and "mma.sync" not in compiled.asm["ptx"]
+    assert compiled.n_spills == 0
+    _check_tf32(c, a, b, bits=18)
+
+
+def test_tf32_dots_compile_to_wgmma(wgmma):
+    """Without a GPU: fp32 dots at tf32 (and tf32x3's three) are wgmma m64nNk8 with both
+    operands K-major in shared memory; "ieee" stays on the FMA path."""
+    signature = {"a_ptr": "*fp32:16", "b_ptr": "*fp32:16", "c_ptr": "*fp32:16", "sak": "i32", "sbn": "i32"}
+    ptx = {}
+    for precision in ("tf32", "tf32x3", "ieee"):
+        kernel = tilec.compile(precision_tile_kernel, signature=signature, target="sm_90", num_warps=4,
+                               constexprs={"sam": 64, "sbk": 128, "M": 128, "N": 128, "K": 64,
+                                           "PRECISION": precision})
+        ptx[precision] = kernel.asm["ptx"]
+        assert kernel.n_spills == 0 or precision != "tf32"
+    tf32 = "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"
+    assert ptx["tf32"].count(tf32) == 2 * 8 and "mma.sync" not in ptx["tf32"]
+    assert ptx["tf32x3"].count(tf32) == 3 * 2 * 8 and "mma.sync" not in ptx["tf32x3"]
+    assert "wgmma" not in ptx["ieee"] and "mma.sync" not in ptx["ieee"]

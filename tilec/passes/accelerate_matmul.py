@@ -161,8 +161,10 @@ def _takes_tensor_cores(op: ir.Operation, target: Target, ptx_type: str) -> bool
 
 
 def _dots_fed(op: ir.Operation) -> list[ir.Operation]:
-    """The dots the dot's result reaches (attention's qk -> softmax -> p @ v)."""
-    return dots_reached(op.results[0])
+    """The dots the dot's result reaches as a multiplicand (attention's qk -> softmax ->
+    p @ v); a result that is only another dot's accumulator (tf32x3's three products)
+    does not make a chain."""
+    return dots_reached(op.results[0], operands=(0, 1))
 
 
 def _feeds_another_dot(op: ir.Operation) -> bool:
@@ -205,15 +207,17 @@ def _rewrite(op: ir.Operation, mma: MmaEncoding, operand: Callable[[ir.Value, in
 
 
 # ----------------------------------------------------------------------------- wgmma (mma v3)
-# config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16, bf16, fp8 and int8 dots
-# with an fp32 (int32) accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
+# config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16, bf16, tf32, fp8 and int8
+# dots with an fp32 (int32) accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
 # (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
 # group left in flight across a pipelined loop's iterations (see dot_wgmma.py). The
 # second dot of a chain reads its A operand from registers.
 
 # The accumulator of each wgmma operand type (an fp16 accumulator stays on mma.sync for
-# now). 8-bit operands are read K-major only (the instruction cannot transpose them).
-_WGMMA_ACCUMULATOR = {"f16": "f32", "bf16": "f32", "e4m3": "f32", "e5m2": "f32", "s8": "i32"}
+# now). 8-bit and tf32 operands are read K-major only (the instruction cannot transpose
+# them). tf32 operands are read as the fp32 values they are: the instruction truncates
+# them (mma.sync's path rounds them to nearest first; see docs/architecture.md).
+_WGMMA_ACCUMULATOR = {"f16": "f32", "bf16": "f32", "tf32": "f32", "e4m3": "f32", "e5m2": "f32", "s8": "i32"}
 _WGMMA_16_BIT = {"f16", "bf16"}
 # tl.dot's fp8 operands that reach here (sm_90 only; see semantic/matrix_product.py).
 _FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}

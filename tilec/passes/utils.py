@@ -54,15 +54,17 @@ def erase_dead_ops(root: ir.Operation) -> int:
     return erased
 
 
-def dots_reached(value: ir.Value) -> list[ir.Operation]:
-    """The tile.dot ops `value` reaches through any ops but a loop's yield and condition
-    (attention's qk -> softmax -> p @ v; a loaded operand through its conversions)."""
+def dots_reached(value: ir.Value, operands: tuple[int, ...] = (0, 1, 2)) -> list[ir.Operation]:
+    """The tile.dot ops `value` reaches, as one of their `operands`, through any ops but a
+    loop's yield and condition (attention's qk -> softmax -> p @ v; a loaded operand
+    through its conversions)."""
     pending, seen, found = [value], set(), []
     while pending:
         for use in list(pending.pop().uses):
             user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
             if user.name == "tile.dot":
-                found.append(user)
+                if use.operand_number in operands:
+                    found.append(user)
             elif user not in seen and user.name not in ("scf.yield", "scf.condition"):
                 seen.add(user)
                 pending.extend(user.results)

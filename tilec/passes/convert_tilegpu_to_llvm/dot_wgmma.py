@@ -32,7 +32,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import create_op, int_attr_value
+from ...dialects._mlir import create_op, int_attr_value, str_attr_value
 from ...dialects.tile import shape_of
 from ...layout.encodings import DotOperandEncoding
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding, wgmma_instr_k
@@ -41,9 +41,9 @@ from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
 
 # Operand element type -> (PTX type, the accumulator's element type).
-_WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f8E4M3FN": ("e4m3", "f32"),
-               "f8E5M2": ("e5m2", "f32"), "i8": ("s8", "i32")}
-_BITS = {"f16": 16, "bf16": 16, "f8E4M3FN": 8, "f8E5M2": 8, "i8": 8}
+_WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("tf32", "f32"),
+               "f8E4M3FN": ("e4m3", "f32"), "f8E5M2": ("e5m2", "f32"), "i8": ("s8", "i32")}
+_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f8E4M3FN": 8, "f8E5M2": 8, "i8": 8}
 _K = 16  # one instruction's K for 16-bit operands (A from registers is 16-bit only)
 
 
@@ -70,6 +70,8 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     if (elem not in _WGMMA_TYPE or a_elem not in _WGMMA_TYPE or _BITS[a_elem] != _BITS[elem]
             or acc_elem != _WGMMA_TYPE[elem][1]):
         raise LoweringError(f"no wgmma for {a_elem} x {elem} operands with an {acc_elem} accumulator")
+    if elem == "f32" and str_attr_value(op, "input_precision") != "tf32":
+        raise LoweringError("wgmma multiplies fp32 operands as tf32 only (input_precision=\"tf32\")")
     bits = _BITS[elem]
     instr_k = wgmma_instr_k(bits)
     if a_in_registers and bits != 16:
