@@ -27,6 +27,7 @@ class FakeTensor:
 
 class FakeLoadedKernel:
     instances: list["FakeLoadedKernel"] = []
+    tensormaps = ()  # no descriptors made in these kernels
 
     def __init__(self, compiled, device):
         self.compiled, self.device, self.launches = compiled, device, []

@@ -10,6 +10,7 @@ are still made, and the kernel records why the others are missing (`Stages`).
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,6 +21,7 @@ from ..config import config
 from ..dialects import make_context, verify_module
 from ..errors import InternalError, OutOfResources, ToolNotFoundError, UsageError
 from ..frontend import KernelFunction, generate_ttir
+from ..frontend.ir_builder import TENSORMAPS_ATTR
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
@@ -74,8 +76,74 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
 def make_ttir(state: _Compilation) -> None:
     state.module = generate_ttir(state.fn, state.specs, state.context, debug=state.options.debug,
                                  target=state.options.target)
+    with state.context:
+        _add_tensormap_params(state)
     _passes(state, "ttir", "canonicalize,cse,tile-dce")
     state.asm["ttir"] = print_module(state.module)
+
+
+def _kernel_function(state: _Compilation) -> ir.Operation:
+    for op in state.module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == \
+                state.fn.__name__:
+            return op.operation
+    raise InternalCompilerError(f"no function {state.fn.__name__} in the module")
+
+
+def _drop_unused_tensormap_params(state: _Compilation) -> None:
+    """Drops the tensor-map parameters no TMA copy reads any more (tile-choose-descriptor-
+    copies gave all of theirs the pointer form), so launches do not encode their maps."""
+    metadata = state.metadata
+    if not metadata.tensormaps:
+        return
+    fn = _kernel_function(state)
+    entry = fn.regions[0].blocks[0]
+    first = len(entry.arguments) - len(metadata.tensormaps)
+    used = [not _unused(entry.arguments[first + j]) for j in range(len(metadata.tensormaps))]
+    if all(used):
+        return
+    for j in reversed(range(len(used))):
+        if not used[j]:
+            entry.erase_argument(first + j)
+    function_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+    inputs = list(function_type.inputs)
+    kept = inputs[:first] + [t for t, keep in zip(inputs[first:], used) if keep]
+    fn.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(kept, list(function_type.results)))
+    if "arg_attrs" in fn.attributes:
+        attrs = list(ir.ArrayAttr(fn.attributes["arg_attrs"]))
+        fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs[:first] + [a for a, keep in zip(attrs[first:], used) if keep])
+    own = len(metadata.params) - len(used)
+    metadata.params = metadata.params[:own] + [p for p, keep in zip(metadata.params[own:], used) if keep]
+    metadata.tensormaps = [r for r, keep in zip(metadata.tensormaps, used) if keep]
+    metadata.param_indices = metadata.param_indices[:own] + [len(state.specs) + j
+                                                             for j in range(len(metadata.tensormaps))]
+
+
+def _unused(value: ir.Value) -> bool:
+    return not any(True for _ in value.uses)
+
+
+def _add_tensormap_params(state: _Compilation) -> None:
+    """The kernel parameters the frontend appended for tensor maps the launcher encodes
+    (descriptors made in the kernel: IRBuilder.tensormap_argument): each becomes a
+    parameter `<base>.tensormap` whose value the launcher appends after the call's own
+    (param_indices past them), and a recipe in `metadata.tensormaps` whose kernel
+    parameter positions become positions among the call's values."""
+    metadata = state.metadata
+    for op in state.module.body.operations:
+        op = op.operation
+        if op.name != "func.func" or TENSORMAPS_ATTR not in op.attributes:
+            continue
+        own = list(metadata.param_indices)
+        names = [name for name, _ in metadata.params]
+        for recipe in ir.ArrayAttr(op.attributes[TENSORMAPS_ATTR]):
+            recipe = json.loads(ir.StringAttr(recipe).value)
+            entries = lambda items: [[kind, own[v] if kind == "arg" else v] for kind, v in items]  # noqa: E731
+            metadata.tensormaps.append({**recipe, "base": own[recipe["base"]], "shape": entries(recipe["shape"]),
+                                        "strides": entries(recipe["strides"]), "name": names[recipe["base"]]})
+            metadata.params.append((f"{names[recipe['base']]}.tensormap", "*i8"))
+            metadata.param_indices.append(len(state.specs) + len(metadata.tensormaps) - 1)
+        del op.attributes[TENSORMAPS_ATTR]
 
 
 def make_ttgir(state: _Compilation) -> None:
@@ -86,6 +154,8 @@ def make_ttgir(state: _Compilation) -> None:
             f"tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul{{wgmma={int(config.wgmma)}}},"
             "tilegpu-remove-layout-conversions,"
             f"tilegpu-pipeline{{num-stages={o.num_stages}}},tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
+    with state.context:
+        _drop_unused_tensormap_params(state)
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 

@@ -67,6 +67,9 @@ class KernelMetadata:
     n_spills: int = 0
     params: list[tuple[str, str]] = field(default_factory=list)  # (name, signature type) of kernel params
     param_indices: list[int] = field(default_factory=list)       # their positions among the @jit parameters
+    # TMA tensor maps the launcher encodes from the call's values and passes after them
+    # (descriptors made in the kernel; see tilec.runtime.tma.kernel_tensor_maps).
+    tensormaps: list[dict] = field(default_factory=list)
     tilec_version: str = TILEC_VERSION
 
 

@@ -49,6 +49,11 @@ def _as_dict(attr: ir.DictAttr) -> dict[str, ir.Attribute]:
     return {attr[i].name: attr[i].attr for i in range(len(attr))}
 
 
+# The kernel function's attribute listing, in order, the recipes of the tensor-map
+# parameters appended after its own (IRBuilder.tensormap_argument).
+TENSORMAPS_ATTR = "tile.tensormaps"
+
+
 class IRBuilder(Builder):
     """Builds one ttir module. Must be used inside `with context:`."""
 
@@ -56,6 +61,10 @@ class IRBuilder(Builder):
         self.context = context
         self.module = module
         self._types: dict[Any, ir.Type] = {}
+        # The kernel function's entry block (generate_ttir sets it): its arguments are the
+        # kernel's parameters, which kernel_argument recognises.
+        self.kernel_entry: ir.Block | None = None
+        self._tensormaps: dict[str, ir.Value] = {}
 
     # ------------------------------------------------------------------ types
     def get_type(self, ty: dtype) -> ir.Type:
@@ -266,6 +275,54 @@ class IRBuilder(Builder):
         dicts = [_as_dict(ir.DictAttr(attrs[i])) if attrs is not None else {} for i in range(len(block.arguments))]
         dicts[x.arg_number]["tile.divisibility"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), int(values[0]))
         fn.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in dicts])
+
+    # ------------------------------------------------------------------ kernel parameters
+    def kernel_argument(self, x: ir.Value) -> tuple[int, int] | None:
+        """(position, divisibility hint) of `x` when it is one of the kernel's own
+        parameters, else None (a value computed in the kernel, or a loop's argument)."""
+        owner = x.owner
+        if self.kernel_entry is None or not isinstance(owner, ir.Block) or owner != self.kernel_entry:
+            return None
+        position = ir.BlockArgument(x).arg_number
+        fn = owner.owner.operation
+        divisibility = 1
+        if "arg_attrs" in fn.attributes:
+            attrs = _as_dict(ir.DictAttr(ir.ArrayAttr(fn.attributes["arg_attrs"])[position]))
+            if "tile.divisibility" in attrs:
+                divisibility = ir.IntegerAttr(attrs["tile.divisibility"]).value
+        return position, divisibility
+
+    @staticmethod
+    def constant_int(x: ir.Value) -> int | None:
+        """The value of `x` when it is an integer constant, else None."""
+        owner = x.owner
+        if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+            return None
+        value = owner.attributes["value"]
+        return ir.IntegerAttr(value).value if ir.IntegerAttr.isinstance(value) else None
+
+    def tensormap_argument(self, recipe: str) -> ir.Value:
+        """A kernel parameter the launcher fills with the address of a TMA tensor map it
+        encodes from `recipe` (JSON, see tilec.runtime.tma.kernel_tensor_maps): appended
+        after the kernel's own parameters, one per distinct recipe, and listed in order
+        in the function's TENSORMAPS_ATTR."""
+        found = self._tensormaps.get(recipe)
+        if found is not None:
+            return found
+        entry = self.kernel_entry
+        fn = entry.owner.operation
+        pointer = tile.ptr_type(ir.IntegerType.get_signless(8))
+        value = entry.add_argument(pointer, ir.Location.unknown())
+        function_type = ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value)
+        fn.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(list(function_type.inputs) + [pointer], list(function_type.results)))
+        if "arg_attrs" in fn.attributes:
+            fn.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(fn.attributes["arg_attrs"]))
+                                                          + [ir.DictAttr.get({})])
+        recipes = list(ir.ArrayAttr(fn.attributes[TENSORMAPS_ATTR])) if TENSORMAPS_ATTR in fn.attributes else []
+        fn.attributes[TENSORMAPS_ATTR] = ir.ArrayAttr.get(recipes + [ir.StringAttr.get(recipe)])
+        self._tensormaps[recipe] = value
+        return value
 
     # ------------------------------------------------------------------ Builder: reductions
     def reduce(self, inputs: Sequence[tensor], axis: int, combine: Callable, result_types: Sequence[dtype]):

@@ -33,6 +33,7 @@ def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Conte
         arg_attrs = [{"tile.divisibility": i32_attr(a.divisibility)} if a.divisibility > 1 else {}
                      for a in runtime_args]
         func_op, entry = builder.create_function(fn.__name__, arg_types, arg_attrs)
+        builder.kernel_entry = entry
         scope: dict[str, Any] = {}
         block_args = iter(entry.arguments)
         for arg in args:

@@ -22,6 +22,7 @@ Everything here is built from the language's own operations; no new IR operation
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from ..layout.shared import tma_copies
@@ -221,16 +222,35 @@ class BlockPointer(aggregate):
     `offsets` (tuple of int32 scalars), `block_shape` and `order` (constexpr tuples).
     Load and store it with `tl.load`/`tl.store`; move it with `tl.advance`.
     """
-    __tilec_fields__ = ("base", "shape", "strides", "offsets", "block_shape", "order")
+    __tilec_fields__ = ("base", "shape", "strides", "offsets", "block_shape", "order", "recipe", "whole_rows")
 
     def __init__(self, base: tensor, shape: tuple, strides: tuple, offsets: tuple, block_shape: constexpr,
-                 order: constexpr):
+                 order: constexpr, recipe: constexpr = constexpr(None), whole_rows: constexpr = constexpr(False)):
         self.base = base
         self.shape = shape
         self.strides = strides
         self.offsets = offsets
         self.block_shape = block_shape
         self.order = order
+        self.recipe = recipe
+        self.whole_rows = whole_rows
+
+    def _tensormap(self, sem, padding: str, store: bool = False):
+        """On sm_90, the tensor-map parameter through which this access is a TMA copy
+        (`tile.descriptor_load` / `descriptor_store`, with the pointer form as fallback),
+        else None: the pointer's base, shape and strides are kernel parameters or
+        constants the launcher can encode a map of (`recipe`, see `_kernel_tensormap`),
+        its blocks are 2-D, and a store's rows are whole 16-byte runs. TMA checks every
+        dimension's bounds: with dimensions left out of `boundary_check`, elements past
+        the shape read the padding and are not written (the pointer form would touch the
+        memory there; Triton leaves such accesses undefined)."""
+        recipe = _unwrap(self.recipe)
+        from ..config import config
+        if (recipe is None or not config.tma or getattr(sem, "capability", None) != 90
+                or not tma_copies(self.rank, self.element_ty.primitive_bitwidth, padding or "zero")
+                or (store and not _unwrap(self.whole_rows))):
+            return None
+        return sem.builder.tensormap_argument(json.dumps({**json.loads(recipe), "padding": padding or "zero"}))
 
     def __repr__(self) -> str:
         return f"BlockPointer({self.element_ty}, block_shape={list(_unwrap(self.block_shape))})"
@@ -267,10 +287,17 @@ class BlockPointer(aggregate):
         padding = _padding(padding_option, elt, "this block pointer")
         block_shape = _unwrap(self.block_shape)
         checked = _boundary_check(boundary_check, len(block_shape))
-        pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
-                                            block_shape, checked)
-        fill = _padding_value(sem, padding, elt) if in_bounds is not None else None
-        return sem.load(pointers, in_bounds, fill, cache_modifier, eviction_policy, volatile)
+
+        def with_pointers() -> tensor:
+            pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
+                                                block_shape, checked)
+            fill = _padding_value(sem, padding, elt) if in_bounds is not None else None
+            return sem.load(pointers, in_bounds, fill, cache_modifier, eviction_policy, volatile)
+        tensormap = None if _unwrap(volatile) else self._tensormap(sem, padding)
+        if tensormap is None:
+            return with_pointers()
+        ty = core.block_type(elt, block_shape)
+        return tensor(sem.builder.descriptor_load(tensormap, [o.handle for o in self.offsets], ty, with_pointers), ty)
 
     def tilec_store(self, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy="") -> None:
         sem = current_semantic()
@@ -280,9 +307,16 @@ class BlockPointer(aggregate):
         value = _stored_value(sem, value, self.element_ty, block_shape, "tl.store to a block pointer",
                               broadcast_scalars=True, cast=False)
         checked = _boundary_check(boundary_check, len(block_shape))
-        pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
-                                            block_shape, checked)
-        sem.store(pointers, value, in_bounds, cache_modifier, eviction_policy)
+
+        def with_pointers() -> None:
+            pointers, in_bounds = _block_access(sem, self.base, self.shape, self.strides, self.offsets,
+                                                block_shape, checked)
+            sem.store(pointers, value, in_bounds, cache_modifier, eviction_policy)
+        tensormap = self._tensormap(sem, "zero", store=True)
+        if tensormap is None:
+            with_pointers()
+        else:
+            sem.builder.descriptor_store(tensormap, value.handle, [o.handle for o in self.offsets], with_pointers)
 
 
 @builtin
@@ -312,8 +346,9 @@ def make_block_ptr(base, shape, strides, offsets, block_shape, order) -> BlockPo
     if base.dtype.element_ty == core.int1:
         # As in Triton: booleans are bytes in memory, so a block pointer to int1 reads int8.
         base = sem.cast(base, core.pointer_type(core.int8))
+    recipe, whole_rows = _kernel_tensormap(sem, base, shape_items, stride_items, block, "zero", shape_bits=64)
     return BlockPointer(base, shape_values, stride_values, offset_values, constexpr(block),
-                        constexpr(order_values))
+                        constexpr(order_values), constexpr(recipe), constexpr(whole_rows))
 
 
 @builtin
@@ -329,7 +364,8 @@ def advance(base, offsets) -> BlockPointer:
         raise _error(f"tl.advance got {len(items)} offsets for a block pointer of rank {base.rank}")
     deltas = _index_scalars(sem, items, "tl.advance's offsets", wide=False)
     moved = tuple(sem.add(old, delta) for old, delta in zip(base.offsets, deltas))
-    return base.tilec_replace([base.base, base.shape, base.strides, moved, base.block_shape, base.order])
+    return base.tilec_replace([base.base, base.shape, base.strides, moved, base.block_shape, base.order,
+                               base.recipe, base.whole_rows])
 
 
 # ----------------------------------------------------------------------------- tensor descriptors
@@ -343,17 +379,21 @@ class TensorDescriptor(aggregate):
     Fields: `base` (scalar pointer), `shape` (tuple of int32 scalars), `strides` (tuple
     of int64 scalars), `block_shape` and `padding_option` (constexprs), `tensormap`: for
     a host-side descriptor (tilec.tools.tensor_descriptor), the address of its TMA tensor
-    map, else None, and `whole_rows` (a constexpr): whether the tensor's last dimension
-    spans a multiple of 16 bytes. With a tensor map on sm_90, 2-D loads are TMA copies
+    map, else None, `whole_rows` (a constexpr): whether the tensor's last dimension
+    spans a multiple of 16 bytes, and `recipe` (a constexpr): for a descriptor made in
+    the kernel whose map the launcher can encode, how (`_kernel_tensormap`), else None.
+    With a tensor map (or a recipe) on sm_90, 2-D loads are TMA copies
     (`tile.descriptor_load`), and so are stores when `whole_rows` holds
     (`tile.descriptor_store`: TMA writes whole 16-byte runs of a row, so a row that ends
     inside one would be overrun); everything else, and every other target, uses the
     pointer form below.
     """
-    __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option", "tensormap", "whole_rows")
+    __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option", "tensormap", "whole_rows",
+                        "recipe")
 
     def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: constexpr,
-                 padding_option: constexpr, tensormap: tensor | None = None, whole_rows: constexpr = constexpr(False)):
+                 padding_option: constexpr, tensormap: tensor | None = None, whole_rows: constexpr = constexpr(False),
+                 recipe: constexpr = constexpr(None)):
         self.base = base
         self.shape = shape
         self.strides = strides
@@ -361,12 +401,14 @@ class TensorDescriptor(aggregate):
         self.padding_option = padding_option
         self.tensormap = tensormap
         self.whole_rows = whole_rows
+        self.recipe = recipe
 
     def _tma_offsets(self, sem, offsets: Any, what: str, store: bool = False) -> list | None:
         """The block's offsets as int32 IR values when this access is a TMA copy, else None."""
         block_shape = _unwrap(self.block_shape)
         from ..config import config
-        if (self.tensormap is None or not config.tma or getattr(sem, "capability", None) != 90
+        if ((self.tensormap is None and _unwrap(self.recipe) is None) or not config.tma
+                or getattr(sem, "capability", None) != 90
                 or not tma_copies(len(block_shape), self.dtype.primitive_bitwidth, _unwrap(self.padding_option))
                 or (store and not _unwrap(self.whole_rows))):
             return None
@@ -374,6 +416,13 @@ class TensorDescriptor(aggregate):
         if len(items) != len(block_shape):
             raise _error(f"{what} got {len(items)} offsets for a descriptor of rank {len(block_shape)}")
         return [o.handle for o in _index_scalars(sem, items, f"{what}'s offsets", wide=False)]
+
+    def _tensormap(self, sem):
+        """The tensor map's address: a host descriptor's, or the parameter the launcher
+        fills for a descriptor made in the kernel (added at its first TMA copy)."""
+        if self.tensormap is not None:
+            return self.tensormap.handle
+        return sem.builder.tensormap_argument(_unwrap(self.recipe))
 
     def __repr__(self) -> str:
         return f"TensorDescriptor({self.dtype}, block_shape={list(_unwrap(self.block_shape))})"
@@ -408,7 +457,7 @@ class TensorDescriptor(aggregate):
         if tma is None:
             return with_pointers()
         ty = self.block_type
-        return tensor(sem.builder.descriptor_load(self.tensormap.handle, tma, ty, with_pointers), ty)
+        return tensor(sem.builder.descriptor_load(self._tensormap(sem), tma, ty, with_pointers), ty)
 
     @builtin
     def store(self, offsets, value) -> None:
@@ -425,7 +474,7 @@ class TensorDescriptor(aggregate):
         if tma is None:
             with_pointers()
         else:
-            sem.builder.descriptor_store(self.tensormap.handle, value.handle, tma, with_pointers)
+            sem.builder.descriptor_store(self._tensormap(sem), value.handle, tma, with_pointers)
 
 
     def _atomic(self, kind: str, offsets, value) -> None:
@@ -540,10 +589,64 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     if isinstance(last_stride, int) and not isinstance(last_stride, bool) and last_stride != 1:
         raise _error(f"a tensor descriptor's last stride must be 1 (the last dimension contiguous), "
                      f"got {last_stride}")
-    padding = _padding(padding_option, elt, "this descriptor")
+    padding = _padding(padding_option, elt, "this descriptor") or "zero"
     shape_values = tuple(_descriptor_dim(sem, v) for v in shape_items)
     stride_values = _index_scalars(sem, stride_items, "make_tensor_descriptor's strides", wide=True)
-    return TensorDescriptor(base, shape_values, stride_values, constexpr(block), constexpr(padding or "zero"))
+    recipe, whole_rows = _kernel_tensormap(sem, base, shape_items, stride_items, block, padding)
+    return TensorDescriptor(base, shape_values, stride_values, constexpr(block), constexpr(padding), None,
+                            constexpr(whole_rows), constexpr(recipe))
+
+
+def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: list, padding: str,
+                      shape_bits: int = 32) -> tuple[str | None, bool]:
+    """How the launcher makes the tensor map of a descriptor made in the kernel (a
+    recipe for IRBuilder.tensormap_argument, which its first TMA copy asks for), when it
+    can (sm_90, TMA on): its base, shape and strides are the kernel's own parameters or
+    constants, the specialisation proves what TMA needs (a 16-byte aligned base, strides
+    but the last multiples of 16 bytes, the last 1), and TMA copies its blocks. Else
+    (None, False): the descriptor's loads and stores take the pointer form. Also whether
+    its rows are whole 16-byte runs (what TMA stores need).
+
+    The map is then encoded on the host at each launch from the arguments (cached, as a
+    host descriptor's is), instead of being built in the kernel by every program.
+    `shape_bits`: the width the shape entries are read at (a descriptor's are int32, a
+    block pointer's int64)."""
+    from ..config import config
+    builder = sem.builder
+    elt = base.dtype.element_ty
+    size = elt.primitive_bitwidth // 8
+    if (not config.tma or getattr(sem, "capability", None) != 90 or not hasattr(builder, "tensormap_argument")
+            or not tma_copies(len(block), elt.primitive_bitwidth, padding)):
+        return None, False
+    based = builder.kernel_argument(base.handle)
+    if based is None or based[1] % 16:
+        return None, False
+
+    def entry(item: Any) -> tuple[list, int] | None:
+        """(["arg", position] or ["const", value], the bytes it is known to divide by /
+        the element size) of one shape or stride entry."""
+        item = _unwrap(item)
+        if isinstance(item, int) and not isinstance(item, bool):
+            return ["const", item], item
+        if not isinstance(item, tensor) or item.type.is_block() or not item.dtype.is_int() or item.dtype.is_bool():
+            return None
+        constant = builder.constant_int(item.handle)
+        if constant is not None:
+            return ["const", constant], constant
+        argument = builder.kernel_argument(item.handle)
+        return (["arg", argument[0]], argument[1]) if argument is not None else None
+    shape_entries = [entry(v) for v in shapes]
+    stride_entries = [entry(v) for v in strides]
+    if any(e is None for e in shape_entries + stride_entries) or stride_entries[-1][0] != ["const", 1]:
+        return None, False
+    if any(divides * size % 16 or (kind == "const" and value <= 0) for (kind, value), divides in stride_entries[:-1]):
+        return None, False
+    if any(kind == "const" and not 0 < value < 1 << (shape_bits - 1) for (kind, value), _ in shape_entries):
+        return None, False
+    recipe = json.dumps({"base": based[0], "shape": [e for e, _ in shape_entries],
+                         "strides": [e for e, _ in stride_entries], "block": list(block), "bytes": size,
+                         "padding": padding, "shape_bits": shape_bits})
+    return recipe, shape_entries[-1][1] * size % 16 == 0
 
 
 def _descriptor_dim(sem, value: Any) -> tensor:

@@ -217,7 +217,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
     else:
         _x, _y, _z = _self._resolve_grid(_grid, {arguments})
     try:
-        _kernel.launcher(_x, _y, _z, {stream}, ({''.join(v + ', ' for v in values)}))
+        _values = ({''.join(v + ', ' for v in values)})
+        _kernel.launcher(_x, _y, _z, {stream}, _kernel.with_tensormaps(_values, (_x, _y, _z)) if _kernel.tensormaps else _values)
     except Exception as _error:
         raise _kernel.launch_error(_error) from None
     return _kernel.compiled
@@ -616,7 +617,7 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 
 _NO_OPTIONS: dict = {}
 # The names the generated launcher uses besides the kernel's parameters (and _p<i>, _default_<i>).
-_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
+_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
                               "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
 _KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1

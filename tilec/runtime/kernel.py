@@ -43,7 +43,7 @@ class LoadedKernel:
     """A `CompiledKernel` loaded on GPU `device`; call `launch` to run it."""
 
     __slots__ = ("compiled", "name", "device", "function", "module", "context", "n_regs", "n_spills", "max_threads",
-                 "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher")
+                 "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher", "tensormaps")
 
     def __init__(self, compiled: Any, device: int):
         metadata = compiled.metadata
@@ -59,6 +59,9 @@ class LoadedKernel:
             raise ValueError(f"kernel {self.name}: {len(metadata.params)} params but "
                              f"{len(metadata.param_indices)} param_indices")
         self.param_indices: tuple[int, ...] = tuple(metadata.param_indices)
+        # Recipes of the tensor maps a launch appends to the call's values (descriptors
+        # made in the kernel; see runtime/tma.py); empty for most kernels.
+        self.tensormaps: tuple[dict, ...] = tuple(getattr(metadata, "tensormaps", ()))
 
         loaded = driver.load_cubin(compiled.asm["cubin"], self.name, self.shared, device)
         self.function: int = loaded.function
@@ -89,6 +92,11 @@ class LoadedKernel:
         once (cuLaunchCooperativeKernel), or to refuse the launch when they do not fit."""
         if stream is None:
             stream = driver.current_stream(self.device)
+        if self.tensormaps:
+            try:
+                values = self.with_tensormaps(values, grid)
+            except Exception as error:
+                raise self.launch_error(error) from None
         if cooperative:
             if 0 in grid:
                 return
@@ -102,6 +110,14 @@ class LoadedKernel:
             self.launcher(grid[0], grid[1], grid[2], stream, values)
         except Exception as error:
             raise self.launch_error(error) from None
+
+    def with_tensormaps(self, values: Sequence[Any], grid: tuple[int, int, int]) -> tuple:
+        """The call's values followed by the addresses of the kernel's tensor maps (none
+        are made for an empty grid: nothing runs, whatever the arguments describe)."""
+        if 0 in grid:
+            return (*values, *(0 for _ in self.tensormaps))
+        from .tma import kernel_tensor_maps
+        return (*values, *kernel_tensor_maps(self.tensormaps, values, self.device))
 
     def launch_error(self, error: Exception) -> Exception:
         """What a failed launch raises: the launcher's error with the kernel named, a

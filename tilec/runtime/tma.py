@@ -1,8 +1,13 @@
-"""TMA tensor maps of host tensor descriptors (tilec.tools.tensor_descriptor).
+"""TMA tensor maps of host tensor descriptors (tilec.tools.tensor_descriptor), and of
+descriptors a kernel makes from its own parameters.
 
 A host descriptor argument is passed, besides its base, shape and strides, as the
 address of a 128-byte `CUtensorMap` in device memory, which kernels compiled for sm_90
-hand to `cp.async.bulk.tensor` for their 2-D descriptor loads and stores. The map is
+hand to `cp.async.bulk.tensor` for their 2-D descriptor loads and stores. A descriptor
+made in the kernel (`tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], ...)`) of
+parameters and constants only gets the same: the compiler appends a parameter for its
+map and records how to make it (`KernelMetadata.tensormaps`), and the launcher encodes
+it from the call's values (`kernel_tensor_maps`), so no program builds a map. The map is
 encoded by `cuTensorMapEncodeTiled` with the box and swizzle the compiler's layouts use
 (`layout.shared.tma_box`: both sides apply that one rule), copied to device memory,
 and cached per (device, address, element size, shape, strides, block, padding): a
@@ -15,7 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 from ..layout.shared import tma_copies
 
@@ -47,37 +52,90 @@ class TensorMap:
         device = _device_of(self.base)
         if not driver.target_of(device).startswith("sm_90"):
             return 0
-        key = (device, address, size, self.shape, self.strides, self.block_shape, self.padding)
-        return _pool(device).address_of(key, lambda: self._encode(address, size))
+        return map_address(device, address, size, self.shape, self.strides, self.block_shape, self.padding)
 
-    def _encode(self, address: int, size: int) -> bytes:
-        from ..layout.shared import tma_box
-        from .driver import _bindings, _error_name
-        cuda = _bindings()
-        encoding, box = tma_box(self.block_shape, 8 * size)
-        types = cuda.CUtensorMapDataType
-        if self.padding == "nan":  # NaN fill needs a floating-point element type
-            data_type = {2: types.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4: types.CU_TENSOR_MAP_DATA_TYPE_FLOAT32}[size]
-        else:
-            data_type = {1: types.CU_TENSOR_MAP_DATA_TYPE_UINT8, 2: types.CU_TENSOR_MAP_DATA_TYPE_UINT16,
-                         4: types.CU_TENSOR_MAP_DATA_TYPE_UINT32}[size]
-        swizzle = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}[encoding.swizzle_bytes]
-        fill = "NAN_REQUEST_ZERO_FMA" if self.padding == "nan" else "NONE"
-        rank = len(self.shape)
-        # The driver counts dimensions innermost first; strides in bytes, the innermost's implied.
-        status, tensor_map = cuda.cuTensorMapEncodeTiled(
-            data_type, rank, address,
-            [cuda.cuuint64_t(v) for v in reversed(self.shape)],
-            [cuda.cuuint64_t(v * size) for v in reversed(self.strides[:-1])],
-            [cuda.cuuint32_t(v) for v in reversed(box)],
-            [cuda.cuuint32_t(1)] * rank,
-            cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-            getattr(cuda.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swizzle}"),
-            cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            getattr(cuda.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
-        if status != cuda.CUresult.CUDA_SUCCESS:
-            raise RuntimeError(f"cuTensorMapEncodeTiled failed for {self!r}: {_error_name(cuda, status)}")
-        return ctypes.string_at(tensor_map.getPtr(), _MAP_BYTES)
+
+def map_address(device: int, address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...],
+                block: tuple[int, ...], padding: str) -> int:
+    """The device address of the tensor map of the tensor at `address` (elements of
+    `size` bytes; shape and strides in elements), read in `block`s, encoded at first use."""
+    key = (device, address, size, shape, strides, block, padding)
+    return _pool(device).address_of(key, lambda: _encode(address, size, shape, strides, block, padding))
+
+
+def _encode(address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...], block: tuple[int, ...],
+            padding: str) -> bytes:
+    from ..layout.shared import tma_box
+    from .driver import _bindings, _error_name
+    cuda = _bindings()
+    encoding, box = tma_box(block, 8 * size)
+    types = cuda.CUtensorMapDataType
+    if padding == "nan":  # NaN fill needs a floating-point element type
+        data_type = {2: types.CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 4: types.CU_TENSOR_MAP_DATA_TYPE_FLOAT32}[size]
+    else:
+        data_type = {1: types.CU_TENSOR_MAP_DATA_TYPE_UINT8, 2: types.CU_TENSOR_MAP_DATA_TYPE_UINT16,
+                     4: types.CU_TENSOR_MAP_DATA_TYPE_UINT32}[size]
+    swizzle = {0: "NONE", 32: "32B", 64: "64B", 128: "128B"}[encoding.swizzle_bytes]
+    fill = "NAN_REQUEST_ZERO_FMA" if padding == "nan" else "NONE"
+    rank = len(shape)
+    # The driver counts dimensions innermost first; strides in bytes, the innermost's implied.
+    status, tensor_map = cuda.cuTensorMapEncodeTiled(
+        data_type, rank, address,
+        [cuda.cuuint64_t(v) for v in reversed(shape)],
+        [cuda.cuuint64_t(v * size) for v in reversed(strides[:-1])],
+        [cuda.cuuint32_t(v) for v in reversed(box)],
+        [cuda.cuuint32_t(1)] * rank,
+        cuda.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
+        getattr(cuda.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{swizzle}"),
+        cuda.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+        getattr(cuda.CUtensorMapFloatOOBfill, f"CU_TENSOR_MAP_FLOAT_OOB_FILL_{fill}"))
+    if status != cuda.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"cuTensorMapEncodeTiled failed for a tensor of shape {list(shape)}, strides "
+                           f"{list(strides)}, block {list(block)}: {_error_name(cuda, status)}")
+    return ctypes.string_at(tensor_map.getPtr(), _MAP_BYTES)
+
+
+# TMA's limits on what a map describes: dimensions of 1 to 2^32 elements, strides below
+# 2^40 bytes (and multiples of 16, which the specialisation proves).
+_MAX_DIM = 1 << 32
+_MAX_STRIDE_BYTES = 1 << 40
+
+
+def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+    """(base address, shape, strides) of a descriptor made in the kernel, from the
+    call's `values` as `recipe` (KernelMetadata.tensormaps) reads them; LaunchError when
+    TMA cannot describe them. Shape entries are int32 as make_tensor_descriptor takes
+    them (a block pointer's, `shape_bits` 64, are int64)."""
+    from ..errors import LaunchError
+    from . import specialize
+
+    def read(entry: list, bits: int) -> int:
+        kind, value = entry
+        value = int(values[value]) if kind == "arg" else int(value)
+        half = 1 << (bits - 1)
+        return (value + half) % (2 * half) - half
+    base = values[recipe["base"]]
+    address = base if isinstance(base, int) else specialize.data_pointer(base)
+    shape = tuple(read(e, recipe.get("shape_bits", 32)) for e in recipe["shape"])
+    strides = tuple(read(e, 64) for e in recipe["strides"])
+    size = recipe["bytes"]
+    if not all(0 < d < _MAX_DIM for d in shape) or not all(0 < s * size < _MAX_STRIDE_BYTES for s in strides[:-1]):
+        what = "block pointer" if recipe.get("shape_bits", 32) == 64 else "tensor descriptor"
+        raise LaunchError(f"the {what} the kernel makes for argument '{recipe['name']}' has shape "
+                          f"{list(shape)} and strides {list(strides)}: TMA (which it was compiled to use) needs "
+                          f"every dimension 1 to 2^32 elements long and strides from 1 element to 2^40 bytes")
+    return address, shape, strides
+
+
+def kernel_tensor_maps(recipes: Sequence[dict], values: Sequence[Any], device: int) -> tuple[int, ...]:
+    """The addresses of the tensor maps a kernel's `recipes` make of the call's `values`
+    (the parameters tilec.backend.compiler appended for descriptors made in the kernel)."""
+    maps = []
+    for recipe in recipes:
+        address, shape, strides = kernel_map_values(recipe, values)
+        maps.append(map_address(device, address, recipe["bytes"], shape, strides, tuple(recipe["block"]),
+                                recipe["padding"]))
+    return tuple(maps)
 
 
 def _element_bytes(base: Any) -> int:
