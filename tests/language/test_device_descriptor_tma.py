@@ -95,14 +95,17 @@ def test_descriptors_made_in_the_kernel_are_tma_copies_on_hopper():
                            num_stages=3, constexprs={"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 4})
     meta, ptx = kernel.metadata, kernel.asm["ptx"]
     assert [name for name, _ in meta.params] == ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "a_ptr.tensormap",
-                                                 "b_ptr.tensormap"]
+                                                 "b_ptr.tensormap", "c_ptr.tensormap"]
     # 10 values: 6 parameters and 4 constexprs; the maps' values come after them.
-    assert meta.param_indices == [0, 1, 2, 3, 4, 5, 10, 11]
+    assert meta.param_indices == [0, 1, 2, 3, 4, 5, 10, 11, 12]
     assert meta.tensormaps[0] == {"base": 0, "shape": [["arg", 3], ["arg", 5]], "strides": [["arg", 5], ["const", 1]],
                                   "block": [128, 64], "bytes": 2, "padding": "zero", "shape_bits": 32,
                                   "name": "a_ptr"}
     assert meta.tensormaps[1]["shape"] == [["arg", 4], ["arg", 5]]
     assert BULK_LOAD in ptx and "mbarrier.try_wait.parity" in ptx and "wgmma.mma_async" in ptx
+    # The epilogue's store, in the tile loop: nothing in the kernel reads C, so it waits
+    # only until its block was read out of shared memory.
+    assert BULK_STORE in ptx and "cp.async.bulk.wait_group.read 0;" in ptx
     assert "cp.async.cg.shared.global" not in ptx and kernel.n_spills == 0
     ampere = tilec.compile(persistent_matmul_kernel, signature=MATMUL_SIGNATURE, target="sm_80", num_warps=8,
                            constexprs={"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 4})
@@ -119,10 +122,10 @@ def test_descriptors_tma_cannot_be_proven_for_keep_pointers(signature, why):
                            num_warps=8, num_stages=3, constexprs={"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 4})
     names = [name for name, _ in kernel.metadata.params]
     if "K" in signature:  # both operands have K as their row stride
-        assert names[6:] == [], why
+        assert names[6:] == ["c_ptr.tensormap"], why
         assert BULK_LOAD not in kernel.asm["ptx"], why
     else:
-        assert names[6:] == ["b_ptr.tensormap"], why
+        assert names[6:] == ["b_ptr.tensormap", "c_ptr.tensormap"], why
 
 
 @tilec.jit
@@ -258,3 +261,85 @@ def test_block_pointer_recipe_reads_int64_shapes():
     assert tma.kernel_map_values(recipe, [4096, (1 << 31) + 5, 64])[1] == ((1 << 31) + 5, 64)
     with pytest.raises(LaunchError, match="block pointer"):
         tma.kernel_map_values(recipe, [4096, 1 << 33, 64])
+
+
+@tilec.jit
+def accumulate_rows_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr, STEPS: tl.constexpr):
+    """Read-modify-write through one descriptor in a loop: each step must see the last."""
+    desc = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid = tl.program_id(0)
+    for _ in range(STEPS):
+        desc.store([pid * BM, 0], desc.load([pid * BM, 0]) + src.load([pid * BM, 0]))
+
+
+def test_a_loop_reading_what_it_stored_sees_every_store(backend, rng):
+    """The store is followed (next iteration) by a load of the same tensor: it must wait
+    for its writes (on sm_90 it keeps the pointer form, as a store in a loop that waits
+    for its writes does)."""
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    start = rng.standard_normal((64, 32)).astype(np.float32)
+    out = device_array(start, backend)
+    accumulate_rows_kernel[(2,)](device_array(x, backend), out, 64, 32, BM=32, BN=32, STEPS=3)
+    np.testing.assert_allclose(to_numpy(out), start + 3 * x, rtol=1e-6, atol=1e-6)
+
+
+@tilec.jit
+def store_then_count_kernel(x_ptr, out_ptr, counter_ptr, N, BN: tl.constexpr, ATOMIC: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, shape=[N, N], strides=[N, 1], block_shape=[BN, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[N, N], strides=[N, 1], block_shape=[BN, BN])
+    dst.store([0, 0], src.load([0, 0]) * 2.0)
+    if ATOMIC:  # another program may wait on the counter for the data: the writes land first
+        tl.atomic_add(counter_ptr, 1)
+    else:  # a different tensor: the store need not wait for its writes
+        tl.store(counter_ptr, 1)
+
+
+@pytest.mark.parametrize("atomic, read_wait", [(True, False), (False, True)])
+def test_what_follows_a_tma_store_sets_its_wait(atomic, read_wait):
+    kernel = tilec.compile(store_then_count_kernel, target="sm_90", constexprs={"BN": 32, "ATOMIC": atomic},
+                           signature={"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "counter_ptr": "*i32:16",
+                                      "N": "i32:16"})
+    ptx = kernel.asm["ptx"]
+    assert BULK_STORE in ptx
+    assert ("cp.async.bulk.wait_group.read 0;" in ptx) == read_wait
+    assert ("cp.async.bulk.wait_group 0;" in ptx) == (not read_wait)
+
+
+def test_a_store_in_a_loop_that_must_wait_for_its_writes_keeps_pointers():
+    kernel = tilec.compile(accumulate_rows_kernel, target="sm_90", constexprs={"BM": 32, "BN": 32, "STEPS": 3},
+                           signature={"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "M": "i32:16", "N": "i32:16"})
+    assert BULK_STORE not in kernel.asm["ptx"] and BULK_LOAD in kernel.asm["ptx"]
+
+
+@tilec.jit
+def one_tile_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """Tutorial 09's one-tile-per-program descriptor matmul (B given as B^T)."""
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[N, K], strides=[K, 1], block_shape=[BN, BK])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([pid_m * BM, k * BK]), b_desc.load([pid_n * BN, k * BK]).T, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(tl.float16))
+
+
+@pytest.mark.gpu
+def test_epilogue_waits_for_both_warpgroups(rng):
+    """8 warps are two warpgroups, each waiting for its own wgmma groups after the loop;
+    the store's staging buffer reuses the operand rings' bytes, so it is written only
+    after a barrier following that wait (without it, one warpgroup overwrote a ring the
+    other's last wgmma was still reading: wrong tiles, one launch in a few)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("wgmma needs an sm_90 GPU")
+    size = 2048
+    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    bt = torch.randn(size, size, device="cuda", dtype=torch.float16)
+    want = (a.double() @ bt.double().T)
+    for _ in range(4):
+        c = torch.full((size, size), float("nan"), device="cuda", dtype=torch.float16)
+        one_tile_matmul_kernel[(size // 128, size // 256)](a, bt, c, size, size, size, BM=128, BN=256, BK=64,
+                                                          num_warps=8, num_stages=3)
+        torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=0.25)

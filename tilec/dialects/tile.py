@@ -379,7 +379,7 @@ for _name in ("store", "atomic_rmw", "atomic_cas", "print", "assert", "assume", 
 # (what the language emits without a tensor map; a load's yields the block):
 # tile-choose-descriptor-copies keeps one of the two.
 define_op("tile.descriptor_load", reads_memory=True)
-define_op("tile.descriptor_store")
+define_op("tile.descriptor_store", any_layout_operands=(1,))  # written to its block in any layout
 
 # ----------------------------------------------------------------------------- types
 

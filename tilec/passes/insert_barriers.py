@@ -29,6 +29,12 @@ writes: read-after-write, write-after-read and write-after-write.
   slot c + k is iteration i+1's slot c + k - 1); on entry, an access to constant slot k
   of such a ring becomes offset k (c = 0); on exit, they widen to the whole ring.
   So a pipelined loop gets one barrier per iteration, before its first read.
+- A wgmma dot reads its shared operands asynchronously: the reads of one left in flight
+  (`tilegpu.wgmma_pending`, tilegpu-pipeline's) are not ended by barriers, only by the
+  next wgmma dot (which waits for every group but its own) or a `tilegpu.wgmma_wait
+  {0}`; from there they are ordinary pending reads, so the next writer of those bytes
+  gets a barrier after the wait, once every warpgroup's reads are done (two warpgroups
+  wait each for their own groups).
 - Loops: the state at the head of the body is the state before the loop joined with the
   state at the end of the body (the next iteration), grown to a fixed point before any
   barrier is placed; `if`: both branches start from the same state and join after.
@@ -47,7 +53,7 @@ from ..dialects._mlir import block_ops, int_attr_value, operand_groups
 from . import register_pass
 from .allocate_shared_memory import OFFSET_ATTR, num_warps_or_default
 from .convert_tilegpu_to_llvm.shared_memory import scratch_size
-from .pipeline import SLOT_ATTR
+from .pipeline import SLOT_ATTR, WGMMA_PENDING_ATTR
 from .utils import functions
 
 # Commit groups counted after an in-flight copy: more than any wait's `num` seen in
@@ -70,6 +76,7 @@ class Access:
     write: bool
     slot: Slot | None = None
     in_flight: int | None = None  # an async copy not yet waited for: commit groups closed since
+    wgmma: bool = False  # a read by a wgmma group that may still be running
 
     def conflicts(self, other: "Access") -> bool:
         if self.in_flight is not None or other.in_flight is not None:
@@ -144,7 +151,8 @@ def accesses(op: ir.Operation, num_warps: int) -> list[Access]:
     if name == "tilegpu.async_copy_global_to_local":
         return [_access(operand_groups(op)[1][0], True)]
     if name == "tile.dot":  # wgmma reads its operands from shared buffers
-        return [_access(v, False) for v in op.operands if tilegpu.is_memdesc(v.type)]
+        running = int_attr_value(op, WGMMA_PENDING_ATTR, 0) > 0
+        return [replace(_access(v, False), wgmma=running) for v in op.operands if tilegpu.is_memdesc(v.type)]
     return []
 
 
@@ -214,6 +222,10 @@ class _Placer:
                       and (a.in_flight > num or a.in_flight == 0)}
             # A copy in no group yet may or may not have landed: both.
             return State(a for a in state if a.in_flight is None or a.in_flight <= num).union(landed)
+        if (name == "tile.dot" and any(tilegpu.is_memdesc(v.type) for v in op.operands)) or \
+                (name == "tilegpu.wgmma_wait" and int_attr_value(op, "pendings") == 0):
+            # Every wgmma group but the dot's own is done (the dot waits for them), or all are.
+            state = State(replace(a, wgmma=False) if a.wgmma else a for a in state)
         touched = accesses(op, self.num_warps)
         if any(a.conflicts(p) for a in touched for p in state):
             if self.insert:
@@ -248,8 +260,9 @@ class _Placer:
 
 
 def _in_flight(state: State) -> State:
-    """What a barrier leaves pending: the copies still landing."""
-    return State(a for a in state if a.in_flight is not None)
+    """What a barrier leaves pending: the copies still landing, the reads of wgmma groups
+    still running."""
+    return State(a for a in state if a.in_flight is not None or a.wgmma)
 
 
 def insert_barriers(fn: ir.Operation, num_warps: int) -> None:

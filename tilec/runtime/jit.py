@@ -25,7 +25,7 @@ from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argume
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
-from ..tools.tensor_descriptor import descriptor_problem, whole_rows
+from ..tools.tensor_descriptor import descriptor_problem
 from .tma import TensorMap
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
@@ -85,6 +85,8 @@ class JITFunction(KernelFunction):
         self.do_not_specialize = {self.arg_names[i] if isinstance(i, int) else i for i in self._do_not_specialize}
         self._kernels: dict[tuple, Any] = {}  # launch key (see _value_key) -> LoadedKernel
         self._by_spec: dict[tuple, Any] = {}  # (device, specialisation, options) -> LoadedKernel
+        # host descriptor arguments seen before (see _descriptor_argument)
+        self._descriptors: dict[tuple, tuple] = {}
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
                                 for p in self.params]
         self._n_params = len(self.params)
@@ -274,13 +276,40 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if index in self.constexprs:
                 continue
             if is_descriptor_argument(value):
-                parts[index] = ("desc", tuple(int(b) for b in value.block_shape), str(getattr(value, "padding", "zero")),
-                                whole_rows(value), _value_key(value.base),
-                                tuple(_value_key(int(v)) for v in value.shape),
-                                tuple(_value_key(int(v)) for v in value.strides))
+                parts[index] = self._descriptor_argument(self.arg_names[index], value)[2]
             elif is_tuple_argument(value):
                 return None
         return tuple(parts)
+
+    def _descriptor_argument(self, name: str, value: Any) -> tuple:
+        """(layout, leaves, in-memory key part) of a host descriptor argument, checked.
+        Remembered per argument, base (address, type, device), shape, strides, block and
+        padding, the leaves' tensor map included: a launch with a descriptor seen before
+        reads its fields and makes one lookup (descriptors are mutable, so a changed
+        field is a new entry)."""
+        base = value.base
+        try:
+            signature = (name, base.data_ptr(), _value_key(base), tuple(map(int, value.shape)),
+                         tuple(map(int, value.strides)), tuple(map(int, value.block_shape)),
+                         getattr(value, "padding", "zero")) if hasattr(base, "get_device") else None
+        except (TypeError, ValueError, AttributeError):
+            signature = None  # descriptor_problem says what is wrong
+        found = self._descriptors.get(signature) if signature is not None else None
+        if found is None:
+            problem = descriptor_problem(value)
+            if problem is not None:
+                raise LaunchError(f"argument '{name}' of {self.__name__}() is a bad tensor descriptor: {problem}")
+            layout, leaves = flatten_descriptor_argument(name, value)
+            key = ("desc", layout.block_shape, layout.padding, layout.whole_rows, _value_key(base),
+                   tuple(_value_key(int(v)) for v in value.shape), tuple(_value_key(int(v)) for v in value.strides))
+            if signature is not None:
+                if len(self._descriptors) >= 1024:
+                    self._descriptors.clear()
+                # Not the base itself (the tensor map lets go of it once read).
+                self._descriptors[signature] = (layout, [(leaves[0][0], None), *leaves[1:]], key)
+            return layout, leaves, key
+        layout, leaves, key = found
+        return layout, [(leaves[0][0], base), *leaves[1:]], key
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
@@ -378,10 +407,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 parameters.append((index, name, value))
                 continue
             if is_descriptor_argument(value):
-                problem = descriptor_problem(value)
-                if problem is not None:
-                    raise LaunchError(f"argument '{name}' of {self.__name__}() is a bad tensor descriptor: {problem}")
-                layout, leaves = flatten_descriptor_argument(name, value)
+                layout, leaves, _ = self._descriptor_argument(name, value)
             elif is_tuple_argument(value):
                 layout, leaves = flatten_tuple_argument(name, value)
             else:

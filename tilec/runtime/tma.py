@@ -28,10 +28,16 @@ _MAP_BYTES = 128
 _POOL_SLOTS = 1024
 
 
+_UNKNOWN = object()
+
+
 class TensorMap:
     """The tensor-map parameter of one host descriptor argument. The launcher reads its
     address through `data_ptr()` (encoding the map on first use); it is 0 where no
-    kernel can use a map (a GPU before sm_90, a rank or element size TMA does not take)."""
+    kernel can use a map (a GPU before sm_90, a rank or element size TMA does not take).
+    What the map is made of is read off the descriptor once, at the first `data_ptr()`
+    (the base tensor is not held after that), so one object can serve every launch of
+    the same descriptor (JITFunction remembers them)."""
 
     def __init__(self, desc: Any):
         self.base = desc.base
@@ -39,20 +45,32 @@ class TensorMap:
         self.strides = tuple(int(v) for v in desc.strides)
         self.block_shape = tuple(int(v) for v in desc.block_shape)
         self.padding = str(getattr(desc, "padding", "zero"))
+        self._key: Any = _UNKNOWN
 
     def __repr__(self) -> str:
         return f"TensorMap(shape={list(self.shape)}, strides={list(self.strides)}, block={list(self.block_shape)})"
 
-    def data_ptr(self) -> int:
+    def key(self) -> tuple | None:
+        """map_address's arguments for this map, or None where there is none to make."""
+        if self._key is _UNKNOWN:
+            self._key = self._read_key()
+            self.base = None
+        return self._key
+
+    def _read_key(self) -> tuple | None:
         size = _element_bytes(self.base)
         if not tma_copies(len(self.shape), 8 * size, self.padding):
-            return 0
+            return None
         from . import driver, specialize
         address = specialize.data_pointer(self.base)
         device = _device_of(self.base)
         if not driver.target_of(device).startswith("sm_90"):
-            return 0
-        return map_address(device, address, size, self.shape, self.strides, self.block_shape, self.padding)
+            return None
+        return (device, address, size, self.shape, self.strides, self.block_shape, self.padding)
+
+    def data_ptr(self) -> int:
+        key = self.key()
+        return 0 if key is None else map_address(*key)
 
 
 def map_address(device: int, address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...],

@@ -17,8 +17,9 @@ Store: every thread writes its elements into the block, then makes its writes vi
 to the asynchronous proxy (`fence.proxy.async.shared::cta`); after a barrier thread 0
 issues the copies to global memory, commits them as a bulk group and waits for the
 group to complete (its global writes are then done, so the program reads them back
-like any store's; the kernel's last memory access, `tile.last_access`, waits only
-until the block has been read); a final barrier lets the scratch be reused.
+like any store's), or, for a store marked `tile.wait_for_read` (no access that may
+follow could tell), only until the block has been read out of the scratch; a final
+barrier lets the scratch be reused.
 """
 from __future__ import annotations
 
@@ -187,9 +188,10 @@ def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
         n = len(operands)
         copies.append(f"@p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {{${n + 1}, ${n + 2}}}], [${n}];")
         operands += [ctx.arith("addi", data_address, ctx.const(place)) if place else data_address, inner, outer]
-    # The kernel's last memory access waits only until the block has been read (the
-    # writes land before the kernel completes); any other until its writes are done.
-    wait = "wait_group.read" if "tile.last_access" in op.attributes else "wait_group"
+    # Only until the block has been read out of the buffer where no access that may follow
+    # could see the writes out of order (tile-choose-descriptor-copies' READ_WAIT_ATTR);
+    # otherwise until they land.
+    wait = "wait_group.read" if "tile.wait_for_read" in op.attributes else "wait_group"
     copies += ["@p cp.async.bulk.commit_group;", f"@p cp.async.bulk.{wait} 0;"]
     ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
                    ",".join(["r", "l"] + ["r"] * (len(operands) - 2)), operands, [])
