@@ -299,7 +299,7 @@ class IRBuilder(Builder):
         if isinstance(owner, ir.Block) or owner.name != "arith.constant":
             return None
         value = owner.attributes["value"]
-        return ir.IntegerAttr(value).value if ir.IntegerAttr.isinstance(value) else None
+        return ir.IntegerAttr(value).value if isinstance(value, ir.IntegerAttr) else None
 
     def tensormap_argument(self, recipe: str) -> ir.Value:
         """A kernel parameter the launcher fills with the address of a TMA tensor map it

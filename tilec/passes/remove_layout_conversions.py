@@ -41,7 +41,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import is_tensor, walk_ops
+from ..dialects._mlir import block_ops, is_tensor, walk_ops
 from ..dialects.op_facts import is_pure, reads_any_layout
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
 from . import register_pass
@@ -348,6 +348,53 @@ def _hoist_invariant_conversions(fn: ir.Operation) -> bool:
     return changed
 
 
+# Users that only read a staged buffer (or free it).
+_BUFFER_READERS = ("tile.dot", "tilegpu.local_load", "tilegpu.local_dealloc")
+
+
+def _merge_repeated_staging(fn: ir.Operation) -> bool:
+    """Rewrite 6: two shared buffers of one block initialised with the same value, neither
+    written again (attention's q, staged before each of the causal kernel's two loops),
+    are one: the later one's readers read the earlier, and the value need not stay in
+    registers in between."""
+    for block in _blocks(fn):
+        staged = []
+        for op in block_ops(block):
+            if op.name != "tilegpu.local_alloc" or len(op.operands) != 1 or not _only_read(op):
+                continue
+            same = next((s for s in staged if s.operands[0] == op.operands[0]
+                         and s.results[0].type == op.results[0].type and not _freed(s)), None)
+            if same is None:
+                staged.append(op)
+                continue
+            for use in list(op.results[0].uses):
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if user.name == "tilegpu.local_dealloc":
+                    user.erase()
+            op.results[0].replace_all_uses_with(same.results[0])
+            op.erase()
+            return True
+    return False
+
+
+def _freed(alloc: ir.Operation) -> bool:
+    return any((use.owner.operation if hasattr(use.owner, "operation") else use.owner).name == "tilegpu.local_dealloc"
+               for use in alloc.results[0].uses)
+
+
+def _only_read(alloc: ir.Operation) -> bool:
+    return all((use.owner.operation if hasattr(use.owner, "operation") else use.owner).name in _BUFFER_READERS
+               for use in alloc.results[0].uses)
+
+
+def _blocks(op: ir.Operation):
+    for region in op.regions:
+        for block in region.blocks:
+            yield block
+            for inner in block_ops(block):
+                yield from _blocks(inner)
+
+
 def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None and parent.name != "func.func":
@@ -417,5 +464,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                 erase_dead_ops(fn)
             if not changed:
                 changed = _hoist_invariant_conversions(fn)
+            if not changed:
+                changed = _merge_repeated_staging(fn)
             if not changed:
                 break

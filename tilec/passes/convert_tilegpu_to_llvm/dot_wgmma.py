@@ -115,12 +115,26 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         b_base = ctx.arith("addi", b_base, ctx.arith("muli", group_n, ctx.const(b_offset(0, instr_n))))
     i64 = ir.IntegerType.get_signless(64)
 
+    # A descriptor is its buffer's start field (address / 16: a shared address is below
+    # 2^18, so it fits the field's 14 bits and no sum below spills out of them) plus a
+    # constant: the layout's fields and the tile's offset / 16. So each operand's start
+    # field is computed once, and each instruction's descriptor is one 64-bit add.
+    starts: dict[int, ir.Value] = {}
+
     def descriptor(base: ir.Value, offset: int, fields) -> ir.Value:
-        address = ctx.arith("addi", base, ctx.const(offset)) if offset else base
-        start = ctx.arith("andi", ctx.arith("shrui", address, ctx.const(4)), ctx.const(0x3FFF))
-        constant = fields.encode(0)
+        if offset % 16:
+            raise LoweringError(f"a wgmma operand tile at byte offset {offset}, not a multiple of 16")
+        key = id(base)
+        if key not in starts:
+            start = ctx.arith("extui", ctx.arith("andi", ctx.arith("shrui", base, ctx.const(4)), ctx.const(0x3FFF)),
+                              result_type=i64)
+            # Through an opaque copy, so that LLVM does not hoist a loop-invariant
+            # operand's descriptors (attention's q: 8 of them, 16 registers held across
+            # the loop) but adds each where it is used.
+            (starts[key],) = ctx.inline_asm("mov.b64 $0, $1;", "=l,l", [start], [i64], side_effects=True)
+        constant = fields.encode(0) + offset // 16
         constant -= (1 << 64) if constant >= 1 << 63 else 0  # as a signed i64
-        return ctx.arith("ori", ctx.arith("extui", start, result_type=i64), ctx.const(constant, i64))
+        return ctx.arith("addi", starts[key], ctx.const(constant, i64))
 
     acc_type = ir.F32Type.get() if acc_elem == "f32" else ctx.i32
     struct = ir.Type.parse("!llvm.struct<(" + ", ".join([acc_elem] * regs) + ")>")
@@ -129,25 +143,31 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                                                   "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
     create_op("nvvm.wgmma.fence.aligned", [])
+    # A zero accumulator (`tl.dot(a, b)`, attention's q @ k) is not passed in: the first
+    # instruction of each tile ignores D (scale-d 0), so no registers are zeroed first
+    # (as Triton does; a result of exactly zero may then be -0.0 where adding the +0.0
+    # accumulator would have given +0.0).
+    zero = _is_zero(acc)
     results = []
     for m in range(rep_m):
         for n in range(rep_n):
             base = regs * (n + rep_n * m)
             value = create_op("llvm.mlir.undef", [struct]).result
-            for i, v in enumerate(c_vals[base:base + regs]):
+            for i, v in enumerate([] if zero else c_vals[base:base + regs]):
                 value = create_op("llvm.insertvalue", [struct], [value, v],
                                   attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
             row = WGMMA_M * groups_m * m
             col = instr_n * wn * n
             for k0 in range(0, k_size, instr_k):
+                accumulate = k0 > 0 or not zero
                 desc_b = descriptor(b_base, b_offset(k0, col), b_fields)
                 if a_in_registers:
                     value = _mma_async_a_in_registers(ctx, value, regs, a_regs[m][k0 // _K], desc_b,
-                                                      instr_n, _WGMMA_TYPE[elem][0], b_fields.k_major)
+                                                      instr_n, _WGMMA_TYPE[elem][0], b_fields.k_major, accumulate)
                     continue
                 desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
                 value = create_op("nvvm.wgmma.mma_async", [struct], [value, desc_a, desc_b],
-                                  attributes=attrs.values).result
+                                  attributes=attrs.values if accumulate else attrs.first_values).result
             results.append((base, value))
     create_op("nvvm.wgmma.commit.group.sync.aligned", [])
     # In a pipelined loop the newest group may stay in flight (tilegpu-pipeline's
@@ -190,16 +210,17 @@ def _register_operand(ctx: LoweringContext, a: ir.Value, rep_m: int, rep_k: int)
 
 
 def _mma_async_a_in_registers(ctx: LoweringContext, acc: ir.Value, regs: int, a_words: list[ir.Value],
-                              desc_b: ir.Value, n: int, ptx_type: str, b_k_major: bool) -> ir.Value:
+                              desc_b: ir.Value, n: int, ptx_type: str, b_k_major: bool,
+                              accumulate: bool = True) -> ir.Value:
     """One wgmma.mma_async.m64n{n}k16 with A in registers, as inline PTX (the nvvm op
     only reads A through a descriptor). The accumulator struct goes in and comes out as
-    tied registers; returns the new struct."""
+    tied registers (not `accumulate`: D is ignored, D = A * B); returns the new struct."""
     f32 = ir.F32Type.get()
     c_vals = [create_op("llvm.extractvalue", [f32], [acc], attributes={
         "position": ir.DenseI64ArrayAttr.get([i])}).result for i in range(regs)]
     d = ", ".join(f"${i}" for i in range(regs))
     a = ", ".join(f"${2 * regs + i}" for i in range(4))
-    asm = ("{ .reg .pred p; setp.ne.b32 p, 1, 0; "
+    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {int(accumulate)}, 0; "
            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
            f"{{{d}}}, {{{a}}}, ${2 * regs + 4}, p, 1, 1, {0 if b_k_major else 1}; }}")
     constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["r"] * 4 + ["l"])
@@ -228,6 +249,40 @@ class _Attributes:
             "layoutA": ir.Attribute.parse(f"#nvvm.mma_layout<{'row' if a_k_major else 'col'}>"),
             "layoutB": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if b_k_major else 'row'}>"),
         }
+        # The same with D ignored (D = A * B): the first instruction on a zero accumulator.
+        self.first_values = {**self.values, "scaleD": ir.Attribute.parse("#nvvm.wgmma_scale_out<zero>")}
+
+
+def _is_zero(value: ir.Value) -> bool:
+    """Whether `value` is a tensor of zeros (a splat or dense constant, maybe converted)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name == "tilegpu.convert_layout":
+        return _is_zero(op.operands[0])
+    if op.name == "tile.splat":
+        source = op.operands[0].owner
+        if isinstance(source, ir.Block):
+            return False
+        source = source.operation if hasattr(source, "operation") else source
+        return source.name == "arith.constant" and _zero_attr(source.attributes["value"])
+    if op.name == "arith.constant":
+        return _zero_attr(op.attributes["value"])
+    return False
+
+
+def _zero_attr(attr: ir.Attribute) -> bool:
+    if isinstance(attr, ir.DenseElementsAttr):
+        dense = ir.DenseElementsAttr(attr)
+        return dense.is_splat and _zero_attr(dense.get_splat_value())
+    if isinstance(attr, ir.FloatAttr):
+        # +0.0 or -0.0: only the sign of an exactly zero result can differ (-0.0 from
+        # products that are all -0.0, where adding +0.0 would give +0.0).
+        return ir.FloatAttr(attr).value == 0.0
+    if isinstance(attr, ir.IntegerAttr):
+        return ir.IntegerAttr(attr).value == 0
+    return False
 
 
 @lowers("tilegpu.wgmma_wait")
