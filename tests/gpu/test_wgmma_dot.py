@@ -259,6 +259,13 @@ def test_wgmma_attention_reads_p_from_registers(wgmma):
     body = loop.split("scf.yield")[0]
     assert body.index('"tilegpu.wgmma_wait"') > body.index('"tile.dot"')  # after q @ k
     assert "tilegpu.wgmma_pending = 1" in body
+    # q @ k starts from zero: its first instruction per tile ignores D (scale-d 0, the
+    # nvvm op's predicate set from 0) and no accumulator register is zeroed for it.
+    found = re.findall(r"setp\.ne\.b32\s+p,\s*(\d+),\s*0;\s*wgmma\.mma_async[^{]*\{[^}]*\}, (%rd|\{)", ptx)
+    qk = [scale for scale, a in found if a == "%rd"]
+    assert qk == ["0", "1", "1", "1"], found
+    # Each descriptor is one 64-bit add to its operand's start field.
+    assert not re.search(r"or\.b64\s+%rd\d+, %rd\d+, \d+;\s*\n\s*wgmma", ptx)
 
 
 # 8-bit operands: wgmma reads them K-major only, so an operand stored the other way
