@@ -11,9 +11,10 @@ the byte offset of the tile's first element, which the layouts give too. Offsets
 and columns that are multiples of 8 add (the swizzle only mixes bits within 8 rows), so
 a warpgroup's part is its index times a constant.
 
-The generic-proxy writes of the buffers are made visible to the asynchronous proxy
-(`fence.proxy.async`, after the barrier tilegpu-insert-barriers put before the dot),
-`wgmma.fence` orders the accumulator registers, and after the group is committed the
+The threads' own writes of a buffer (a staged operand) were made visible to the
+asynchronous proxy by its local_alloc or local_store (`fence.proxy.async`, before the
+barrier tilegpu-insert-barriers put ahead of the dot); ring slots filled by cp.async or
+TMA need none. `wgmma.fence` orders the accumulator registers, and after the group is committed the
 warpgroup waits for it (`wgmma.wait_group 0`), or, in a loop tilegpu-pipeline marked
 (`tilegpu.wgmma_pending = 1`: the accumulator only feeds the next iteration's dot),
 for all groups but this one, which then runs on while the loop goes on; a
@@ -140,8 +141,6 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     struct = ir.Type.parse("!llvm.struct<(" + ", ".join([acc_elem] * regs) + ")>")
     attrs = _Attributes(instr_n, instr_k, _WGMMA_TYPE[a_elem][0], _WGMMA_TYPE[elem][0], acc_elem,
                         a_in_registers or a_fields.k_major, b_fields.k_major)
-    create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
-                                                  "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
     create_op("nvvm.wgmma.fence.aligned", [])
     # A zero accumulator (`tl.dot(a, b)`, attention's q @ k) is not passed in: the first
     # instruction of each tile ignores D (scale-d 0), so no registers are zeroed first

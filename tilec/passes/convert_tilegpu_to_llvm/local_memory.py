@@ -22,6 +22,7 @@ from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
 from ...layout.encodings import REGISTER
 from ...layout.linear_layout import LinearLayout
+from ...layout.shared import NVMMASharedEncoding
 from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
@@ -90,7 +91,15 @@ def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
 
 
 def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
-    write_view(ctx, value, view_of(memdesc), ctx.lowered(memdesc))
+    view = view_of(memdesc)
+    write_view(ctx, value, view, ctx.lowered(memdesc))
+    if isinstance(view.encoding, NVMMASharedEncoding):
+        # The buffer is for wgmma, which reads through the async proxy: each thread
+        # orders its (generic) writes before those reads; a barrier then orders the
+        # threads (tilegpu-insert-barriers). Buffers filled by cp.async or TMA need no
+        # fence (as in Triton), so the dots in a pipelined loop have none.
+        create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+                                                      "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
 
 
 def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value) -> None:
