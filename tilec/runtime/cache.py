@@ -20,10 +20,13 @@ An entry is a small header, a JSON summary (kernel name, target, resources: what
 `load` serves an entry only when its length and checksum match; a truncated, corrupt or
 foreign file is a miss, so the kernel is compiled again and the file replaced.
 
-Writes go to a temporary file in the entry's directory, are flushed to disk and
-published with `os.replace`, so a reader sees either nothing or a whole file, and
+Writes go to a temporary file in the entry's directory and are published with
+`os.replace`, so a reader sees either nothing or a whole file, and
 processes compiling the same kernel at once are harmless (the last rename wins, with
-the same content). A writer killed before its rename leaves its temporary file behind;
+the same content). They are not forced to disk (`fsync` cost tens of milliseconds per
+kernel on some file systems): an entry that a power loss truncated or garbled fails its
+length or checksum and is compiled again. A writer killed before its rename leaves its
+temporary file behind;
 `prune` removes those once they are an hour old (a live writer's is seconds old), and
 ptxas work folders of killed compilations likewise.
 
@@ -232,8 +235,6 @@ def store(key: str, kernel: CompiledKernel) -> None:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(encode_entry(kernel))
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             try:
