@@ -23,7 +23,7 @@ foreign file is a miss, so the kernel is compiled again and the file replaced.
 Writes go to a temporary file in the entry's directory and are published with
 `os.replace`, so a reader sees either nothing or a whole file, and
 processes compiling the same kernel at once are harmless (the last rename wins, with
-the same content). They are not forced to disk (`fsync` cost tens of milliseconds per
+the same content). They are not forced to disk (`fsync` can cost tens of milliseconds per
 kernel on some file systems): an entry that a power loss truncated or garbled fails its
 length or checksum and is compiled again. A writer killed before its rename leaves its
 temporary file behind;
