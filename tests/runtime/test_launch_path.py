@@ -321,3 +321,58 @@ def test_a_kernel_without_parameters(fake_gpu):
     with pytest.raises(LaunchError, match=r"takes 0 arguments but 1 were given"):
         fn[(3,)](1)
     assert [launch[0] for launch in fake_gpu.instances[0].launches] == [(3, 1, 1)] * 2
+
+
+class FakeDtype:
+    """A torch dtype's name and size."""
+
+    def __init__(self, name: str, itemsize: int):
+        self.name, self.itemsize = name, itemsize
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, FakeDtype) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def copy_kernel(in_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    out_desc.store([0, 0], in_desc.load([0, 0]))
+
+
+def test_descriptor_launches_take_the_generated_launcher(fake_gpu):
+    """After the first launch with host descriptors, the generated launcher takes them:
+    a second launch does not go through `run`, and passes what the first passed; a
+    descriptor whose block shape changed is a new specialisation."""
+    import sys
+    from tilec.tools.tensor_descriptor import TensorDescriptor
+    fn = JITFunction(copy_kernel)
+    f32 = FakeDtype("torch.float32", 4)
+    x, out = FakeTensor(1 << 20, f32), FakeTensor(2 << 20, f32)
+    descs = TensorDescriptor(x, [64, 64], [64, 1], [32, 32]), TensorDescriptor(out, [64, 64], [64, 1], [32, 32])
+    fn[(1,)](*descs, BM=32, BN=32)
+    called = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in ("run", "_get_kernel", "_descriptor_argument"):
+            called.append(frame.f_code.co_name)
+    sys.setprofile(profile)
+    try:
+        fn[(1,)](*descs, BM=32, BN=32)
+    finally:
+        sys.setprofile(None)
+    assert called == ["_descriptor_argument", "_descriptor_argument"]
+    (loaded,) = fake_gpu.instances
+    first, second = loaded.launches
+    assert first[:2] == second[:2] and len(first[1]) > 2  # the descriptors' leaves, in the same order
+    for desc in descs:
+        desc.block_shape = [16, 32]
+    fn[(1,)](*descs, BM=32, BN=32)
+    assert len(fake_gpu.instances) == 2
+    bad = TensorDescriptor(x, [64, 64], [64, 1], [16, 32])
+    bad.strides = [63, 1]  # changed after it was made: the launch checks it again
+    with pytest.raises(LaunchError, match="argument 'in_desc' of copy_kernel\\(\\) is a bad tensor descriptor"):
+        fn[(1,)](bad, descs[1], BM=32, BN=32)

@@ -21,11 +21,11 @@ from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
 from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argument, flatten_tuple_argument,
-                              is_descriptor_argument, is_tuple_argument)
+                              is_tuple_argument)
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
-from ..tools.tensor_descriptor import descriptor_problem
+from ..tools.tensor_descriptor import descriptor_problem, is_tensor_descriptor
 from .tma import TensorMap
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
@@ -100,7 +100,7 @@ class JITFunction(KernelFunction):
     def __getitem__(self, grid) -> Callable:
         """`kernel[grid]`: a callable taking the kernel's arguments and launch options."""
         if self._fast_run_torch is not (sys.modules.get("torch") is not None):
-            self._fast_run = self._make_fast_run()
+            self._fast_run = self._make_fast_run(self._fast_descriptors)
         if _GridCall is not None:  # calls _fast_run(grid, ...) from C; _bad_call reports binding errors
             return _GridCall(self._fast_run, grid, self._bad_call)
         fast_run = self._fast_run
@@ -138,7 +138,7 @@ class JITFunction(KernelFunction):
             hide_internal_frames(launch_error)
             raise
 
-    def _make_fast_run(self) -> Callable:
+    def _make_fast_run(self, descriptors: frozenset = frozenset()) -> Callable:
         """Generates `fast_run(grid, <the kernel's parameters>, *, <launch options>)`.
 
         Python binds the arguments (in C; `__getitem__`'s GridCall reports those that do
@@ -146,13 +146,19 @@ class JITFunction(KernelFunction):
         `tilec._launcher.Launcher` directly, with each torch tensor replaced by the
         address its key already read. A miss, anything unusual, the interpreter and
         TILEC_ALWAYS_COMPILE fall back to `run`.
+
+        `descriptors`: the positions of parameters that were host tensor descriptors
+        (`run` makes the launcher anew when it first sees them): each is keyed and
+        flattened by `_descriptor_argument` (remembered per descriptor), its leaves and
+        layout passed in its place; anything else there never matches the key.
         """
+        self._fast_descriptors = descriptors
         options = [o for o in LAUNCH_OPTIONS if o not in self.arg_names]
         names = self.arg_names
         params, key_parts, values, pointers = [], [], [], []
         torch = sys.modules.get("torch")
         self._fast_run_torch = torch is not None
-        if any(name in _GENERATED_NAMES or re.fullmatch(r"_(p|default_)\d+", name) for name in names):
+        if any(name in _GENERATED_NAMES or re.fullmatch(r"_(p|k|default_)\d+", name) for name in names):
             # A parameter named like the generated code's own variables: no fast path.
             def slow_run(_grid, *args, **kwargs):
                 try:
@@ -167,6 +173,7 @@ class JITFunction(KernelFunction):
         # when torch is imported).
         stream_of = driver._torch_stream_accessor() if torch is not None else None
         namespace: dict[str, Any] = {"_kernels_get": self._kernels.get, "_self": self, "_config": _config,
+                                     "_desc": _fast_descriptor,
                                      "_vk": _value_key, "_uk": _unspecialized_key, "_constexpr": tl.constexpr,
                                      "_Tensor": torch.Tensor if torch is not None else _NoTensor,
                                      "_stream_of": stream_of, "_hide": hide_internal_frames}
@@ -180,6 +187,10 @@ class JITFunction(KernelFunction):
             if i in self.constexprs:
                 key_parts.append(f"({name}.value if {name}.__class__ is _constexpr else {name})")
                 values.append(name)
+            elif i in descriptors:
+                pointers.append(f"    _k{i}, _p{i} = _desc(_self, {name!r}, {name})\n")
+                key_parts.append(f"_k{i}")
+                values.append(f"*_p{i}")
             elif name in self.do_not_specialize:
                 key_parts.append(f"_uk({name})")
                 values.append(name)
@@ -245,8 +256,12 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
         key += (_config.wgmma, _config.tma)  # the code-generation switches (config.codegen_flags)
         launch_values = self._launch_values(values)
-        if launch_values is not values:  # tuple and descriptor arguments: never the fast path's key
+        if launch_values is not values:  # tuple and descriptor arguments
             key = self._composite_key(values, key)
+            if key is not None:  # descriptors only: let the generated launcher take them from now on
+                positions = frozenset(i for i, v in enumerate(values) if is_tensor_descriptor(v))
+                if positions != self._fast_descriptors and len(values) == self._n_params:
+                    self._fast_run = self._make_fast_run(positions)
         try:
             kernel = self._kernels.get(key) if key is not None else None
         except TypeError:  # an unhashable constexpr: _get_kernel's specialisation names it
@@ -275,7 +290,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         for index, value in enumerate(values):
             if index in self.constexprs:
                 continue
-            if is_descriptor_argument(value):
+            if is_tensor_descriptor(value):
                 parts[index] = self._descriptor_argument(self.arg_names[index], value)[2]
             elif is_tuple_argument(value):
                 return None
@@ -406,7 +421,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if index in self.constexprs:
                 parameters.append((index, name, value))
                 continue
-            if is_descriptor_argument(value):
+            if is_tensor_descriptor(value):
                 layout, leaves, _ = self._descriptor_argument(name, value)
             elif is_tuple_argument(value):
                 layout, leaves = flatten_tuple_argument(name, value)
@@ -419,7 +434,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
     def _launch_values(self, values: list) -> list:
         """The values a launch passes, parallel to `specialization(values)`."""
-        if not any(is_tuple_argument(v) or is_descriptor_argument(v)
+        if not any(is_tuple_argument(v) or is_tensor_descriptor(v)
                    for i, v in enumerate(values) if i not in self.constexprs):
             return values
         return [value for _, _, value in self._parameters(values)]
@@ -643,7 +658,7 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 
 _NO_OPTIONS: dict = {}
 # The names the generated launcher uses besides the kernel's parameters (and _p<i>, _default_<i>).
-_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
+_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_desc", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
                               "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
 _KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -652,6 +667,15 @@ _INT64_MAX = (1 << 63) - 1
 
 def _constexpr_key(value: Any) -> Any:
     return value.value if isinstance(value, tl.constexpr) else value
+
+
+def _fast_descriptor(fn: "JITFunction", name: str, value: Any) -> tuple[Any, tuple]:
+    """The generated launcher's key part and values (the leaves, then the layout) for a
+    parameter that was a host descriptor; a key that never matches for anything else."""
+    if not is_tensor_descriptor(value):
+        return ("?", object()), ()
+    layout, leaves, key = fn._descriptor_argument(name, value)
+    return key, (*[leaf for _, leaf in leaves], layout)
 
 
 def _value_key(value: Any) -> Any:

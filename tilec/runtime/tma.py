@@ -46,6 +46,8 @@ class TensorMap:
         self.block_shape = tuple(int(v) for v in desc.block_shape)
         self.padding = str(getattr(desc, "padding", "zero"))
         self._key: Any = _UNKNOWN
+        self._address = 0  # the map's device address, while the pools' generation is _generation
+        self._generation = -1
 
     def __repr__(self) -> str:
         return f"TensorMap(shape={list(self.shape)}, strides={list(self.strides)}, block={list(self.block_shape)})"
@@ -69,8 +71,13 @@ class TensorMap:
         return (device, address, size, self.shape, self.strides, self.block_shape, self.padding)
 
     def data_ptr(self) -> int:
+        if self._generation == _GENERATION:
+            return self._address
         key = self.key()
-        return 0 if key is None else map_address(*key)
+        generation = _GENERATION  # read first: a pool cleared meanwhile makes this address stale at once
+        self._address = 0 if key is None else map_address(*key)
+        self._generation = generation
+        return self._address
 
 
 def map_address(device: int, address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...],
@@ -172,6 +179,11 @@ def _device_of(base: Any) -> int:
     return int(ordinal) if status == cuda.CUresult.CUDA_SUCCESS else driver.current_device()
 
 
+# Bumped whenever a pool starts over (its slots' maps replaced): addresses that
+# TensorMap objects remember from before are then looked up again.
+_GENERATION = 0
+
+
 class _Pool:
     """Device memory for tensor maps: slots of 128 bytes, handed out in order."""
 
@@ -194,6 +206,8 @@ class _Pool:
                 if len(self.slots) == _POOL_SLOTS:  # full: no kernel may still read a map we overwrite
                     driver._call("cuCtxSynchronize")
                     self.slots.clear()
+                    global _GENERATION
+                    _GENERATION += 1
                 address = self.memory + len(self.slots) * _MAP_BYTES
                 driver._call("cuMemcpyHtoD", address, data, _MAP_BYTES)
                 driver._call("cuCtxSynchronize")  # the copy has landed before any launch reads it
