@@ -12,8 +12,14 @@ compile or give wrong results are reported, not hidden. Triton runs twice: by de
 Hopper: wgmma) and forced onto tilec's instructions (`DISABLE_MMA_V3=1`: mma.sync), the
 latter in a subprocess since Triton reads the variable when it compiles.
 
+Cold compile is measured too (median of three fresh processes with empty caches): the
+first call of the D128 causal kernel (128x64, 8 warps, 3 stages: compile, load, launch,
+and whatever one-time set-up the compiler does), then the first call of D64 non-causal
+(64x64, 4 warps) in the same process.
+
     python benchmarks/bench_attention.py
     python benchmarks/bench_attention.py --triton-only   (used for the subprocess)
+    python benchmarks/bench_attention.py --cold-compile tilec|triton   (likewise)
 """
 from __future__ import annotations
 
@@ -234,6 +240,59 @@ def run(triton_only: bool = False) -> list[Row]:
     return rows
 
 
+def cold_compile(which: str) -> dict:
+    """In this (fresh) process: milliseconds of the first call of D128 causal and then
+    of D64 non-causal (each a compile, a load and a launch)."""
+    import time
+    import torch
+    if which == "tilec":
+        import tilec as compiler
+        import tilec.language as lang
+    else:
+        import triton as compiler
+        import triton.language as lang
+    kernel = kernels(compiler, lang)["attn_fwd"]
+    batch, heads, n_ctx = SHAPE
+    times = {}
+    for key, head_dim, causal, (bm, bn, warps, stages) in (("first", 128, True, (128, 64, 8, 3)),
+                                                           ("second", 64, False, (64, 64, 4, 3))):
+        q, k, v = (torch.randn(batch, heads, n_ctx, head_dim, device="cuda", dtype=torch.float16) for _ in range(3))
+        args = launch_args(q, k, v, torch.empty_like(q), 1.0 / math.sqrt(head_dim))
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        kernel[(triton_cdiv(n_ctx, bm), batch * heads)](*args, HEAD_DIM=head_dim, BLOCK_M=bm, BLOCK_N=bn,
+                                                        CAUSAL=causal, num_warps=warps, num_stages=stages)
+        torch.cuda.synchronize()
+        times[key] = (time.perf_counter() - start) * 1000
+    return times
+
+
+def compile_rows() -> list[Row]:
+    """Cold compile times (ms, lower is better), each the median of three fresh processes."""
+    import statistics
+    import tempfile
+
+    def once(which: str) -> dict | None:
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
+                   "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cold-compile", which], env=env,
+                                  capture_output=True, text=True, timeout=600)
+        for line in done.stdout.splitlines():
+            if line.startswith("RESULT "):
+                return json.loads(line[len("RESULT "):])
+        print(done.stdout[-2000:], done.stderr[-2000:])
+        return None
+    found = {}
+    for which in ["tilec"] + (["triton"] if have_triton() else []):
+        runs = [r for r in (once(which) for _ in range(3)) if r]
+        if runs:
+            found[which] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    return [Row(f"attention compile: {label}", {name: r[key] for name, r in found.items()}, "ms")
+            for key, label in (("first", "D128 causal, first call in a fresh process"),
+                               ("second", "then D64, its first call"))]
+
+
 def triton_cdiv(a: int, b: int) -> int:
     return (a + b - 1) // b
 
@@ -246,10 +305,13 @@ def main() -> None:
     if any("triton mma.sync" in row.results for row in rows):
         print_table("flash attention fwd f16 against Triton on mma.sync (TFLOP/s)", rows,
                     reference="triton mma.sync")
+    print_table("flash attention cold compile (ms, lower is better)", compile_rows())
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--triton-only"]:
+    if len(sys.argv) == 3 and sys.argv[1] == "--cold-compile":
+        print("RESULT " + json.dumps(cold_compile(sys.argv[2])))
+    elif sys.argv[1:] == ["--triton-only"]:
         found = {row.name.split(" !")[0]: (row.results["triton"], " ".join(row.notes)) for row in run(triton_only=True)
                  if "triton" in row.results}
         print("RESULT " + json.dumps(found))
