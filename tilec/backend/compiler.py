@@ -136,12 +136,17 @@ def _add_tensormap_params(state: _Compilation) -> None:
             continue
         own = list(metadata.param_indices)
         names = [name for name, _ in metadata.params]
+
+        def among_values(entries: list) -> list:
+            return [[kind, own[v] if kind == "arg" else v] for kind, v in entries]
         for recipe in ir.ArrayAttr(op.attributes[TENSORMAPS_ATTR]):
             recipe = json.loads(ir.StringAttr(recipe).value)
-            entries = lambda items: [[kind, own[v] if kind == "arg" else v] for kind, v in items]  # noqa: E731
-            metadata.tensormaps.append({**recipe, "base": own[recipe["base"]], "shape": entries(recipe["shape"]),
-                                        "strides": entries(recipe["strides"]), "name": names[recipe["base"]]})
-            metadata.params.append((f"{names[recipe['base']]}.tensormap", "*i8"))
+            base = names[recipe["base"]]
+            metadata.tensormaps.append({**recipe, "base": own[recipe["base"]], "shape": among_values(recipe["shape"]),
+                                        "strides": among_values(recipe["strides"]), "name": base})
+            # One map per block shape and padding: a second one of the same base is `.tensormap.1`, ...
+            taken = sum(1 for name, _ in metadata.params if name.startswith(f"{base}.tensormap"))
+            metadata.params.append((f"{base}.tensormap" + (f".{taken}" if taken else ""), "*i8"))
             metadata.param_indices.append(len(state.specs) + len(metadata.tensormaps) - 1)
         del op.attributes[TENSORMAPS_ATTR]
 
