@@ -28,7 +28,7 @@ import math
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import create_op, int_attr_value, operand_groups
+from ...dialects._mlir import block_ops, create_op, int_attr_value, operand_groups
 from ...dialects.tile import shape_of
 from ...layout.shared import tma_box
 from .context import LoweringContext, LoweringError, lowers
@@ -102,19 +102,33 @@ def _by_first_thread(ctx: LoweringContext, instruction: str, barrier: ir.Value) 
                    [_first_thread(ctx), barrier], [])
 
 
-def _initialise(ctx: LoweringContext, barriers: list[ir.Value]) -> None:
-    """Thread 0 initialises the mbarriers for one arrival each; then every thread may use them."""
+def _initialise(ctx: LoweringContext, barriers: list[ir.Value], publish: bool = True) -> None:
+    """Thread 0 initialises the mbarriers for one arrival each; then (`publish`) every
+    thread may use them."""
     for barrier in barriers:
         _by_first_thread(ctx, "mbarrier.init.shared::cta.b64 [$1], 1;", barrier)
-    ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
-    ctx.barrier()
+    if publish:
+        ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
+        ctx.barrier()
 
 
-def _invalidate(ctx: LoweringContext, barriers: list[ir.Value]) -> None:
-    """Once no thread waits on them any more (a barrier), thread 0 invalidates the mbarriers."""
-    ctx.barrier()
+def _invalidate(ctx: LoweringContext, barriers: list[ir.Value], wait: bool = True) -> None:
+    """Once no thread waits on them any more (`wait`: a barrier), thread 0 invalidates the
+    mbarriers."""
+    if wait:
+        ctx.barrier()
     for barrier in barriers:
         _by_first_thread(ctx, "mbarrier.inval.shared::cta.b64 [$1];", barrier)
+
+
+def _neighbour(op: ir.Operation, step: int) -> str | None:
+    """The name of the op `step` places after `op` in its block (None past either end),
+    skipping the deallocations between a pipelined loop's rings."""
+    ops = block_ops(op.block)
+    at = ops.index(op) + step
+    while 0 <= at < len(ops) and ops[at].name == "tilegpu.local_dealloc":
+        at += step
+    return ops[at].name if 0 <= at < len(ops) else None
 
 
 def _barrier_array(ctx: LoweringContext, barriers: ir.Value) -> list[ir.Value]:
@@ -126,12 +140,25 @@ def _barrier_array(ctx: LoweringContext, barriers: ir.Value) -> list[ir.Value]:
 
 @lowers("tilegpu.init_barriers")
 def lower_init_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
-    _initialise(ctx, _barrier_array(ctx, op.operands[0]))
+    """A pipelined loop's rings initialise their barriers one after another: the fence
+    and barrier that publish them come once, after the last."""
+    _initialise(ctx, _barrier_array(ctx, op.operands[0]),
+                publish=_next_init(op) != "tilegpu.init_barriers")
 
 
 @lowers("tilegpu.inval_barriers")
 def lower_inval_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
-    _invalidate(ctx, _barrier_array(ctx, op.operands[0]))
+    """Likewise, one barrier before a run of invalidations."""
+    _invalidate(ctx, _barrier_array(ctx, op.operands[0]), wait=_neighbour(op, -1) != "tilegpu.inval_barriers")
+
+
+def _next_init(op: ir.Operation) -> str | None:
+    """The next op after `op` that is not another ring's allocation."""
+    ops = block_ops(op.block)
+    at = ops.index(op) + 1
+    while at < len(ops) and ops[at].name == "tilegpu.local_alloc" and not len(ops[at].operands):
+        at += 1
+    return ops[at].name if at < len(ops) else None
 
 
 @lowers("tilegpu.tma_copy_global_to_local")
