@@ -246,6 +246,8 @@ def test_descriptor_loads_feeding_a_dot_in_a_loop_are_streamed(monkeypatch, targ
     if tma:
         assert re.search(r"mbarrier\.try_wait\.parity\.shared::cta\.b64 ready, \[%r\d+\], %r\d+;", ptx)
         assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx) and ptx.count("mbarrier.init") == 6
+        # the two rings' six mbarriers are published together: one fence, then one barrier
+        assert ptx.count("fence.mbarrier_init") == 1
         ttgir = kernel.asm["ttgir"]
         # two rings, each filled by the prologue's two stages and once in the body
         assert ttgir.count('"tilegpu.tma_copy_global_to_local"') == 6
