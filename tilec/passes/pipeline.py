@@ -73,7 +73,6 @@ pass assumes iv + (S-1)*step does not overflow its type.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from mlir import ir
@@ -91,7 +90,7 @@ from . import register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
-from .utils import erase_dead_ops, functions, has_uses, is_pure, walk_postorder
+from .utils import erase_dead_ops, functions, has_uses, is_pure, is_zero_constant, walk_postorder
 
 NUM_STAGES_ATTR = "tile.num_stages"
 # On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
@@ -161,29 +160,6 @@ def _constant_int(value: ir.Value) -> int | None:
         return ir.IntegerAttr(op.attributes["value"]).value
     except (ValueError, TypeError):
         return None
-
-
-def _is_zero_constant(value: ir.Value) -> bool:
-    """A splat (or scalar) +0 / 0: what cp.async writes for masked-off elements."""
-    op = _owner(value)
-    if op is not None and op.name == "tile.splat":
-        return _is_zero_constant(op.operands[0])
-    if op is not None and op.name == "tile.bitcast" and isinstance(op.operands[0].type, ir.IntegerType):
-        return _is_zero_constant(op.operands[0])  # an fp8 constant: its bits
-    if op is None or op.name != "arith.constant":
-        return False
-    attr = op.attributes["value"]
-    if isinstance(value.type, ir.RankedTensorType):
-        dense = ir.DenseElementsAttr(attr)
-        if not dense.is_splat:
-            return False
-        attr = dense.get_splat_value()
-    if isinstance(attr.type, ir.FloatType):
-        number = ir.FloatAttr(attr).value
-        return number == 0.0 and math.copysign(1.0, number) > 0
-    if isinstance(attr.type, ir.IntegerType):
-        return ir.IntegerAttr(attr).value == 0
-    return False
 
 
 def _feeds_only_dot_operands(value: ir.Value) -> bool:
@@ -325,7 +301,7 @@ def _candidate(op: ir.Operation, analysis: AxisInfoAnalysis) -> _Load | None:
     result = op.results[0]
     if not isinstance(ptr.type, ir.RankedTensorType) or not tile.is_ptr_type(tensor_type(ptr.type).element_type):
         return None
-    if other and not _is_zero_constant(other[0]):
+    if other and not is_zero_constant(other[0]):
         return None
     if mask and not isinstance(mask[0].type, ir.RankedTensorType):
         return None

@@ -1,6 +1,7 @@
 """Small helpers shared by tilec's passes: walking, dead-code removal, and the op facts they ask."""
 from __future__ import annotations
 
+import math
 from typing import Iterator
 
 from mlir import ir
@@ -69,3 +70,31 @@ def dots_reached(value: ir.Value, operands: tuple[int, ...] = (0, 1, 2)) -> list
                 seen.add(user)
                 pending.extend(user.results)
     return found
+
+
+def is_zero_constant(value: ir.Value, either_sign: bool = False) -> bool:
+    """Whether `value` is a constant 0 (a scalar, or a splat or dense splat tensor, maybe
+    converted to another layout; an fp8 constant is its bits): +0 only for floats
+    unless `either_sign` (what cp.async writes for masked-off elements is +0; adding
+    -0 changes nothing either)."""
+    owner = value.owner
+    if not isinstance(value, ir.OpResult):
+        return False
+    op = owner.operation if hasattr(owner, "operation") else owner
+    if op.name in ("tile.splat", "tilegpu.convert_layout") or (
+            op.name == "tile.bitcast" and isinstance(op.operands[0].type, ir.IntegerType)):
+        return is_zero_constant(op.operands[0], either_sign)
+    if op.name != "arith.constant":
+        return False
+    attr = op.attributes["value"]
+    if isinstance(value.type, ir.RankedTensorType):
+        dense = ir.DenseElementsAttr(attr)
+        if not dense.is_splat:
+            return False
+        attr = dense.get_splat_value()
+    if isinstance(attr.type, ir.FloatType):
+        number = ir.FloatAttr(attr).value
+        return number == 0.0 and (either_sign or math.copysign(1.0, number) > 0)
+    if isinstance(attr.type, ir.IntegerType):
+        return ir.IntegerAttr(attr).value == 0
+    return False

@@ -38,6 +38,7 @@ from ...dialects.tile import shape_of
 from ...layout.encodings import DotOperandEncoding
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding, wgmma_instr_k
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
+from ..utils import is_zero_constant
 from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
 
@@ -146,7 +147,7 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     # instruction of each tile ignores D (scale-d 0), so no registers are zeroed first
     # (as Triton does; a result of exactly zero may then be -0.0 where adding the +0.0
     # accumulator would have given +0.0).
-    zero = _is_zero(acc)
+    zero = is_zero_constant(acc, either_sign=True)
     results = []
     for m in range(rep_m):
         for n in range(rep_n):
@@ -250,38 +251,6 @@ class _Attributes:
         }
         # The same with D ignored (D = A * B): the first instruction on a zero accumulator.
         self.first_values = {**self.values, "scaleD": ir.Attribute.parse("#nvvm.wgmma_scale_out<zero>")}
-
-
-def _is_zero(value: ir.Value) -> bool:
-    """Whether `value` is a tensor of zeros (a splat or dense constant, maybe converted)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        return False
-    op = owner.operation if hasattr(owner, "operation") else owner
-    if op.name == "tilegpu.convert_layout":
-        return _is_zero(op.operands[0])
-    if op.name == "tile.splat":
-        source = op.operands[0].owner
-        if isinstance(source, ir.Block):
-            return False
-        source = source.operation if hasattr(source, "operation") else source
-        return source.name == "arith.constant" and _zero_attr(source.attributes["value"])
-    if op.name == "arith.constant":
-        return _zero_attr(op.attributes["value"])
-    return False
-
-
-def _zero_attr(attr: ir.Attribute) -> bool:
-    if isinstance(attr, ir.DenseElementsAttr):
-        dense = ir.DenseElementsAttr(attr)
-        return dense.is_splat and _zero_attr(dense.get_splat_value())
-    if isinstance(attr, ir.FloatAttr):
-        # +0.0 or -0.0: only the sign of an exactly zero result can differ (-0.0 from
-        # products that are all -0.0, where adding +0.0 would give +0.0).
-        return ir.FloatAttr(attr).value == 0.0
-    if isinstance(attr, ir.IntegerAttr):
-        return ir.IntegerAttr(attr).value == 0
-    return False
 
 
 @lowers("tilegpu.wgmma_wait")
