@@ -33,7 +33,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Row, have_triton, print_table, time_gpu  # noqa: E402
+from common import Row, have_triton, median_cold_compile, print_table, time_gpu  # noqa: E402
 
 SOURCE = textwrap.dedent('''
     @triton.jit
@@ -269,25 +269,8 @@ def cold_compile(which: str) -> dict:
 
 def compile_rows() -> list[Row]:
     """Cold compile times (ms, lower is better), each the median of three fresh processes."""
-    import statistics
-    import tempfile
-
-    def once(which: str) -> dict | None:
-        with tempfile.TemporaryDirectory() as cache:
-            env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
-                   "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
-            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cold-compile", which], env=env,
-                                  capture_output=True, text=True, timeout=600)
-        for line in done.stdout.splitlines():
-            if line.startswith("RESULT "):
-                return json.loads(line[len("RESULT "):])
-        print(done.stdout[-2000:], done.stderr[-2000:])
-        return None
-    found = {}
-    for which in ["tilec"] + (["triton"] if have_triton() else []):
-        runs = [r for r in (once(which) for _ in range(3)) if r]
-        if runs:
-            found[which] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    found = {which: median_cold_compile(__file__, which) for which in ["tilec"] + (["triton"] if have_triton() else [])}
+    found = {which: times for which, times in found.items() if times}
     return [Row(f"attention compile: {label}", {name: r[key] for name, r in found.items()}, "ms")
             for key, label in (("first", "D128 causal, first call in a fresh process"),
                                ("second", "then D64, its first call"))]

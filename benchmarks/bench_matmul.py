@@ -24,16 +24,14 @@ from __future__ import annotations
 import json
 import linecache
 import os
-import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Row, have_triton, print_table, time_gpu  # noqa: E402
+from common import Row, have_triton, median_cold_compile, print_table, time_gpu  # noqa: E402
 
 SOURCE = textwrap.dedent('''
     @triton.jit
@@ -197,34 +195,12 @@ def cold_compile(which: str) -> dict:
     return {"first": times[0], "second": times[1]}
 
 
-def _cold_compile_in_subprocess(which: str, extra_env: dict | None = None) -> dict | None:
-    with tempfile.TemporaryDirectory() as cache:
-        env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
-               "TRITON_CACHE_DIR": os.path.join(cache, "triton"), **(extra_env or {})}
-        done = subprocess.run([sys.executable, os.path.abspath(__file__), "--cold-compile", which], env=env,
-                              capture_output=True, text=True, timeout=600)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    print(done.stdout[-2000:], done.stderr[-2000:])
-    return None
-
-
-def _median_cold_compile(which: str, extra_env: dict | None = None, runs: int = 3) -> dict | None:
-    """The median over `runs` fresh processes of each time (one run moves by up to 40%
-    on a shared host)."""
-    results = [r for r in (_cold_compile_in_subprocess(which, extra_env) for _ in range(runs)) if r]
-    if not results:
-        return None
-    return {key: statistics.median(r[key] for r in results) for key in results[0]}
-
-
 def compile_rows() -> list[Row]:
     """Cold compile times (ms, lower is better) of tilec and Triton (default and mma.sync)."""
-    found = {"tilec": _median_cold_compile("tilec")}
+    found = {"tilec": median_cold_compile(__file__, "tilec")}
     if have_triton():
-        found["triton"] = _median_cold_compile("triton")
-        found["triton mma.sync"] = _median_cold_compile("triton", {"DISABLE_MMA_V3": "1"})
+        found["triton"] = median_cold_compile(__file__, "triton")
+        found["triton mma.sync"] = median_cold_compile(__file__, "triton", {"DISABLE_MMA_V3": "1"})
     rows = []
     for key, label in (("first", "first call in a fresh process"), ("second", "a second config's first call")):
         rows.append(Row(f"matmul compile: {label}", {name: r[key] for name, r in found.items() if r}, "ms"))

@@ -6,9 +6,12 @@ median. Every contender is timed by this same function in the same process.
 """
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -68,3 +71,24 @@ def print_table(title: str, rows: list[Row], reference: str = "triton") -> None:
                         else f"{'-':>{widths[c]}}" for c in contenders)
         ratio = row.results.get("tilec", 0) / row.results[reference] if row.results.get(reference) else float("nan")
         print(f"{row.name:<28}{cells}{ratio:>{max(16, len(last) + 2) - 1}.3f}x")
+
+
+def median_cold_compile(script: str, which: str, extra_env: dict | None = None, runs: int = 3) -> dict | None:
+    """The median over `runs` fresh processes (one run moves by up to 40% on a shared
+    host) of each time `python script --cold-compile which` reports on its `RESULT` line,
+    each process with empty tilec and Triton caches."""
+    results = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
+                   "TRITON_CACHE_DIR": os.path.join(cache, "triton"), **(extra_env or {})}
+            done = subprocess.run([sys.executable, os.path.abspath(script), "--cold-compile", which], env=env,
+                                  capture_output=True, text=True, timeout=600)
+        found = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        if found:
+            results.append(found[0])
+        else:
+            print(done.stdout[-2000:], done.stderr[-2000:])
+    if not results:
+        return None
+    return {key: statistics.median(r[key] for r in results) for key in results[0]}
