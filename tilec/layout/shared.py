@@ -228,11 +228,35 @@ def mma_operand_shared_encoding(operand: DotOperandEncoding, shape: Sequence[int
     if len(shape) != len(order):
         raise ValueError(f"order {list(order)} does not match shape {list(shape)}")
     _check_order(order, len(shape))
+    return _spread_rows(shape, order, element_bits)
+
+
+def _spread_rows(shape: tuple[int, ...], order: tuple[int, ...], element_bits: int) -> SwizzledSharedEncoding:
+    """vec = 16 bytes; rows sharing a 128-byte line form a phase (per_phase = 128 / row
+    bytes), and 8 / per_phase phases XOR the 16-byte chunks: 8 consecutive rows read or
+    written at one chunk fall in 8 distinct bank groups."""
     vec = LDMATRIX_ROW_BYTES * 8 // element_bits
     row_bytes = shape[order[0]] * element_bits // 8
     per_phase = max(1, 128 // row_bytes)
     max_phase = max(1, BANK_GROUPS // per_phase)
     return SwizzledSharedEncoding(vec, per_phase, max_phase, order)
+
+
+def exchange_shared_encoding(shape: Sequence[int], element_bits: int) -> SwizzledSharedEncoding | None:
+    """The layout a tensor of `shape` takes in shared memory while it moves between two
+    register layouts (a layout conversion): row-major, last dimension fastest, with the
+    chunks of `mma_operand_shared_encoding`'s swizzle. An mma accumulator's thread
+    group writes one column of 8 consecutive rows (4 lanes per row); row-major rows of
+    128 bytes or more would put all 8 in one bank group, 8 ways of conflict.
+
+    None where a swizzle does not apply: rank 1, an extent that is not a power of two,
+    or rows under 32 bytes (two 16-byte chunks: nothing to permute)."""
+    shape = tuple(shape)
+    if len(shape) < 2 or any(size <= 0 or size & (size - 1) for size in shape) or element_bits % 8:
+        return None
+    if shape[-1] * element_bits // 8 < 2 * LDMATRIX_ROW_BYTES:
+        return None
+    return _spread_rows(shape, tuple(reversed(range(len(shape)))), element_bits)
 
 
 # ----------------------------------------------------------------------------- ldmatrix addresses

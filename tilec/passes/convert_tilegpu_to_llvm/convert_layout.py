@@ -3,22 +3,30 @@
 Compares the two linear layouts (`register_permutation`):
 - equal: nothing to do;
 - same lanes and warps, registers permuted: reorder the thread's values;
-- otherwise: every thread writes its elements to its scratch space in shared memory at
-  their row-major position, a barrier, every thread reads the elements its new layout
-  assigns it (in rounds when the elements exceed shared memory; see shape.py). Only
-  then does the op need scratch space (`convert_layout_scratch_bytes`).
+- otherwise: every thread writes its elements to its scratch space in shared memory, a
+  barrier, every thread reads the elements its new layout assigns it. Only then does
+  the op need scratch space (`convert_layout_scratch_bytes`). The scratch holds the
+  tensor row-major with 16-byte chunks swizzled (`exchange_shared_encoding`), written
+  and read like an explicit buffer (local_memory.write_view / read_view: vectors where
+  both layouts allow, ldmatrix for mma operands); where no swizzle applies or the
+  elements exceed shared memory, the generic exchange of shape.py (plain row-major, in
+  rounds if need be).
 """
 from __future__ import annotations
+
+import math
 
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects.tile import shape_of
+from ...dialects.tile import element_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lowers
-from .shape import exchange, exchange_bytes, row_major
-from .shared_memory import scratch_bytes
+from ...layout.shared import exchange_shared_encoding
+from .local_memory import View, read_view, write_view
+from .shape import exchange, exchange_bytes, row_major, staging_bytes, staging_plan
+from .shared_memory import element_bytes, scratch_bytes
 
 
 def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int] | None:
@@ -91,5 +99,25 @@ def lower_convert_layout(ctx: LoweringContext, op: ir.Operation) -> None:
         ctx.set(dst, [values[r] for r in permutation])
         return
     shape = shape_of(src.type)
-    (result,) = exchange(ctx, [src], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
-    ctx.set(dst, result)
+    encoding = _staging_encoding(ctx, src)
+    if encoding is None:
+        (result,) = exchange(ctx, [src], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
+        ctx.set(dst, result)
+        return
+    ctx.reserve_shared(staging_bytes([src]))
+    buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
+    view = View(buffer, (0,) * len(shape))
+    base = ctx.const(ctx.scratch_offset)
+    write_view(ctx, src, view, base)
+    ctx.barrier()
+    ctx.set(dst, read_view(ctx, dst, view, base))
+
+
+def _staging_encoding(ctx: LoweringContext, src: ir.Value):
+    """The swizzled layout `src` is exchanged in, or None for the generic exchange (no
+    swizzle applies, or the exchange runs in rounds)."""
+    shape = shape_of(src.type)
+    per_round, _ = staging_plan([src], ctx.target)
+    if per_round < math.prod(shape):
+        return None
+    return exchange_shared_encoding(shape, 8 * element_bytes(src.type))

@@ -20,7 +20,7 @@ from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, operand_groups
-from ...layout.encodings import REGISTER
+from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from ...layout.shared import NVMMASharedEncoding
 from . import ldmatrix
@@ -63,26 +63,46 @@ def element_offsets(ctx: LoweringContext, layout: LinearLayout, view: View) -> l
     A shared encoding is linear over GF(2) from coordinates to offsets, and a thread's
     coordinates are its lane/warp part XOR its register part (see thread_coordinates),
     so each offset is the thread part's offset (computed once) XOR a constant. A view's
-    origin is a multiple of its shape, so adding it is XORing it too."""
-    shape = list(view.buffer.shape)
-    if view.encoding is None:  # row-major: linear in +
-        start = sum(o * math.prod(shape[d + 1:]) for d, o in enumerate(view.origin))
+    origin is a multiple of its shape, so adding it is XORing it too.
+
+    Only the constant's bits that some thread's part may also set need the XOR; the
+    others are added (`(thread ^ low) + high`), so that LLVM folds them into the
+    accesses' immediate offsets and one thread value serves every register differing
+    only there (a 128-byte swizzle: at most 8 distinct XORs)."""
+    return encoded_offsets(ctx, layout, list(view.buffer.shape), view.encoding, view.origin)
+
+
+def encoded_offsets(ctx: LoweringContext, layout: LinearLayout, shape: list[int], encoding,
+                    origin: tuple[int, ...]) -> list[ir.Value]:
+    """`element_offsets` of a buffer of `shape` in shared `encoding` (None: row-major),
+    viewed from `origin`."""
+    if encoding is None:  # row-major: linear in +
+        start = sum(o * math.prod(shape[d + 1:]) for d, o in enumerate(origin))
         return [ctx.arith("addi", row_major(ctx, coords, shape), ctx.const(start)) if start
                 else row_major(ctx, coords, shape) for coords in ctx.element_coordinates(layout)]
-    offsets = view.encoding.offset_layout(shape)
-    origin = offsets.apply({f"dim{d}": c for d, c in enumerate(view.origin)})[0]
+    offsets = encoding.offset_layout(shape)
+
+    def offset_of(coords) -> int:
+        return offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+
+    start = offset_of(origin)
     terms: list[ir.Value] = []
     for d, (part, _) in enumerate(ctx.thread_coordinates(layout)):
         if part is not None:
             terms += ctx.bit_terms(part, [basis[0] for basis in offsets.bases(f"dim{d}")])
     thread = ctx.combine_terms(terms, disjoint=False)
+    thread_bits = 0  # every bit a thread's part may set
+    for basis in list(layout.bases(LANE)) + list(layout.bases(WARP)):
+        thread_bits |= offset_of(basis)
     values = []
     for coords in ctx.register_coordinates(layout):
-        constant = offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0] ^ origin
+        constant = offset_of(coords) ^ start
         if thread is None:
             values.append(ctx.const(constant))
-        else:
-            values.append(ctx.arith("xori", thread, ctx.const(constant)) if constant else thread)
+            continue
+        low, high = constant & thread_bits, constant & ~thread_bits
+        value = ctx.arith("xori", thread, ctx.const(low)) if low else thread
+        values.append(ctx.arith("addi", value, ctx.const(high)) if high else value)
     return values
 
 
