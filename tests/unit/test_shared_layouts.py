@@ -21,6 +21,7 @@ from tilec.layout.shared import (
     NVMMASharedEncoding,
     SwizzledSharedEncoding,
     bank_group,
+    exchange_shared_encoding,
     ldmatrix_row_coordinates,
     ldmatrix_row_offsets,
     mma_operand_shared_encoding,
@@ -326,3 +327,65 @@ class TestLdmatrix:
             offsets = ldmatrix_row_offsets(layout, enc, (64, 128), 16, words, True)
             for i in range(4):
                 assert sorted(bank_group(o, 16) for o in offsets[8 * i: 8 * i + 8]) == list(range(8))
+
+
+# ----------------------------------------------------------------------------- layout-conversion staging
+
+
+class TestExchangeSharedEncoding:
+    """`exchange_shared_encoding`: the scratch layout of a convert_layout through shared
+    memory. The wgmma accumulator of a 128x256 fp16 tile (8 warps) is written as 4-byte
+    pairs: each such store of a warp must hit 32 distinct banks."""
+
+    @staticmethod
+    def banks_per_store(layout: LinearLayout, encoding, shape, element_bits: int, run: int):
+        """For each warp and each run of `run` registers: the 4-byte banks its 32 lanes
+        write (one entry per lane)."""
+        offsets = encoding.offset_layout(shape) if encoding is not None else None
+        for warp in range(layout.in_dim_size(WARP)):
+            for reg in range(0, layout.in_dim_size(REGISTER), run):
+                banks = []
+                for lane in range(32):
+                    coords = layout.apply({REGISTER: reg, LANE: lane, WARP: warp})
+                    if offsets is None:
+                        offset = coords[0] * shape[1] + coords[1]
+                    else:
+                        offset = offset_of(offsets, coords)
+                    banks.append(offset * element_bits // 8 // 4 % 32)
+                yield banks
+
+    def test_accumulator_stores_are_conflict_free(self):
+        shape = (128, 256)
+        acc = MmaEncoding(3, (8, 1), (64, 256)).to_linear(shape)
+        enc = exchange_shared_encoding(shape, 16)
+        assert enc == SwizzledSharedEncoding(8, 1, 8, (1, 0))
+        stores = list(self.banks_per_store(acc, enc, shape, 16, 2))
+        assert stores and all(sorted(banks) == list(range(32)) for banks in stores)
+        # The negative control: plain row-major, 8 rows of 512 bytes share their banks.
+        plain = list(self.banks_per_store(acc, None, shape, 16, 2))
+        assert all(len(set(banks)) == 4 for banks in plain)
+
+    @pytest.mark.parametrize("cols, bits", [(64, 16), (32, 32), (128, 8), (16, 16)])
+    def test_short_rows_spread_over_phases(self, cols, bits):
+        # An 8x8-lane column access (8 consecutive rows at one 16-byte chunk) reaches
+        # 8 distinct bank groups whenever rows span 32 bytes or more.
+        shape = (64, cols)
+        enc = exchange_shared_encoding(shape, bits)
+        offsets = enc.offset_layout(shape)
+        vec = 128 // bits
+        for chunk in range(cols // vec):
+            groups = {bank_group(offset_of(offsets, (row, chunk * vec)), bits) for row in range(8)}
+            assert len(groups) == 8, (cols, bits, chunk, groups)
+
+    @pytest.mark.parametrize("shape, bits", [((256,), 16), ((64, 8), 16), ((48, 64), 16), ((64, 2), 64),
+                                             ((64, 64), 1)])
+    def test_no_swizzle(self, shape, bits):
+        # rank 1, rows under 32 bytes, extents that are not powers of two, sub-byte elements
+        assert exchange_shared_encoding(shape, bits) is None
+
+    def test_rank3_swizzles_the_last_two_dims(self):
+        enc = exchange_shared_encoding((2, 32, 64), 16)
+        assert enc == SwizzledSharedEncoding(8, 1, 8, (2, 1, 0))
+        offsets = enc.offset_layout((2, 32, 64))
+        seen = {offset_of(offsets, c) for c in coordinates((2, 32, 64))}
+        assert seen == set(range(2 * 32 * 64))

@@ -3,9 +3,10 @@
 // Two conversions of a 2x64 f32 tensor. #row -> #col only reorders each thread's
 // registers (lanes and warps hold the same elements): no instruction and no shared
 // memory at all. #col -> #t moves elements between threads: each thread stores its 4
-// elements to its scratch space at their row-major offsets (2 * 64 * 4 bytes allocated,
-// at offset 0), a barrier, and each thread loads the 4 elements #t gives it. Nothing
-// used shared memory before, so no barrier precedes the stores.
+// elements to its scratch space (2 * 64 * 4 bytes allocated, at offset 0; rows of 256
+// bytes, so 16-byte chunks swizzled by row), a barrier, and each thread loads the 4
+// elements #t gives it: the scratch's address, plus the thread's offset, plus a
+// constant. Nothing used shared memory before, so no barrier precedes the stores.
 
 #row = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
 #col = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 2, 2>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 1, 1>}>
@@ -18,9 +19,13 @@
 // CHECK-COUNT-4: llvm.store %arg0, %{{[0-9]+}} : f32, !llvm.ptr<3>
 // CHECK-NEXT: nvvm.barrier0
 // CHECK-NOT: llvm.store
-// CHECK: [[A:%[0-9]+]] = llvm.getelementptr [[SMEM]][%{{[0-9]+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK: llvm.load [[A]] : !llvm.ptr<3> -> f32
-// CHECK-COUNT-3: llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
+// CHECK: [[BUF:%[0-9]+]] = llvm.getelementptr [[SMEM]][%c0_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: [[OFF:%[0-9]+]] = arith.muli %{{[0-9]+}}, %c4_i32 : i32
+// CHECK-NEXT: [[THR:%[0-9]+]] = llvm.getelementptr [[BUF]][[[OFF]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: llvm.load [[THR]] : !llvm.ptr<3> -> f32
+// CHECK: [[A:%[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%c{{[1-9][0-9]*}}_i32] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: llvm.load [[A]] : !llvm.ptr<3> -> f32
+// CHECK-COUNT-2: llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
 // CHECK-NOT: llvm.load
 // CHECK-NOT: nvvm.barrier0
 // CHECK: llvm.return

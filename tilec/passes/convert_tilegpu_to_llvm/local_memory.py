@@ -27,7 +27,7 @@ from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
 from .memory import vector_width
 from .shape import row_major
-from .shared_memory import OFFSET_ATTR, byte_size, load, store, vector_run
+from .shared_memory import OFFSET_ATTR, byte_size, from_shared, store_type, to_shared, vector_run
 
 
 @dataclass(frozen=True)
@@ -56,36 +56,30 @@ def view_of(memdesc: ir.Value) -> View:
     return View(buffer, tuple(origin) if origin is not None else (0,) * buffer.rank)
 
 
-def element_offsets(ctx: LoweringContext, layout: LinearLayout, view: View) -> list[ir.Value]:
-    """For each register of a thread holding `layout`, the offset (in elements, i32) of
-    its element in the viewed buffer.
+def element_offsets(ctx: LoweringContext, layout: LinearLayout, view: View) -> list[tuple[ir.Value | None, int]]:
+    """For each register of a thread holding `layout`, the offset (in elements) of its
+    element in the viewed buffer, as (variable, constant): an i32 value (None: 0) plus a
+    constant. Registers with equal variable parts share one value object, so a caller
+    computes each distinct base address once and adds the constants (which PTX folds
+    into the accesses' immediate offsets).
 
     A shared encoding is linear over GF(2) from coordinates to offsets, and a thread's
     coordinates are its lane/warp part XOR its register part (see thread_coordinates),
-    so each offset is the thread part's offset (computed once) XOR a constant. A view's
-    origin is a multiple of its shape, so adding it is XORing it too.
-
-    Only the constant's bits that some thread's part may also set need the XOR; the
-    others are added (`(thread ^ low) + high`), so that LLVM folds them into the
-    accesses' immediate offsets and one thread value serves every register differing
-    only there (a 128-byte swizzle: at most 8 distinct XORs)."""
-    return encoded_offsets(ctx, layout, list(view.buffer.shape), view.encoding, view.origin)
-
-
-def encoded_offsets(ctx: LoweringContext, layout: LinearLayout, shape: list[int], encoding,
-                    origin: tuple[int, ...]) -> list[ir.Value]:
-    """`element_offsets` of a buffer of `shape` in shared `encoding` (None: row-major),
-    viewed from `origin`."""
-    if encoding is None:  # row-major: linear in +
-        start = sum(o * math.prod(shape[d + 1:]) for d, o in enumerate(origin))
-        return [ctx.arith("addi", row_major(ctx, coords, shape), ctx.const(start)) if start
-                else row_major(ctx, coords, shape) for coords in ctx.element_coordinates(layout)]
-    offsets = encoding.offset_layout(shape)
+    so each offset is the thread part's offset (computed once) XOR a constant. Only the
+    constant's bits that some thread's part may also set need the XOR; the others are
+    added: `(thread ^ low) + high`. With a 128-byte swizzle there are at most 8
+    distinct `low`s. A view's origin is a multiple of its shape, so adding it is XORing
+    it too."""
+    shape = list(view.buffer.shape)
+    if view.encoding is None:  # row-major: linear in +
+        start = sum(o * math.prod(shape[d + 1:]) for d, o in enumerate(view.origin))
+        return [(row_major(ctx, coords, shape), start) for coords in ctx.element_coordinates(layout)]
+    offsets = view.encoding.offset_layout(shape)
 
     def offset_of(coords) -> int:
         return offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
 
-    start = offset_of(origin)
+    start = offset_of(view.origin)
     terms: list[ir.Value] = []
     for d, (part, _) in enumerate(ctx.thread_coordinates(layout)):
         if part is not None:
@@ -94,16 +88,37 @@ def encoded_offsets(ctx: LoweringContext, layout: LinearLayout, shape: list[int]
     thread_bits = 0  # every bit a thread's part may set
     for basis in list(layout.bases(LANE)) + list(layout.bases(WARP)):
         thread_bits |= offset_of(basis)
-    values = []
+    variables: dict[int, ir.Value | None] = {0: thread}
+    parts = []
     for coords in ctx.register_coordinates(layout):
         constant = offset_of(coords) ^ start
         if thread is None:
-            values.append(ctx.const(constant))
+            parts.append((None, constant))
             continue
-        low, high = constant & thread_bits, constant & ~thread_bits
-        value = ctx.arith("xori", thread, ctx.const(low)) if low else thread
-        values.append(ctx.arith("addi", value, ctx.const(high)) if high else value)
-    return values
+        low = constant & thread_bits
+        if low not in variables:
+            variables[low] = ctx.arith("xori", thread, ctx.const(low))
+        parts.append((variables[low], constant & ~thread_bits))
+    return parts
+
+
+def thread_addresses(ctx: LoweringContext, parts: list[tuple[ir.Value | None, int]], size: int,
+                     base: ir.Value) -> list[ir.Value]:
+    """The i32 shared-memory address of each (variable, constant) offset of
+    `element_offsets` in a buffer at i32 address `base`, `size` bytes an element:
+    base + variable * size (once per distinct variable) + constant * size. Adding the
+    buffer first keeps the loop-invariant part from being hoisted with the constant,
+    which would cost a register per distinct constant."""
+    bases: dict[int, ir.Value] = {}
+    addresses = []
+    for variable, constant in parts:
+        key = id(variable)
+        if key not in bases:
+            bases[key] = base if variable is None else \
+                ctx.arith("addi", base, ctx.arith("muli", variable, ctx.const(size)))
+        address = bases[key]
+        addresses.append(ctx.arith("addi", address, ctx.const(constant * size)) if constant else address)
+    return addresses
 
 
 def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
@@ -130,23 +145,34 @@ def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value
     _, registers = ctx.owners(value)
     values = ctx.elements(value)
     layout = ctx.layout(value)
-    offsets = element_offsets(ctx, layout, view)
+    parts = element_offsets(ctx, layout, view)
     elem_ty = values[0].type
     run = vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
     owned = set(registers)
     for start in range(0, len(values), run):
         if start not in owned:
             continue
+        address = _element_pointer(ctx, base, parts[start], size)
         if run == 1:
-            store(ctx, values[start], ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size))))
+            create_op("llvm.store", [], [to_shared(ctx, values[start]), address])
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
         vector = create_op("llvm.mlir.undef", [vector_type]).result
         for i in range(run):
             vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
-        address = ctx.buffer_pointer(base, ctx.arith("muli", offsets[start], ctx.const(size)))
         create_op("llvm.store", [], [vector, address],
                   attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)})
+
+
+def _element_pointer(ctx: LoweringContext, base: ir.Value, part: tuple[ir.Value | None, int], size: int) -> ir.Value:
+    """The shared-memory pointer of an element at offset `part` (see element_offsets) of
+    the buffer at byte `base`: the buffer, then the thread's variable offset, then the
+    constant (a GEP LLVM folds into the access's immediate)."""
+    variable, constant = part
+    pointer = ctx.shared_pointer(base)
+    if variable is not None:
+        pointer = ctx.shared_pointer(ctx.arith("muli", variable, ctx.const(size)), pointer)
+    return ctx.shared_pointer(ctx.const(constant * size), pointer) if constant else pointer
 
 
 @lowers("tilegpu.local_alloc")
@@ -200,15 +226,16 @@ def read_view(ctx: LoweringContext, result: ir.Value, view: View, base: ir.Value
         plan = ldmatrix.plan_ldmatrix(layout, encoding, buffer, 8 * size, ctx.num_warps)
         if plan is not None:
             return ldmatrix.emit_ldmatrix(ctx, layout, encoding, buffer, view.origin, base, elem_ty, 8 * size, *plan)
-    offsets = element_offsets(ctx, layout, view)
+    parts = element_offsets(ctx, layout, view)
     run = vector_run(layout, encoding, list(buffer.shape), size, elem_ty)
     values: list[ir.Value] = []
-    for start in range(0, len(offsets), run):
+    for start in range(0, len(parts), run):
+        address = _element_pointer(ctx, base, parts[start], size)
         if run == 1:
-            values.append(load(ctx, elem_ty, ctx.arith("addi", base, ctx.arith("muli", offsets[start], ctx.const(size)))))
+            loaded = create_op("llvm.load", [store_type(ctx, elem_ty)], [address]).result
+            values.append(from_shared(ctx, loaded, elem_ty))
             continue
         vector_type = ir.VectorType.get([run], elem_ty)
-        address = ctx.buffer_pointer(base, ctx.arith("muli", offsets[start], ctx.const(size)))
         vector = create_op("llvm.load", [vector_type], [address],
                            attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)}).result
         values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(i)]).result for i in range(run))
@@ -230,13 +257,13 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     pointers = ctx.elements(src)
     masks = ctx.elements(mask) if mask is not None else None
     base = ctx.lowered(memdesc)
-    offsets = element_offsets(ctx, layout, view)
     nbytes = vec * size
-    buffer = ctx.shared_address32(base)  # per slot; the thread's offsets below do not move
+    # Per slot: the slot's address plus each distinct thread offset, then constants.
+    addresses = thread_addresses(ctx, element_offsets(ctx, layout, view), size, ctx.shared_address32(base))
     for start in range(0, len(pointers), vec):
         if start not in registers:
             continue
-        address = ctx.arith("addi", buffer, ctx.arith("muli", offsets[start], ctx.const(size)))
+        address = addresses[start]
         # .cg (L2 only) exists for 16-byte copies; smaller ones cache in L1 too.
         cache = ".cg" if nbytes == 16 else ".ca"
         if masks is None:
