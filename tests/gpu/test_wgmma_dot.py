@@ -566,3 +566,92 @@ def test_tf32_dots_compile_to_wgmma(wgmma):
     assert ptx["tf32"].count(tf32) == 2 * 8 and "mma.sync" not in ptx["tf32"]
     assert ptx["tf32x3"].count(tf32) == 3 * 2 * 8 and "mma.sync" not in ptx["tf32x3"]
     assert "wgmma" not in ptx["ieee"] and "mma.sync" not in ptx["ieee"]
+
+
+# ----------------------------------------------------------------------------- f16 accumulators
+
+
+@tilec.jit
+def f16_acc_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn,
+                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float16)
+    for k0 in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
+                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
+                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc, out_dtype=tl.float16)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+def assert_f16_product(c, a, b):
+    """c (a CUDA fp16 tensor) is a @ b accumulated in fp16: each 16-wide K step rounds
+    the running sum to fp16 (2^-11 relative), so the error grows with K / 16."""
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    scale = (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))).max()
+    steps = -(-a.shape[1] // 16) + 1
+    np.testing.assert_allclose(c.float().cpu().numpy(), want, rtol=0, atol=steps * 2.0 ** -10 * scale)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, n, k, bm, bn, bk, warps, stages, a_col_major", [
+    (64, 64, 32, 64, 64, 32, 4, 1, False), (128, 256, 64, 128, 256, 64, 8, 1, True),
+    (200, 300, 250, 128, 128, 64, 4, 3, False), (256, 512, 192, 128, 256, 64, 8, 3, True),
+])
+def test_wgmma_f16_accumulator(wgmma, m, n, k, bm, bn, bk, warps, stages, a_col_major):
+    torch = _gpu()
+    rng = np.random.default_rng(m + k)
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    a_store = np.ascontiguousarray(a.T) if a_col_major else a
+    sam, sak = (1, m) if a_col_major else (k, 1)
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+    grid = (-(-m // bm), -(-n // bn))
+    f16_acc_kernel[grid](_device(a_store, torch), _device(b, torch), c, m, n, k, sam, sak, n, 1, BM=bm, BN=bn, BK=bk,
+                         num_warps=warps, num_stages=stages)
+    assert_f16_product(c, a, b)
+
+
+@tilec.jit
+def f16_chain_kernel(q_ptr, k_ptr, v_ptr, o_ptr, M: tl.constexpr, D: tl.constexpr, N: tl.constexpr):
+    rm, rd, rn = tl.arange(0, M), tl.arange(0, D), tl.arange(0, N)
+    q = tl.load(q_ptr + rm[:, None] * D + rd[None, :])
+    k = tl.load(k_ptr + rd[:, None] * N + rn[None, :])
+    v = tl.load(v_ptr + rn[:, None] * D + rd[None, :])
+    p = tl.dot(q, k).to(tl.float16)
+    tl.store(o_ptr + rm[:, None] * D + rd[None, :], tl.dot(p, v, out_dtype=tl.float16))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("m, d, n, warps", [(64, 64, 64, 4), (128, 128, 64, 8)])
+def test_wgmma_f16_accumulator_with_a_in_registers(wgmma, m, d, n, warps):
+    torch = _gpu()
+    rng = np.random.default_rng(m + d + n)
+    q = (rng.standard_normal((m, d)) / 4).astype(np.float16)
+    k = (rng.standard_normal((d, n)) / 4).astype(np.float16)
+    v = rng.standard_normal((n, d)).astype(np.float16)
+    o = torch.full((m, d), float("nan"), device="cuda", dtype=torch.float16)
+    f16_chain_kernel[(1,)](_device(q, torch), _device(k, torch), _device(v, torch), o, M=m, D=d, N=n, num_warps=warps)
+    p = (q.astype(np.float32) @ k.astype(np.float32)).astype(np.float16)  # p as the kernel rounds it
+    assert_f16_product(o, p, v)
+
+
+def test_f16_accumulators_compile_to_wgmma(wgmma):
+    """Without a GPU: the f16 accumulator runs on wgmma's .f16.f16.f16 form (not
+    mma.sync), its dot waits for its own group, and p @ v with an f16 accumulator reads p
+    from registers."""
+    signature = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16", "M": "i32", "N": "i32:16",
+                 "K": "i32:16", "sam": "i32:16", "sak": "i32", "sbk": "i32:16", "sbn": "i32"}
+    kernel = tilec.compile(f16_acc_kernel, signature=signature, constexprs={"BM": 128, "BN": 128, "BK": 64},
+                           target="sm_90", num_warps=8, num_stages=3)
+    ptx = kernel.asm["ptx"]
+    assert "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16" in ptx and "mma.sync" not in ptx
+    assert not re.search(r"wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    chain = tilec.compile(f16_chain_kernel, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16",
+                                                       "v_ptr": "*fp16:16", "o_ptr": "*fp16:16"},
+                          constexprs={"M": 64, "D": 64, "N": 64}, target="sm_90", num_warps=4)
+    assert re.search(r"m64n64k16\.f16\.f16\.f16 \{[^}]*\}, \{", chain.asm["ptx"])

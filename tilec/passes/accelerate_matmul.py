@@ -208,17 +208,18 @@ def _rewrite(op: ir.Operation, mma: MmaEncoding, operand: Callable[[ir.Value, in
 
 # ----------------------------------------------------------------------------- wgmma (mma v3)
 # config.wgmma (on by default; TILEC_WGMMA=0 turns it off): f16, bf16, tf32, fp8 and int8
-# dots with an fp32 (int32) accumulator on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
+# dots with an fp32 (int32) accumulator, and f16 dots with an f16 one, on sm_90 run as wgmma, both operands read from NVMMA-swizzled shared buffers
 # (tilegpu.local_alloc, which tilegpu-pipeline turns into cp.async rings), each dot's
 # group left in flight across a pipelined loop's iterations (see dot_wgmma.py). The
 # second dot of a chain reads its A operand from registers.
 
-# The accumulator of each wgmma operand type (an fp16 accumulator stays on mma.sync for
-# now). 8-bit and tf32 operands are read K-major only (the instruction cannot transpose
+# The accumulator of each wgmma operand type; f16 operands may also accumulate in f16
+# (`out_dtype=tl.float16`, see dot_wgmma.py). 8-bit and tf32 operands are read K-major only (the instruction cannot transpose
 # them). tf32 operands are read as the fp32 values they are: the instruction truncates
 # them (mma.sync's path rounds them to nearest first; see docs/architecture.md).
 _WGMMA_ACCUMULATOR = {"f16": "f32", "bf16": "f32", "tf32": "f32", "e4m3": "f32", "e5m2": "f32", "s8": "i32"}
 _WGMMA_16_BIT = {"f16", "bf16"}
+_WGMMA_F16_ACCUMULATOR = {"f16"}
 # tl.dot's fp8 operands that reach here (sm_90 only; see semantic/matrix_product.py).
 _FP8_PTX = {"f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
 
@@ -249,7 +250,8 @@ def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
     from registers is done for those only)."""
     if target.capability != 90 or kind.ptx_type not in _WGMMA_ACCUMULATOR:
         return None
-    if str(tensor_type(op.operands[2].type).element_type) != _WGMMA_ACCUMULATOR[kind.ptx_type]:
+    acc = str(tensor_type(op.operands[2].type).element_type)
+    if acc != _WGMMA_ACCUMULATOR[kind.ptx_type] and not (acc == "f16" and kind.ptx_type in _WGMMA_F16_ACCUMULATOR):
         return None
     if chained and kind.ptx_type not in _WGMMA_16_BIT:
         return None

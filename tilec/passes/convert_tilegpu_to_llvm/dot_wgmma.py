@@ -27,6 +27,13 @@ The second dot of a chain (attention's `p @ v`) has A in registers instead, in t
 wgmma's register fragment for A (four 32-bit registers of f16/bf16 pairs per 16 rows
 and 16 columns). The `nvvm.wgmma.mma_async` op only takes a descriptor for A, so that
 instruction is inline PTX, the accumulator passed through tied registers.
+
+An f16 accumulator (f16 operands, `out_dtype=tl.float16`) is inline PTX too
+(`.f16.f16.f16`): each 32-bit register holds two halves, the pair of elements two f32
+registers would hold. The halves are packed once before the first instruction and
+unpacked after a `wgmma.wait_group 0` that takes the packed registers as tied operands,
+so no unpacking can read a register the group is still writing; for the same reason
+such a dot never leaves its group in flight across loop iterations.
 """
 from __future__ import annotations
 
@@ -46,6 +53,8 @@ from .reduce import shuffle
 # Operand element type -> (PTX type, the accumulator's element type).
 _WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("tf32", "f32"),
                "f8E4M3FN": ("e4m3", "f32"), "f8E5M2": ("e5m2", "f32"), "i8": ("s8", "i32")}
+# Operand element types that may also accumulate in f16.
+_F16_ACCUMULATOR = {"f16"}
 _BITS = {"f16": 16, "bf16": 16, "f32": 32, "f8E4M3FN": 8, "f8E5M2": 8, "i8": 8}
 _K = 16  # one instruction's K for 16-bit operands (A from registers is 16-bit only)
 
@@ -70,8 +79,9 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     a_elem = str(tilegpu.tensor_type(a.type).element_type if a_in_registers else a_view.buffer.element_type)
     elem = str(b_view.buffer.element_type)
     acc_elem = str(tilegpu.tensor_type(acc.type).element_type)
+    f16_acc = acc_elem == "f16" and elem in _F16_ACCUMULATOR
     if (elem not in _WGMMA_TYPE or a_elem not in _WGMMA_TYPE or _BITS[a_elem] != _BITS[elem]
-            or acc_elem != _WGMMA_TYPE[elem][1]):
+            or (acc_elem != _WGMMA_TYPE[elem][1] and not f16_acc)):
         raise LoweringError(f"no wgmma for {a_elem} x {elem} operands with an {acc_elem} accumulator")
     if elem == "f32" and str_attr_value(op, "input_precision") != "tf32":
         raise LoweringError("wgmma multiplies fp32 operands as tf32 only (input_precision=\"tf32\")")
@@ -88,7 +98,7 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     instr_n = mma.instr_shape[1]
     rep_m = max(1, m_size // (WGMMA_M * groups_m))
     rep_n = max(1, n_size // (instr_n * wn))
-    regs = instr_n // 2
+    regs = instr_n // 2  # accumulator elements per thread and instruction tile
     if k_size % instr_k:
         raise LoweringError(f"wgmma's K ({k_size}) must be a multiple of {instr_k}")
     c_vals = list(ctx.elements(acc))
@@ -155,6 +165,14 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     # (as Triton does; a result of exactly zero may then be -0.0 where adding the +0.0
     # accumulator would have given +0.0).
     zero = is_zero_constant(acc, either_sign=True)
+    if f16_acc:
+        a_tiles = a_regs if a_in_registers else None
+        _lower_f16_accumulator(ctx, op, c_vals, zero, rep_m, rep_n, regs, k_size, instr_k, instr_n,
+                               lambda m, k0: a_tiles[m][k0 // _K] if a_tiles is not None else
+                               descriptor(a_base, a_offset(WGMMA_M * groups_m * m, k0), a_fields),
+                               lambda n, k0: descriptor(b_base, b_offset(k0, instr_n * wn * n), b_fields),
+                               a_in_registers or a_fields.k_major, b_fields.k_major)
+        return
     results = []
     for m in range(rep_m):
         for n in range(rep_n):
@@ -187,6 +205,76 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         for i in range(regs):
             out[base + i] = create_op("llvm.extractvalue", [acc_type], [value],
                                       attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+    ctx.set(op.results[0], out)
+
+
+def _pack_halves(ctx: LoweringContext, lo: ir.Value, hi: ir.Value) -> ir.Value:
+    """Two 16-bit values as one i32 (lo in the low half)."""
+    pair = ir.VectorType.get([2], lo.type)
+    vector = create_op("llvm.mlir.undef", [pair]).result
+    vector = create_op("llvm.insertelement", [pair], [vector, lo, ctx.const(0)]).result
+    vector = create_op("llvm.insertelement", [pair], [vector, hi, ctx.const(1)]).result
+    return create_op("llvm.bitcast", [ctx.i32], [vector]).result
+
+
+def _unpack_halves(ctx: LoweringContext, word: ir.Value, ty: ir.Type) -> list[ir.Value]:
+    pair = ir.VectorType.get([2], ty)
+    vector = create_op("llvm.bitcast", [pair], [word]).result
+    return [create_op("llvm.extractelement", [ty], [vector, ctx.const(i)]).result for i in range(2)]
+
+
+def _wait_tied(ctx: LoweringContext, words: list[ir.Value], pendings: int) -> list[ir.Value]:
+    """wgmma.wait_group `pendings` with the i32 `words` as tied operands: what reads the
+    results reads them after the wait."""
+    n = len(words)
+    constraints = ",".join(["=r"] * n + [str(i) for i in range(n)])
+    return ctx.inline_asm(f"wgmma.wait_group.sync.aligned {pendings};", constraints, words, [ctx.i32] * n,
+                          side_effects=True)
+
+
+def _lower_f16_accumulator(ctx: LoweringContext, op: ir.Operation, c_vals: list[ir.Value], zero: bool, rep_m: int,
+                           rep_n: int, regs: int, k_size: int, instr_k: int, instr_n: int, a_operand, b_descriptor,
+                           a_k_major: bool, b_k_major: bool) -> None:
+    """A dot accumulating in f16 (see the module docstring): per instruction tile, the
+    halves packed in pairs, one inline `wgmma.mma_async ... .f16.f16.f16` per K step
+    (A from a descriptor or from four registers, `a_operand(m, k0)`), then one tied wait
+    for every group and the halves unpacked."""
+    half = ir.F16Type.get()
+    words_per_tile = regs // 2
+    tiles = []
+    for m in range(rep_m):
+        for n in range(rep_n):
+            base = regs * (n + rep_n * m)
+            words = [] if zero else [_pack_halves(ctx, c_vals[base + 2 * i], c_vals[base + 2 * i + 1])
+                                     for i in range(words_per_tile)]
+            for k0 in range(0, k_size, instr_k):
+                accumulate = k0 > 0 or not zero
+                a = a_operand(m, k0)
+                a_text = f"${words_per_tile}" if not isinstance(a, list) else \
+                    "{" + ", ".join(f"${words_per_tile + i}" for i in range(4)) + "}"
+                a_count = 4 if isinstance(a, list) else 1
+                b_index = words_per_tile + a_count
+                d = ", ".join(f"${i}" for i in range(words_per_tile))
+                trans = f"{0 if b_k_major else 1}" if isinstance(a, list) else \
+                    f"{0 if a_k_major else 1}, {0 if b_k_major else 1}"
+                asm = (f"{{ .reg .pred p; setp.ne.b32 p, {int(accumulate)}, 0; "
+                       f"wgmma.mma_async.sync.aligned.m64n{instr_n}k16.f16.f16.f16 "
+                       f"{{{d}}}, {a_text}, ${b_index}, p, 1, 1, {trans}; }}")
+                inputs = (list(a) if isinstance(a, list) else [a]) + [b_descriptor(n, k0)]
+                constraints = ["=r"] * words_per_tile + (["r"] * 4 if isinstance(a, list) else ["l"]) + ["l"]
+                if words:  # D read too: tied to the outputs
+                    constraints += [str(i) for i in range(words_per_tile)]
+                    inputs += words
+                words = ctx.inline_asm(asm, ",".join(constraints), inputs, [ctx.i32] * words_per_tile,
+                                       side_effects=True)
+            tiles.append((base, words))
+    create_op("nvvm.wgmma.commit.group.sync.aligned", [])
+    flat = _wait_tied(ctx, [w for _, words in tiles for w in words], 0)
+    out = list(c_vals)
+    for t, (base, _) in enumerate(tiles):
+        for i in range(words_per_tile):
+            lo, hi = _unpack_halves(ctx, flat[t * words_per_tile + i], half)
+            out[base + 2 * i], out[base + 2 * i + 1] = lo, hi
     ctx.set(op.results[0], out)
 
 
@@ -265,6 +353,10 @@ def lower_wgmma_wait(ctx: LoweringContext, op: ir.Operation) -> None:
     """wgmma.wait_group N with the accumulator's registers as tied operands, so that
     nothing reads them before the wait."""
     values = list(ctx.elements(op.operands[0]))
+    if isinstance(values[0].type, ir.F16Type):
+        # An f16 accumulator's dot already waited for its group (see the module docstring).
+        ctx.set(op.results[0], values)
+        return
     n = len(values)
     register = "=f" if isinstance(values[0].type, ir.F32Type) else "=r"
     constraints = ",".join([register] * n + [str(i) for i in range(n)])
