@@ -444,24 +444,30 @@ def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
 def remove_layout_conversions(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
         history: list = []
+        # Dead ops are erased once at the start and then only after a step that changed
+        # the IR (a walk of the whole function each time: most of this pass's time when
+        # it ran after every step of every iteration).
+        erase_dead_ops(fn)
         for _ in range(MAX_ITERATIONS):
             rewriter = _Rewriter()
             changed = False
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
                 if _bypass_for_any_layout_users(op) or rewriter.fold(op) or rewriter.try_rematerialize(op):
                     changed = True
-            erase_dead_ops(fn)
+            if changed:
+                erase_dead_ops(fn)
             # Dead-code removal may have erased rematerialised clones: start a new memo.
             rewriter = _Rewriter()
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
                 if rewriter.try_sink(op):
                     changed = True
+                    erase_dead_ops(fn)
                     break  # the IR changed under the walk; start over
-            erase_dead_ops(fn)
             if not changed:
                 rewriter = _Rewriter()
                 changed = _retype_loop_carried(rewriter, fn, history)
-                erase_dead_ops(fn)
+                if changed:
+                    erase_dead_ops(fn)
             if not changed:
                 changed = _hoist_invariant_conversions(fn)
             if not changed:
