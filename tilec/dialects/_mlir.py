@@ -133,7 +133,8 @@ def walk_ops(region_holder: ir.Operation) -> Iterable[ir.Operation]:
             for op in block.operations:
                 op = op.operation
                 yield op
-                yield from walk_ops(op)
+                if len(op.regions):  # most ops have none: no generator for them
+                    yield from walk_ops(op)
 
 
 def block_ops(block: ir.Block) -> list[ir.Operation]:

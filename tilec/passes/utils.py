@@ -28,7 +28,8 @@ def walk_postorder(op: ir.Operation) -> list[ir.Operation]:
             for block in region.blocks:
                 for child in reversed(list(block.operations)):
                     child = child.operation
-                    visit(child)
+                    if len(child.regions):
+                        visit(child)
                     out.append(child)
 
     visit(op)
