@@ -77,18 +77,18 @@ def test_wgmma_tile(wgmma, dtype, m, n, k, warps, a_col_major, b_col_major):
 
 @tilec.jit
 def loop_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn, scm, scn,
-                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+                BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, ACC: tl.constexpr):
     pid_m, pid_n = tl.program_id(0), tl.program_id(1)
     rm = pid_m * BM + tl.arange(0, BM)
     rn = pid_n * BN + tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.float32)
+    acc = tl.zeros((BM, BN), ACC)
     for k0 in range(0, K, BK):
         a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
                     mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
         b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
                     mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
+        acc = tl.dot(a, b, acc, out_dtype=ACC)
     tl.store(c_ptr + rm[:, None] * scm + rn[None, :] * scn, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
@@ -106,7 +106,7 @@ def test_wgmma_k_loop_with_masks(wgmma, dtype, m, n, k, bm, bn, bk, warps):
     c = torch.full((m, n), float("nan"), device="cuda")
     grid = (-(-m // bm), -(-n // bn))
     loop_kernel[grid](_device(a, torch), _device(b, torch), c, m, n, k, k, 1, n, 1, n, 1, BM=bm, BN=bn, BK=bk,
-                      num_warps=warps)
+                      ACC=tl.float32, num_warps=warps)
     assert_product(c, a, b)
 
 
@@ -571,23 +571,6 @@ def test_tf32_dots_compile_to_wgmma(wgmma):
 # ----------------------------------------------------------------------------- f16 accumulators
 
 
-@tilec.jit
-def f16_acc_kernel(a_ptr, b_ptr, c_ptr, M, N, K, sam, sak, sbk, sbn,
-                   BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    rm = pid_m * BM + tl.arange(0, BM)
-    rn = pid_n * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.float16)
-    for k0 in range(0, K, BK):
-        a = tl.load(a_ptr + rm[:, None] * sam + (k0 + rk)[None, :] * sak,
-                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + (k0 + rk)[:, None] * sbk + rn[None, :] * sbn,
-                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc = tl.dot(a, b, acc, out_dtype=tl.float16)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
 def assert_f16_product(c, a, b):
     """c (a CUDA fp16 tensor) is a @ b accumulated in fp16: each 16-wide K step rounds
     the running sum to fp16 (2^-11 relative), so the error grows with K / 16."""
@@ -611,8 +594,8 @@ def test_wgmma_f16_accumulator(wgmma, m, n, k, bm, bn, bk, warps, stages, a_col_
     sam, sak = (1, m) if a_col_major else (k, 1)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
     grid = (-(-m // bm), -(-n // bn))
-    f16_acc_kernel[grid](_device(a_store, torch), _device(b, torch), c, m, n, k, sam, sak, n, 1, BM=bm, BN=bn, BK=bk,
-                         num_warps=warps, num_stages=stages)
+    loop_kernel[grid](_device(a_store, torch), _device(b, torch), c, m, n, k, sam, sak, n, 1, n, 1, BM=bm, BN=bn,
+                      BK=bk, ACC=tl.float16, num_warps=warps, num_stages=stages)
     assert_f16_product(c, a, b)
 
 
@@ -645,8 +628,10 @@ def test_f16_accumulators_compile_to_wgmma(wgmma):
     mma.sync), its dot waits for its own group, and p @ v with an f16 accumulator reads p
     from registers."""
     signature = {"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp16:16", "M": "i32", "N": "i32:16",
-                 "K": "i32:16", "sam": "i32:16", "sak": "i32", "sbk": "i32:16", "sbn": "i32"}
-    kernel = tilec.compile(f16_acc_kernel, signature=signature, constexprs={"BM": 128, "BN": 128, "BK": 64},
+                 "K": "i32:16", "sam": "i32:16", "sak": "i32", "sbk": "i32:16", "sbn": "i32", "scm": "i32:16",
+                 "scn": "i32"}
+    kernel = tilec.compile(loop_kernel, signature=signature,
+                           constexprs={"BM": 128, "BN": 128, "BK": 64, "ACC": tl.float16},
                            target="sm_90", num_warps=8, num_stages=3)
     ptx = kernel.asm["ptx"]
     assert "wgmma.mma_async.sync.aligned.m64n128k16.f16.f16.f16" in ptx and "mma.sync" not in ptx
