@@ -31,3 +31,13 @@ def to_numpy(value) -> np.ndarray:
             return bits.view(getattr(ml_dtypes, name))
         return value.numpy()
     return np.asarray(value)
+
+
+def assert_block_written(got: np.ndarray, want: np.ndarray, poison: float, what: str = "a store") -> None:
+    """`got`'s leading block (the shape of `want`) equals `want`, and every element
+    outside it still holds `poison`: nothing was written past the block."""
+    rows, cols = want.shape
+    np.testing.assert_array_equal(got[:rows, :cols], want)
+    outside = np.ones(got.shape, bool)
+    outside[:rows, :cols] = False
+    assert (got[outside] == poison).all(), f"{what} wrote outside the described tensor"

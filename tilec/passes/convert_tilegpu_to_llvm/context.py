@@ -282,14 +282,6 @@ class LoweringContext:
                          attributes={"rawConstantIndices": ir.DenseI32ArrayAttr.get([-2147483648]),
                                      "elem_type": ir.TypeAttr.get(self.i8)}).result
 
-    def buffer_pointer(self, buffer: ir.Value, thread_offset: ir.Value) -> ir.Value:
-        """The address of byte `thread_offset` of a buffer that starts at byte `buffer` of
-        shared memory. Kept as two steps on purpose: in a loop the buffer moves every
-        iteration (a pipelining ring's slot) while a thread's offset in it does not, so
-        LLVM hoists the offset's arithmetic and each access costs one add (a constant
-        offset folds into the instruction)."""
-        return self.shared_pointer(thread_offset, self.shared_pointer(buffer))
-
     def shared_address32(self, byte_offset: ir.Value) -> ir.Value:
         """Byte `byte_offset` of shared memory as the 32-bit address PTX's shared-memory
         instructions take in inline assembly (cp.async)."""

@@ -223,13 +223,14 @@ def _unpack_halves(ctx: LoweringContext, word: ir.Value, ty: ir.Type) -> list[ir
     return [create_op("llvm.extractelement", [ty], [vector, ctx.const(i)]).result for i in range(2)]
 
 
-def _wait_tied(ctx: LoweringContext, words: list[ir.Value], pendings: int) -> list[ir.Value]:
-    """wgmma.wait_group `pendings` with the i32 `words` as tied operands: what reads the
-    results reads them after the wait."""
-    n = len(words)
-    constraints = ",".join(["=r"] * n + [str(i) for i in range(n)])
-    return ctx.inline_asm(f"wgmma.wait_group.sync.aligned {pendings};", constraints, words, [ctx.i32] * n,
-                          side_effects=True)
+def _wait_tied(ctx: LoweringContext, values: list[ir.Value], pendings: int) -> list[ir.Value]:
+    """wgmma.wait_group `pendings` with `values` (f32 or 32-bit integer registers) as tied
+    operands, so that nothing reads them before the wait."""
+    n = len(values)
+    register = "=f" if isinstance(values[0].type, ir.F32Type) else "=r"
+    constraints = ",".join([register] * n + [str(i) for i in range(n)])
+    return ctx.inline_asm(f"wgmma.wait_group.sync.aligned {pendings};", constraints, values,
+                          [v.type for v in values], side_effects=True)
 
 
 def _lower_f16_accumulator(ctx: LoweringContext, op: ir.Operation, c_vals: list[ir.Value], zero: bool, rep_m: int,
@@ -286,20 +287,12 @@ def _register_operand(ctx: LoweringContext, a: ir.Value, rep_m: int, rep_k: int)
     values = list(ctx.elements(a))
     if len(values) != 8 * rep_m * rep_k:
         raise LoweringError(f"wgmma's A holds {len(values)} registers; expected {8 * rep_m * rep_k}")
-    pair = ir.VectorType.get([2], values[0].type)
-
-    def word(lo: ir.Value, hi: ir.Value) -> ir.Value:
-        vector = create_op("llvm.mlir.undef", [pair]).result
-        vector = create_op("llvm.insertelement", [pair], [vector, lo, ctx.const(0)]).result
-        vector = create_op("llvm.insertelement", [pair], [vector, hi, ctx.const(1)]).result
-        return create_op("llvm.bitcast", [ctx.i32], [vector]).result
-
     tiles = []
     for m in range(rep_m):
         row = []
         for k in range(rep_k):
             base = 8 * (k + rep_k * m)
-            row.append([word(values[base + 2 * w], values[base + 2 * w + 1]) for w in range(4)])
+            row.append([_pack_halves(ctx, values[base + 2 * w], values[base + 2 * w + 1]) for w in range(4)])
         tiles.append(row)
     return tiles
 
@@ -357,9 +350,4 @@ def lower_wgmma_wait(ctx: LoweringContext, op: ir.Operation) -> None:
         # An f16 accumulator's dot already waited for its group (see the module docstring).
         ctx.set(op.results[0], values)
         return
-    n = len(values)
-    register = "=f" if isinstance(values[0].type, ir.F32Type) else "=r"
-    constraints = ",".join([register] * n + [str(i) for i in range(n)])
-    results = ctx.inline_asm(f"wgmma.wait_group.sync.aligned {int_attr_value(op, 'pendings')};", constraints, values,
-                             [v.type for v in values], side_effects=True)
-    ctx.set(op.results[0], results)
+    ctx.set(op.results[0], _wait_tied(ctx, values, int_attr_value(op, "pendings")))

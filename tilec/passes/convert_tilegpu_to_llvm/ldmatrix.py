@@ -115,7 +115,7 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     words = layout.in_dim_size(REGISTER) // per_word
     vector_type = ir.VectorType.get([per_word], elem_ty)
     values: list[ir.Value] = []
-    # The buffer's start, then the thread's offset in it (see ctx.buffer_pointer). Where a
+    # The buffer's start, then the thread's offset in it (as local_memory.element_offsets). Where a
     # register group's constant shares no bit with the thread's part, XOR is addition and
     # the constant becomes an immediate offset of the instruction.
     thread_bits = 0

@@ -167,7 +167,9 @@ def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value
 def _element_pointer(ctx: LoweringContext, base: ir.Value, part: tuple[ir.Value | None, int], size: int) -> ir.Value:
     """The shared-memory pointer of an element at offset `part` (see element_offsets) of
     the buffer at byte `base`: the buffer, then the thread's variable offset, then the
-    constant (a GEP LLVM folds into the access's immediate)."""
+    constant (a GEP LLVM folds into the access's immediate). In that order on purpose:
+    in a loop the buffer moves every iteration (a ring's slot) while the thread's
+    offset does not, so each access costs one add."""
     variable, constant = part
     pointer = ctx.shared_pointer(base)
     if variable is not None:

@@ -100,18 +100,6 @@ def from_shared(ctx: LoweringContext, value: ir.Value, ty: ir.Type) -> ir.Value:
     return value
 
 
-def store(ctx: LoweringContext, value: ir.Value, byte_offset: ir.Value) -> None:
-    """Writes `value` at `byte_offset` of the kernel's shared memory (not of the op's
-    scratch space: explicit buffers carry their own offsets)."""
-    create_op("llvm.store", [], [to_shared(ctx, value), ctx.shared_pointer(byte_offset)])
-
-
-def load(ctx: LoweringContext, ty: ir.Type, byte_offset: ir.Value) -> ir.Value:
-    """Reads a value of per-thread type `ty` at `byte_offset` of the kernel's shared memory."""
-    address = ctx.shared_pointer(byte_offset)
-    return from_shared(ctx, create_op("llvm.load", [store_type(ctx, ty)], [address]).result, ty)
-
-
 def row_slot_arrays(shape: Sequence[int], axis: int, slots_per_row: int,
                     sizes: Sequence[int]) -> tuple[list[int], int]:
     """Scratch arrays for a reduction's or scan's partial values across warps: one per
