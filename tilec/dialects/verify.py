@@ -23,7 +23,7 @@ def verify_module(module: ir.Module, stage: str = "") -> None:
 
 
 def _run_tilec_verifiers(module: ir.Module, where: str) -> None:
-    checked_types: set[str] = set()
+    checked_types: set[ir.Type] = set()
     for op in walk_ops(module.operation):
         message = _segment_error(op)
         check = verifier_of(op)
@@ -48,16 +48,19 @@ def _segment_error(op: ir.Operation) -> str | None:
     return None
 
 
-def _encoding_error(op: ir.Operation, checked: set[str]) -> str | None:
+def _encoding_error(op: ir.Operation, checked: set[ir.Type]) -> str | None:
+    """The first encoding error of a type `op` uses; each type is checked once (`checked`:
+    types are uniqued in their context, so equal types hash alike)."""
     types = [v.type for v in op.results] + [v.type for v in op.operands]
     for region in op.regions:
         for block in region.blocks:
             types.extend(a.type for a in block.arguments)
     for ty in types:
-        text = str(ty)
-        if "#tilegpu" not in text or text in checked:
+        if ty in checked:
             continue
-        checked.add(text)
+        checked.add(ty)
+        if "#tilegpu" not in str(ty):
+            continue
         message = tilegpu.encoding_error(ty)
         if message:
             return message

@@ -458,11 +458,15 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                 erase_dead_ops(fn)
             # Dead-code removal may have erased rematerialised clones: start a new memo.
             rewriter = _Rewriter()
+            sunk = False
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+                # Sinking erases only the conversion it moves (the rest of the list stays
+                # valid); one it leaves unused is skipped here and erased below.
                 if rewriter.try_sink(op):
-                    changed = True
-                    erase_dead_ops(fn)
-                    break  # the IR changed under the walk; start over
+                    sunk = True
+            if sunk:
+                changed = True
+                erase_dead_ops(fn)
             if not changed:
                 rewriter = _Rewriter()
                 changed = _retype_loop_carried(rewriter, fn, history)

@@ -50,7 +50,7 @@ def erase_dead_ops(root: ir.Operation) -> int:
     before its uses), so a chain of dead ops is gone by the time its head is seen."""
     erased = 0
     for op in walk_postorder(root):
-        if op.results and is_pure(op) and not any(has_uses(r) for r in op.results):
+        if op.results and not any(has_uses(r) for r in op.results) and is_pure(op):
             op.erase()
             erased += 1
     return erased
