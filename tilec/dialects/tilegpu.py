@@ -163,16 +163,38 @@ TARGET_ATTR = "tilegpu.target"
 # are re-exported here, where the compiler reads attributes back.
 
 
+# Attributes are uniqued in their context, so an encoding and its attribute map one to
+# one there. Passes ask for both thousands of times per kernel; printing or parsing the
+# attribute's text each time was a tenth of the Python passes' time. The keys hold their
+# context alive (no stale match is possible); the maps are emptied when they grow large.
+_ATTRS: dict[tuple[Encoding, ir.Context], ir.Attribute] = {}
+_ENCODINGS: dict[ir.Attribute, Encoding] = {}
+_MEMO_LIMIT = 4096
+
+
 def encoding_attr(enc: Encoding) -> ir.Attribute:
-    return ir.Attribute.parse(encoding_text(enc))
+    key = (enc, ir.Context.current)
+    attr = _ATTRS.get(key)
+    if attr is None:
+        if len(_ATTRS) > _MEMO_LIMIT:
+            _ATTRS.clear()
+        attr = _ATTRS[key] = ir.Attribute.parse(encoding_text(enc))
+    return attr
 
 
 def layout_of(ty: ir.Type) -> Encoding | None:
     """The encoding of a tensor type (None for scalars and unencoded tensors)."""
     if not is_tensor(ty):
         return None
-    enc = tensor_type(ty).encoding
-    return None if enc is None else parse_encoding(str(enc))
+    attr = tensor_type(ty).encoding
+    if attr is None:
+        return None
+    enc = _ENCODINGS.get(attr)
+    if enc is None:
+        if len(_ENCODINGS) > _MEMO_LIMIT:
+            _ENCODINGS.clear()
+        enc = _ENCODINGS[attr] = parse_encoding(str(attr))
+    return enc
 
 
 def with_layout(ty: ir.Type, enc: Encoding | None) -> ir.Type:
