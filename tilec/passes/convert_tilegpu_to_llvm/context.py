@@ -134,6 +134,7 @@ class LoweringContext:
             self.smem = create_op("llvm.mlir.addressof", [self.ptr_shared],
                                   attributes={"global_name": ir.FlatSymbolRefAttr.get("global_smem")}).result
             self._smem32: ir.Value | None = None
+            self._uniform_warp: ir.Value | None = None
             # Values built later for the prologue go before this marker (removed by canonicalize).
             self.prologue_anchor = create_op("arith.constant", [self.i32], attributes={"value": ir.IntegerAttr.get(self.i32, 0)})
 
@@ -289,6 +290,21 @@ class LoweringContext:
             with ir.InsertionPoint(self.prologue_anchor):
                 self._smem32 = create_op("llvm.ptrtoint", [self.i32], [self.smem]).result
         return self.arith("addi", self._smem32, byte_offset)
+
+    @property
+    def uniform_warp(self) -> ir.Value:
+        """The warp index taken from lane 0 (shfl.sync.idx), built once in the prologue.
+
+        It equals `warp`, but ptxas knows it is the same in every lane, so what is derived
+        from it (wgmma descriptors) stays in uniform registers. Built at the call site
+        inside a loop, the shuffle would stay there: ptxas does not move a shuffle out of
+        a loop, and every iteration would wait for it before its first wgmma."""
+        if self._uniform_warp is None:
+            with ir.InsertionPoint(self.prologue_anchor):
+                self._uniform_warp = create_op("nvvm.shfl.sync", [self.i32],
+                                               [self.const(-1), self.warp, self.const(0), self.const(0x1F)],
+                                               attributes={"kind": ir.Attribute.parse("#nvvm<shfl_kind idx>")}).result
+        return self._uniform_warp
 
     # ------------------------------------------------------------------ thread coordinates
     def thread_coordinates(self, ll: LinearLayout) -> list[tuple[ir.Value | None, bool]]:

@@ -48,7 +48,6 @@ from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_desc
 from ..utils import is_zero_constant
 from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
-from .reduce import shuffle
 
 # Operand element type -> (PTX type, the accumulator's element type).
 _WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("tf32", "f32"),
@@ -117,13 +116,12 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         return shared_byte_offset(b_enc, b_shape, (k, col), bits)
 
     # This warpgroup's first row and column: warps along M first (v3's warp order). The
-    # warp index is taken from lane 0 (shfl.sync.idx): the same value, but one ptxas
-    # knows is the same in every lane, so descriptors built from it stay in uniform
-    # registers (tid / 32 would put them in ordinary ones, moved over per instruction).
+    # warp index is the one taken from lane 0 (`uniform_warp`), so that descriptors built
+    # from it stay in uniform registers (tid / 32 would put them in ordinary ones, moved
+    # over per instruction).
     group = None
     if groups_m > 1 or wn > 1:
-        warp = shuffle(ctx, ctx.warp, ctx.const(0), "idx")
-        group = ctx.arith("divui", warp, ctx.const(WARPGROUP_WARPS))
+        group = ctx.arith("divui", ctx.uniform_warp, ctx.const(WARPGROUP_WARPS))
     group_m = ctx.arith("remui", group, ctx.const(groups_m)) if groups_m > 1 else None
     group_n = ctx.arith("divui", group, ctx.const(groups_m)) if wn > 1 else None
     a_base = None if a_in_registers else ctx.shared_address32(ctx.lowered(a))
