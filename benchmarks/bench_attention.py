@@ -12,7 +12,7 @@ compile or give wrong results are reported, not hidden. Triton runs twice: by de
 Hopper: wgmma) and forced onto tilec's instructions (`DISABLE_MMA_V3=1`: mma.sync), the
 latter in a subprocess since Triton reads the variable when it compiles.
 
-Cold compile is measured too (median of three fresh processes with empty caches): the
+Cold compile is measured too (median of five fresh processes per compiler, taking turns, with empty caches): the
 first call of the D128 causal kernel (128x64, 8 warps, 3 stages: compile, load, launch,
 and whatever one-time set-up the compiler does), then the first call of D64 non-causal
 (64x64, 4 warps) in the same process.
@@ -33,7 +33,7 @@ import textwrap
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Row, have_triton, median_cold_compile, print_table, time_gpu  # noqa: E402
+from common import Row, have_triton, median_cold_compiles, print_table, time_gpu  # noqa: E402
 
 SOURCE = textwrap.dedent('''
     @triton.jit
@@ -268,8 +268,8 @@ def cold_compile(which: str) -> dict:
 
 
 def compile_rows() -> list[Row]:
-    """Cold compile times (ms, lower is better), each the median of three fresh processes."""
-    found = {which: median_cold_compile(__file__, which) for which in ["tilec"] + (["triton"] if have_triton() else [])}
+    """Cold compile times (ms, lower is better), each the median of five fresh processes (the compilers take turns)."""
+    found = median_cold_compiles(__file__, {which: (which, None) for which in ["tilec"] + (["triton"] if have_triton() else [])})
     found = {which: times for which, times in found.items() if times}
     return [Row(f"attention compile: {label}", {name: r[key] for name, r in found.items()}, "ms")
             for key, label in (("first", "D128 causal, first call in a fresh process"),

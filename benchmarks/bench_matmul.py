@@ -9,10 +9,11 @@ subprocess since Triton reads the variable when it compiles. torch (cuBLAS) is p
 beside them. For each compiler's best config, registers, spills and shared memory are
 reported too.
 
-Compile time is measured too (median of three), each compiler in fresh processes with empty caches: the
-first call of the first config (compile, load and launch, with whatever one-time set-up
-the compiler does) and the first call of a second config in the same process (compile,
-load and launch only).
+Compile time is measured too (median of five fresh processes per compiler, with empty
+caches; the compilers take turns, so drift in the host's load hits each alike): the first
+call of the first config (compile, load and launch, with whatever one-time set-up the
+compiler does) and the first call of a second config in the same process (compile, load
+and launch only).
 
     python benchmarks/bench_matmul.py            # all sizes
     python benchmarks/bench_matmul.py --fp8      # only the fp8 (e4m3) product
@@ -31,7 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Row, have_triton, median_cold_compile, print_table, time_gpu  # noqa: E402
+from common import Row, have_triton, median_cold_compiles, print_table, time_gpu  # noqa: E402
 
 SOURCE = textwrap.dedent('''
     @triton.jit
@@ -197,10 +198,11 @@ def cold_compile(which: str) -> dict:
 
 def compile_rows() -> list[Row]:
     """Cold compile times (ms, lower is better) of tilec and Triton (default and mma.sync)."""
-    found = {"tilec": median_cold_compile(__file__, "tilec")}
+    contenders = {"tilec": ("tilec", None)}
     if have_triton():
-        found["triton"] = median_cold_compile(__file__, "triton")
-        found["triton mma.sync"] = median_cold_compile(__file__, "triton", {"DISABLE_MMA_V3": "1"})
+        contenders["triton"] = ("triton", None)
+        contenders["triton mma.sync"] = ("triton", {"DISABLE_MMA_V3": "1"})
+    found = median_cold_compiles(__file__, contenders)
     rows = []
     for key, label in (("first", "first call in a fresh process"), ("second", "a second config's first call")):
         rows.append(Row(f"matmul compile: {label}", {name: r[key] for name, r in found.items() if r}, "ms"))

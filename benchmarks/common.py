@@ -73,22 +73,28 @@ def print_table(title: str, rows: list[Row], reference: str = "triton") -> None:
         print(f"{row.name:<28}{cells}{ratio:>{max(16, len(last) + 2) - 1}.3f}x")
 
 
-def median_cold_compile(script: str, which: str, extra_env: dict | None = None, runs: int = 3) -> dict | None:
-    """The median over `runs` fresh processes (one run moves by up to 40% on a shared
-    host) of each time `python script --cold-compile which` reports on its `RESULT` line,
-    each process with empty tilec and Triton caches."""
-    results = []
+def median_cold_compiles(script: str, contenders: dict[str, tuple[str, dict | None]],
+                         runs: int = 5) -> dict[str, dict]:
+    """For each contender (name -> (which, extra environment)), the median over `runs`
+    fresh processes of each time `python script --cold-compile which` reports on its
+    `RESULT` line, each process with empty tilec and Triton caches.
+
+    The contenders take turns, one process each per round: the host's load drifts over a
+    run (one process moves by up to 40% on a shared host), and interleaving spreads that
+    drift over every contender rather than charging it to whichever ran during it."""
+    results: dict[str, list[dict]] = {name: [] for name in contenders}
     for _ in range(runs):
-        with tempfile.TemporaryDirectory() as cache:
-            env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
-                   "TRITON_CACHE_DIR": os.path.join(cache, "triton"), **(extra_env or {})}
-            done = subprocess.run([sys.executable, os.path.abspath(script), "--cold-compile", which], env=env,
-                                  capture_output=True, text=True, timeout=600)
-        found = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-        if found:
-            results.append(found[0])
-        else:
-            print(done.stdout[-2000:], done.stderr[-2000:])
-    if not results:
-        return None
-    return {key: statistics.median(r[key] for r in results) for key in results[0]}
+        for name, (which, extra_env) in contenders.items():
+            with tempfile.TemporaryDirectory() as cache:
+                env = {**os.environ, "TILEC_CACHE_DIR": os.path.join(cache, "tilec"),
+                       "TRITON_CACHE_DIR": os.path.join(cache, "triton"), **(extra_env or {})}
+                done = subprocess.run([sys.executable, os.path.abspath(script), "--cold-compile", which], env=env,
+                                      capture_output=True, text=True, timeout=600)
+            found = [json.loads(line[len("RESULT "):]) for line in done.stdout.splitlines()
+                     if line.startswith("RESULT ")]
+            if found:
+                results[name].append(found[0])
+            else:
+                print(done.stdout[-2000:], done.stderr[-2000:])
+    return {name: {key: statistics.median(r[key] for r in found) for key in found[0]}
+            for name, found in results.items() if found}
