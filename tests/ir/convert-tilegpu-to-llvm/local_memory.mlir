@@ -2,14 +2,13 @@
 
 // A masked 32x32 fp16 tile copied into buffer 0 of a two-buffer ring with cp.async (each
 // thread holds runs of 8 contiguous halves: one 16-byte copy, zero-filled where the mask
-// is off), committed and waited for; the barrier before reading it back is placed by
+// is off: the mask, an i1, is its ignore-src predicate, negated), committed and waited for; the barrier before reading it back is placed by
 // tilegpu-insert-barriers; the read is one 16-byte vector load per thread from the
 // row-major buffer at offset 0, and the kernel's shared memory is the ring's 4 KiB.
 
 // CHECK: tilegpu.shared = 4096 : i32
 // CHECK-LABEL: llvm.func @copy
-// CHECK: %[[SIZE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : i32
-// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r" %{{.+}}, %{{.+}}, %[[SIZE]]
+// CHECK: llvm.inline_asm has_side_effects asm_dialect = att "{ .reg .pred ignore; not.pred ignore, $2; cp.async.cg.shared.global [$0], [$1], 16, ignore; }", "r,l,b" %{{.+}}, %{{.+}}, %{{.+}} : (i32, !llvm.ptr<1>, i1) -> ()
 // CHECK-NOT: cp.async.cg
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 0

@@ -5,7 +5,7 @@
 // 8-element chunks), and so is its read back: one 16-byte vector load.
 
 // CHECK-LABEL: llvm.func @copy_swizzled
-// CHECK: cp.async.cg.shared.global [$0], [$1], 16, $2;
+// CHECK: cp.async.cg.shared.global [$0], [$1], 16, ignore;
 // CHECK-NOT: cp.async.cg
 // CHECK: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: nvvm.barrier0

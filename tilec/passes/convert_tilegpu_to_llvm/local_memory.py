@@ -8,8 +8,8 @@ buffer's shared encoding (`element_offset`); without one the buffer is row-major
 local_store / local_load: each thread writes (reads) the elements its layout holds.
 async_copy_global_to_local: each thread issues `cp.async` for its elements, in runs of
 up to 16 bytes that are contiguous and aligned both in global memory (axis info) and in
-the buffer, with the source size set to 0 where the mask is off (cp.async then writes
-zeros). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
+the buffer, with the ignore-src predicate set where the mask is off (cp.async then
+writes zeros). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
 `cp.async.wait_group N`); other threads see the data after a barrier.
 """
 from __future__ import annotations
@@ -272,9 +272,13 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
             ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes};", "r,l",
                            [address, pointers[start]], [])
         else:
-            source_size = ctx.arith("select", masks[start], ctx.const(nbytes), ctx.const(0), result_type=ctx.i32)
-            ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r",
-                           [address, pointers[start], source_size], [])
+            # A masked-off element is zero-filled through the ignore-src predicate: the mask
+            # stays a predicate, so ptxas folds the pipeline's and the user's conditions
+            # into one compare (a source size of 0 or N went compare, select, select and
+            # compare again, per distinct mask and iteration).
+            ctx.inline_asm(f"{{ .reg .pred ignore; not.pred ignore, $2; "
+                           f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, ignore; }}", "r,l,b",
+                           [address, pointers[start], masks[start]], [])
 
 
 def copy_width(ctx: LoweringContext, src: ir.Value, mask: ir.Value | None, buffer: ir.RankedTensorType,
