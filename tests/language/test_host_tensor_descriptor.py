@@ -216,6 +216,10 @@ def test_tma_copies_on_hopper(n, store_by_tma):
     assert "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes" in ptx
     assert "mbarrier.try_wait.parity" in ptx and "mbarrier.arrive.expect_tx" in ptx
     assert ("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx) == store_by_tma
+    # One lane issues each copy: the lane of warp 0 that elect.sync picks (under tid == 0,
+    # ptxas wrapped every TMA instruction in a loop over the lanes the predicate holds in).
+    issues = [line for line in ptx.splitlines() if "cp.async.bulk.tensor" in line]
+    assert issues and ptx.count("elect.sync") >= len(issues)
     ampere = scale_kernel.warmup(*descs, BM=32, BN=16, grid=(1,), target="sm_80")
     assert "descriptor_load" not in ampere.asm["ttir"] and "cp.async.bulk" not in ampere.asm["ptx"]
 
