@@ -8,6 +8,13 @@ lanes of a warp covering consecutive chunks: each warp then touches whole cache 
 and each thread can use one vector instruction per chunk (the lowering decides the
 actual width from alignment and mask facts).
 
+A host descriptor's load (`tile.descriptor_load`, a TMA copy into a row-major,
+swizzled block in shared memory that the threads then read) has no pointers: each
+thread takes up to 16 bytes of a row, the block's contiguous dimension, so that it
+reads the block with vector loads (with one element each, the q block of an attention
+kernel took 64 16-bit loads and 64 16-bit stores per thread on its way into the dot's
+buffer, where 8 and 8 of 16 bytes do).
+
 When the chosen layout differs from the current one, the operands are converted to it
 and the loaded value converted back; tilegpu-remove-layout-conversions then removes
 the conversions that are not needed.
@@ -50,10 +57,36 @@ def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):
     return default_blocked(shape, num_warps, size_per_thread, order)
 
 
+def descriptor_block_layout(ty: ir.Type, num_warps: int):
+    """The layout of a descriptor load's block: rows split into 16-byte runs (no longer
+    than a row, nor than a thread's share of the block), lanes along the row first."""
+    shape = list(shape_of(ty))
+    rank = len(shape)
+    per_thread = max(1, math.prod(shape) // (32 * num_warps))
+    vec = min(128 // memory_bits(element_type(ty)), per_thread, shape[-1])
+    vec = 1 << (max(1, vec).bit_length() - 1)
+    return default_blocked(shape, num_warps, [1] * (rank - 1) + [vec], list(reversed(range(rank))))
+
+
+def _relayout_result(op: ir.Operation, layout) -> None:
+    """`op`'s result in `layout`, converted back to its layout for its users."""
+    result = op.results[0]
+    old_type = result.type
+    current = tilegpu.layout_of(old_type)
+    result.set_type(tilegpu.with_layout(old_type, layout))
+    with ir.InsertionPoint.after(op), op.location:
+        back = tilegpu.convert_layout(result, current)
+    result.replace_all_uses_except(back, back.owner.operation)
+
+
 @register_pass("tilegpu-coalesce", "Choose coalesced, vectorisable layouts for loads and stores")
 def coalesce(module_op: ir.Operation) -> None:
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
+        for op in [op for op in walk_ops(fn) if op.name == "tile.descriptor_load"]:
+            layout = descriptor_block_layout(op.results[0].type, num_warps)
+            if layout != tilegpu.layout_of(op.results[0].type):
+                _relayout_result(op, layout)
         analysis = AxisInfoAnalysis(fn)
         memory_ops = [op for op in walk_ops(fn) if op.name in ("tile.load", "tile.store")]
         for op in memory_ops:
@@ -69,10 +102,5 @@ def coalesce(module_op: ir.Operation) -> None:
                     if is_tensor(operand.type):
                         op.operands[i] = tilegpu.convert_layout(operand, layout)
             if op.name == "tile.load":
-                result = op.results[0]
-                old_type = result.type
-                result.set_type(tilegpu.with_layout(old_type, layout))
-                with ir.InsertionPoint.after(op), op.location:
-                    back = tilegpu.convert_layout(result, current)
-                result.replace_all_uses_except(back, back.owner.operation)
+                _relayout_result(op, layout)
 
