@@ -165,20 +165,26 @@ TARGET_ATTR = "tilegpu.target"
 
 # Attributes are uniqued in their context, so an encoding and its attribute map one to
 # one there. Passes ask for both thousands of times per kernel; printing or parsing the
-# attribute's text each time was a tenth of the Python passes' time. The keys hold their
-# context alive (no stale match is possible); the maps are emptied when they grow large.
-_ATTRS: dict[tuple[Encoding, ir.Context], ir.Attribute] = {}
-_ENCODINGS: dict[ir.Attribute, Encoding] = {}
-_MEMO_LIMIT = 4096
+# attribute's text each time was a tenth of the Python passes' time. The maps hold one
+# context's attributes (a compile makes a context of its own): a different context
+# empties them, so no stale match is possible and at most one old context is kept alive.
+class _Memo:
+    context: ir.Context | None = None
+    attributes: dict[Encoding, ir.Attribute] = {}
+    encodings: dict[ir.Attribute, Encoding] = {}
+
+
+def _memo(context: ir.Context) -> type[_Memo]:
+    if _Memo.context is not context:
+        _Memo.context, _Memo.attributes, _Memo.encodings = context, {}, {}
+    return _Memo
 
 
 def encoding_attr(enc: Encoding) -> ir.Attribute:
-    key = (enc, ir.Context.current)
-    attr = _ATTRS.get(key)
+    attributes = _memo(ir.Context.current).attributes
+    attr = attributes.get(enc)
     if attr is None:
-        if len(_ATTRS) > _MEMO_LIMIT:
-            _ATTRS.clear()
-        attr = _ATTRS[key] = ir.Attribute.parse(encoding_text(enc))
+        attr = attributes[enc] = ir.Attribute.parse(encoding_text(enc))
     return attr
 
 
@@ -189,11 +195,10 @@ def layout_of(ty: ir.Type) -> Encoding | None:
     attr = tensor_type(ty).encoding
     if attr is None:
         return None
-    enc = _ENCODINGS.get(attr)
+    encodings = _memo(attr.context).encodings
+    enc = encodings.get(attr)
     if enc is None:
-        if len(_ENCODINGS) > _MEMO_LIMIT:
-            _ENCODINGS.clear()
-        enc = _ENCODINGS[attr] = parse_encoding(str(attr))
+        enc = encodings[attr] = parse_encoding(str(attr))
     return enc
 
 

@@ -4,8 +4,8 @@
 The block goes through the op's scratch space (1024-byte aligned) in the NVMMA layout
 `layout.shared.tma_box` gives, the one the runtime encoded the tensor map's box and
 swizzle for (runtime/tma.py). One thread issues the copies, one per box (the block's
-last dimension cut into swizzle rows): the issuing thread ("thread 0" below) is the lane
-of warp 0 that `elect.sync` picks (`_first_thread`); out-of-bounds elements are the tensor map's fill
+last dimension cut into swizzle rows): the lane of warp 0 that `elect.sync` picks
+(`_first_thread`; "thread 0" below). Out-of-bounds elements are the tensor map's fill
 on a load (zero, or NaN for padding="nan") and are not written by a store.
 
 Load: thread 0 initialises an mbarrier (the 8 bytes after the block) for one arrival,
@@ -74,7 +74,8 @@ def _tensormap_address(ctx: LoweringContext, value: ir.Value) -> ir.Value:
 
 def _first_thread(ctx: LoweringContext) -> ir.Value:
     """1 (i32) in one thread of the block, the lane of warp 0 that `elect.sync` picks; 0 in
-    the others. Where every thread of the block reaches it, like each TMA operation here.
+    the others. Only for code every thread of the block runs (`elect.sync` asks for the
+    whole warp), as every TMA operation lowered here is.
 
     Not `tid == 0`: TMA instructions take their operands in uniform registers, and under a
     predicate ptxas cannot prove holds in one lane only, it wraps each in a loop over the
