@@ -38,34 +38,36 @@ def _element_bits(ptr_type: ir.Type) -> int:
     return memory_bits(pointee_type(element_type(ptr_type)))
 
 
+def _runs_layout(shape: list[int], num_warps: int, element_bits: int, order: list[int], limit: int):
+    """A blocked layout in `order` whose threads own runs of consecutive elements along
+    `order[0]`: as long as one 16-byte access, no longer than `limit`, the dimension or a
+    thread's share of the tensor, rounded down to a power of 2."""
+    per_thread = max(1, math.prod(shape) // (32 * num_warps))
+    fastest = order[0]
+    vec = min(limit, 128 // element_bits, per_thread, shape[fastest])
+    vec = 1 << (max(1, vec).bit_length() - 1)
+    size_per_thread = [1] * len(shape)
+    size_per_thread[fastest] = vec
+    return default_blocked(shape, num_warps, size_per_thread, order)
+
+
 def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):
     shape = list(shape_of(ptr.type))
     info = analysis.get(ptr)
-    rank = len(shape)
-    order = sorted(range(rank), key=lambda d: (-info.contiguity[d], -d))
-    numel = math.prod(shape)
-    per_thread = max(1, numel // (32 * num_warps))
-    fastest = order[0]
+    order = sorted(range(len(shape)), key=lambda d: (-info.contiguity[d], -d))
     # A thread owns as many consecutive elements as one aligned vector access can cover:
     # more would only spread each warp-wide scalar access over more cache lines.
-    elem_bytes = _element_bits(ptr.type) // 8
-    aligned = max(1, info.divisibility[fastest] // elem_bytes)
-    vec = min(info.contiguity[fastest], aligned, 128 // _element_bits(ptr.type), per_thread, shape[fastest])
-    vec = 1 << (max(1, vec).bit_length() - 1)
-    size_per_thread = [1] * rank
-    size_per_thread[fastest] = vec
-    return default_blocked(shape, num_warps, size_per_thread, order)
+    bits = _element_bits(ptr.type)
+    aligned = max(1, info.divisibility[order[0]] // (bits // 8))
+    return _runs_layout(shape, num_warps, bits, order, min(info.contiguity[order[0]], aligned))
 
 
 def descriptor_block_layout(ty: ir.Type, num_warps: int):
     """The layout of a descriptor load's block: rows split into 16-byte runs (no longer
     than a row, nor than a thread's share of the block), lanes along the row first."""
     shape = list(shape_of(ty))
-    rank = len(shape)
-    per_thread = max(1, math.prod(shape) // (32 * num_warps))
-    vec = min(128 // memory_bits(element_type(ty)), per_thread, shape[-1])
-    vec = 1 << (max(1, vec).bit_length() - 1)
-    return default_blocked(shape, num_warps, [1] * (rank - 1) + [vec], list(reversed(range(rank))))
+    return _runs_layout(shape, num_warps, memory_bits(element_type(ty)), list(reversed(range(len(shape)))),
+                        shape[-1])
 
 
 def _relayout_result(op: ir.Operation, layout) -> None:
