@@ -51,6 +51,31 @@ using CUfunction = void*;
 using CUstream = void*;
 constexpr CUresult CUDA_SUCCESS = 0;
 
+// cuda.h's CUlaunchAttribute and CUlaunchConfig (CUDA 12), as far as used here.
+constexpr int kAttributeCooperative = 2;                       // CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+constexpr int kAttributeProgrammaticSerialization = 6;         // ..._PROGRAMMATIC_STREAM_SERIALIZATION
+struct LaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value;  // cooperative / programmaticStreamSerializationAllowed
+    } value;
+};
+static_assert(sizeof(LaunchAttribute) == 72, "CUlaunchAttribute is 72 bytes");
+struct LaunchConfig {
+    unsigned grid_x, grid_y, grid_z;
+    unsigned block_x, block_y, block_z;
+    unsigned shared_bytes;
+    CUstream stream;
+    LaunchAttribute* attributes;
+    unsigned n_attributes;
+};
+
+// Launch flags (the launcher's optional sixth argument).
+constexpr unsigned kLaunchCooperative = 1;   // launch_cooperative_grid: every program resident at once
+constexpr unsigned kLaunchDependent = 2;     // launch_pdl: may start before the previous kernel ends
+
 struct Driver {
     bool loaded = false;  // libcuda opened, every entry point found, cuInit(0) succeeded
     std::string error;    // why not, when !loaded
@@ -63,7 +88,11 @@ struct Driver {
     CUresult (*cuLaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
                                unsigned int, unsigned int, unsigned int, CUstream, void**,
                                void**) = nullptr;
+    // For launches with attributes (cooperative, programmatic dependent launch); null
+    // on drivers older than CUDA 12, where only such launches fail.
+    CUresult (*cuLaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**) = nullptr;
 };
+
 
 template <typename Fn>
 bool resolve(void* library, const char* symbol, Fn& out, std::string& error) {
@@ -88,6 +117,7 @@ Driver open_driver() {
               resolve(library, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent, d.error) &&
               resolve(library, "cuLaunchKernel", d.cuLaunchKernel, d.error);
     if (!ok) return d;
+    d.cuLaunchKernelEx = reinterpret_cast<decltype(d.cuLaunchKernelEx)>(dlsym(library, "cuLaunchKernelEx"));
     CUresult status = d.cuInit(0);
     if (status != CUDA_SUCCESS) {
         const char* name = nullptr;
@@ -126,6 +156,7 @@ const Driver& driver() {
 // Interned attribute names, created at module import.
 PyObject* kDataPtr = nullptr;
 PyObject* kIsCuda = nullptr;
+PyObject* kIsPinned = nullptr;
 PyObject* kCudaArrayInterface = nullptr;
 PyObject* kArrayInterface = nullptr;
 
@@ -173,6 +204,20 @@ std::string type_name(PyObject* obj) { return Py_TYPE(obj)->tp_name; }
                                 type_name(obj) + "; move it to the GPU first, e.g. with .cuda())");
 }
 
+// Whether a host tensor is in pinned (page-locked) memory: `obj.is_pinned()` is True.
+bool is_pinned(PyObject* obj) {
+    py::object method = py::reinterpret_steal<py::object>(optional_attr(obj, kIsPinned));
+    if (!method) return false;
+    PyObject* result = PyObject_CallNoArgs(method.ptr());
+    if (result == nullptr) {
+        PyErr_Clear();
+        return false;
+    }
+    const bool pinned = result == Py_True;
+    Py_DECREF(result);
+    return pinned;
+}
+
 // A Python int as a 64-bit device address.
 uint64_t to_address(PyObject* value, const Label& label, const char* source) {
     if (!PyLong_Check(value) || PyBool_Check(value))
@@ -188,10 +233,11 @@ uint64_t to_address(PyObject* value, const Label& label, const char* source) {
 uint64_t to_pointer(PyObject* obj, const Label& label) {
     if (obj == Py_None) return 0;
     if (PyLong_Check(obj) && !PyBool_Check(obj)) return to_address(obj, label, "the value");
-    // torch tensors: refuse host tensors, then data_ptr().
+    // torch tensors: refuse host tensors but pinned ones (page-locked host memory is
+    // mapped into the GPU's address space at the same address), then data_ptr().
     if (py::object data_ptr = py::reinterpret_steal<py::object>(optional_attr(obj, kDataPtr))) {
         py::object is_cuda = py::reinterpret_steal<py::object>(optional_attr(obj, kIsCuda));
-        if (is_cuda && is_cuda.ptr() == Py_False) raise_host_array(label, obj);
+        if (is_cuda && is_cuda.ptr() == Py_False && !is_pinned(obj)) raise_host_array(label, obj);
         py::object address = data_ptr();
         return to_address(address.ptr(), label, "data_ptr()");
     }
@@ -402,11 +448,27 @@ struct ParamSlots {
     }
 };
 
-// cuLaunchKernel with the GIL released, `context` made current for the launch only.
+// cuLaunchKernel with the GIL released, `context` made current for the launch only;
+// with `flags`, cuLaunchKernelEx with the matching launch attributes.
 void launch_converted(uint64_t function, unsigned grid_x, unsigned grid_y, unsigned grid_z, unsigned block_x,
-                      unsigned shared_bytes, uint64_t stream, void** params, uint64_t context) {
+                      unsigned shared_bytes, uint64_t stream, void** params, uint64_t context, unsigned flags = 0) {
     const Driver& d = driver();
     if (!d.loaded) fail(PyExc_RuntimeError, "cannot launch: " + d.error);
+    if (flags != 0 && d.cuLaunchKernelEx == nullptr)
+        fail(PyExc_RuntimeError, "cannot launch with launch_pdl or launch_cooperative_grid: the CUDA driver has no "
+                                 "cuLaunchKernelEx (CUDA 12 or newer is needed)");
+    LaunchAttribute attributes[2] = {};
+    unsigned n_attributes = 0;
+    if (flags & kLaunchCooperative) {
+        attributes[n_attributes].id = kAttributeCooperative;
+        attributes[n_attributes++].value.value = 1;
+    }
+    if (flags & kLaunchDependent) {
+        attributes[n_attributes].id = kAttributeProgrammaticSerialization;
+        attributes[n_attributes++].value.value = 1;
+    }
+    LaunchConfig config{grid_x, grid_y, grid_z, block_x, 1, 1, shared_bytes, reinterpret_cast<CUstream>(stream),
+                        attributes, n_attributes};
     CUresult status = CUDA_SUCCESS;
     const char* failed_call = "cuLaunchKernel";
     {
@@ -422,7 +484,10 @@ void launch_converted(uint64_t function, unsigned grid_x, unsigned grid_y, unsig
             failed_call = "cuCtxPushCurrent";
             pushed = status == CUDA_SUCCESS;
         }
-        if (status == CUDA_SUCCESS) {
+        if (status == CUDA_SUCCESS && flags != 0) {
+            failed_call = "cuLaunchKernelEx";
+            status = d.cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(function), params, nullptr);
+        } else if (status == CUDA_SUCCESS) {
             failed_call = "cuLaunchKernel";
             status = d.cuLaunchKernel(reinterpret_cast<CUfunction>(function), grid_x, grid_y, grid_z, block_x, 1, 1,
                                       shared_bytes, reinterpret_cast<CUstream>(stream), params, nullptr);
@@ -459,13 +524,14 @@ void launch(uint64_t function, long long grid_x, long long grid_y, long long gri
 // Launcher: one loaded kernel, ready to launch.
 //
 //   Launcher(function, block_x, shared_bytes, codes, names, context, param_indices)
-//   launcher(grid_x, grid_y, grid_z, stream, args)  -> None
+//   launcher(grid_x, grid_y, grid_z, stream, args[, flags])  -> None
 //   launcher.pack(args)                             -> the parameter bytes, as pack()
 //
 // `args` are all of the @jit function's arguments (a tuple or list); the kernel's
 // parameters are args[param_indices[i]], converted per codes[i] and named names[i] in
 // errors. A grid with a zero dimension launches nothing; `stream` is an int (0: the
-// default stream).
+// default stream). `flags`: 1 for a cooperative launch, 2 for a programmatic dependent
+// launch (launch_pdl), or both.
 
 struct LauncherObject {
     PyObject_HEAD
@@ -505,8 +571,18 @@ long long grid_dimension(PyObject* value) {
 PyObject* launcher_call(PyObject* object, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
     auto* self = reinterpret_cast<LauncherObject*>(object);
     try {
-        if (PyVectorcall_NARGS(nargsf) != 5 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0))
-            fail(PyExc_TypeError, "Launcher takes (grid_x, grid_y, grid_z, stream, args), positionally");
+        const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+        if ((nargs != 5 && nargs != 6) || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0))
+            fail(PyExc_TypeError, "Launcher takes (grid_x, grid_y, grid_z, stream, args[, flags]), positionally");
+        unsigned flags = 0;
+        if (nargs == 6) {
+            const long long value = PyLong_AsLongLong(args[5]);
+            if ((value == -1 && PyErr_Occurred()) || value < 0 || value > 3) {
+                PyErr_Clear();
+                fail(PyExc_TypeError, "Launcher: flags must be an int from 0 to 3");
+            }
+            flags = unsigned(value);
+        }
         const long long grid_x = grid_dimension(args[0]);
         const long long grid_y = grid_dimension(args[1]);
         const long long grid_z = grid_dimension(args[2]);
@@ -520,7 +596,7 @@ PyObject* launcher_call(PyObject* object, PyObject* const* args, size_t nargsf, 
         for (Py_ssize_t i = 0; i < self->n_params; ++i)
             convert(self->code[i], item[self->indices[i]], Label{size_t(i), self->names}, &slots.slots[i]);
         launch_converted(self->function, unsigned(grid_x), unsigned(grid_y), unsigned(grid_z), self->block_x,
-                         self->shared_bytes, stream, slots.params, self->context);
+                         self->shared_bytes, stream, slots.params, self->context, flags);
         Py_RETURN_NONE;
     } catch (py::error_already_set& error) {
         error.restore();
@@ -855,6 +931,7 @@ PYBIND11_MODULE(_launcher, m) {
     m.doc() = "tilec's kernel launcher: argument packing and cuLaunchKernel (libcuda opened lazily).";
     kDataPtr = PyUnicode_InternFromString("data_ptr");
     kIsCuda = PyUnicode_InternFromString("is_cuda");
+    kIsPinned = PyUnicode_InternFromString("is_pinned");
     kCudaArrayInterface = PyUnicode_InternFromString("__cuda_array_interface__");
     kArrayInterface = PyUnicode_InternFromString("__array_interface__");
 

@@ -59,7 +59,7 @@ class TupleLayout(ArgumentLayout):
 
     def rebuild(self, scope: dict, make_tuple: Any) -> Any:
         """The argument, its leaves read from `scope`; `make_tuple` builds a plain tuple."""
-        values = [item.rebuild(scope, make_tuple) if isinstance(item, TupleLayout) else scope[item]
+        values = [item.rebuild(scope, make_tuple) if isinstance(item, ArgumentLayout) else scope[item]
                   for item in self.items]
         if self.container is tuple:
             return make_tuple(values)
@@ -75,13 +75,15 @@ def is_tuple_argument(value: Any) -> bool:
 
 
 def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[tuple[str, Any]]]:
-    """`value`'s layout and its leaves as (name, value) pairs, depth first."""
+    """`value`'s layout and its leaves as (name, value) pairs, depth first. A host tensor
+    descriptor inside the tuple is flattened as a descriptor argument of that name."""
     leaves: list[tuple[str, Any]] = []
     items = []
     for index, element in enumerate(value):
         leaf = f"{name}.{index}"
-        if isinstance(element, tuple):
-            layout, inner = flatten_tuple_argument(leaf, element)
+        if isinstance(element, tuple) or is_descriptor_argument(element):
+            flatten = flatten_tuple_argument if isinstance(element, tuple) else flatten_descriptor_argument
+            layout, inner = flatten(leaf, element)
             items.append(layout)
             leaves.extend(inner)
         else:

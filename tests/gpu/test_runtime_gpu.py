@@ -66,6 +66,25 @@ def test_host_tensor_is_refused_with_its_name():
         scale_kernel[(1,)](x, out, 16, 1.0, BLOCK=16)
 
 
+def test_pinned_host_memory_is_an_argument():
+    """Pinned (page-locked) host tensors are mapped at their host addresses: a kernel
+    reads one and writes another in place, on the first launch (slow path) and on hits
+    (generated launcher); a pageable host tensor beside them is still refused."""
+    import torch
+    kernel = tilec.jit(scale_kernel.fn)
+    x = torch.randn(5000).pin_memory()
+    for _ in range(3):
+        out = torch.full((5000,), float("nan")).pin_memory()
+        kernel[(tilec.cdiv(5000, 1024),)](x, out, 5000, 2.5, BLOCK=1024)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, x * 2.5)
+    on_gpu = torch.full((5000,), float("nan"), device="cuda")
+    kernel[(tilec.cdiv(5000, 1024),)](x, on_gpu, 5000, 2.5, BLOCK=1024)  # mixed with device memory
+    torch.testing.assert_close(on_gpu.cpu(), x * 2.5)
+    with pytest.raises(tilec.LaunchError, match="x_ptr"):
+        kernel[(1,)](torch.randn(16), out, 16, 1.0, BLOCK=16)
+
+
 def test_warmup_then_launch_reuses_the_compiled_kernel(fresh_cache):
     import torch
     x = torch.randn(2048, device="cuda")

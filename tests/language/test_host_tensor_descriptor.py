@@ -183,6 +183,61 @@ def test_bad_descriptor_is_a_launch_error_naming_the_argument(backend, change, w
     assert words in str(info.value)
 
 
+@tilec.jit
+def pair_sum_kernel(descs, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    """Descriptors inside a tuple argument, a nested one included."""
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a = descs[0].load([pid_m * BM, pid_n * BN])
+    b = descs[1][0].load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], a * 2.0 + b * descs[1][1])
+
+
+def test_descriptors_inside_tuple_arguments(backend, rng):
+    m, n = 48, 40
+    x, y = (rng.standard_normal((m, 64)).astype(np.float32) for _ in range(2))
+    out = device_array(np.full((m, 64), POISON, np.float32), backend)
+    x_dev, y_dev = device_array(x, backend), device_array(y, backend)
+    descs = (_described(x_dev, m, n, [16, 32]), (_described(y_dev, m, n, [16, 32]), 0.5))
+    pair_sum_kernel[(3, 2)](descs, _described(out, m, n, [16, 32]), BM=16, BN=32)
+    assert_block_written(to_numpy(out), x[:, :n] * 2 + y[:, :n] * 0.5, POISON, "a descriptor store")
+    bad = (descs[0], (TensorDescriptor.from_tensor(y_dev, [16, 2]), 0.5))
+    with pytest.raises(LaunchError, match=r"argument 'descs.1.0' of pair_sum_kernel\(\) is a bad tensor descriptor"):
+        pair_sum_kernel[(3, 2)](bad, _described(out, m, n, [16, 32]), BM=16, BN=32)
+
+
+def _set_block_shapes(meta):
+    """An autotuner pre-hook in the style of Triton's tutorials: the descriptors were
+    made with a placeholder block, the config gives the real one."""
+    for name in ("in_desc", "out_desc"):
+        meta[name].block_shape = [meta["BM"], meta["BN"]]
+
+
+@tilec.autotune(configs=[tilec.Config({"BM": 16, "BN": 32}, pre_hook=_set_block_shapes),
+                         tilec.Config({"BM": 32, "BN": 16}, pre_hook=_set_block_shapes)], key=[])
+@tilec.jit
+def autotuned_scale_kernel(in_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    x = in_desc.load([pid_m * BM, pid_n * BN])
+    out_desc.store([pid_m * BM, pid_n * BN], x * 2.0 + 1.0)
+
+
+def test_placeholder_block_replaced_by_a_pre_hook(backend, rng):
+    """A descriptor made with block_shape [1, 1] (under the 16-byte minimum of a block's
+    row) is accepted when made; the autotuner's pre-hook sets the real block before each
+    launch, and the launch checks it."""
+    x = rng.standard_normal((64, 64)).astype(np.float32)
+    x_dev = device_array(x, backend)
+    out = device_array(np.full((64, 64), POISON, np.float32), backend)
+    in_desc = TensorDescriptor.from_tensor(x_dev, [1, 1])
+    out_desc = TensorDescriptor.from_tensor(out, [1, 1])
+    grid = lambda meta: (tilec.cdiv(64, meta["BM"]), tilec.cdiv(64, meta["BN"]))
+    autotuned_scale_kernel[grid](in_desc, out_desc)
+    np.testing.assert_allclose(to_numpy(out), x * 2 + 1, rtol=1e-6)
+    # Launched as it was made, the placeholder is refused, naming the argument.
+    with pytest.raises(LaunchError, match=r"argument 'in_desc' of scale_kernel\(\).*at least 16 bytes"):
+        scale_kernel[(1, 1)](TensorDescriptor.from_tensor(x_dev, [1, 1]), out_desc, BM=1, BN=1)
+
+
 def test_bad_descriptor_is_refused_when_made():
     x = np.zeros((64, 64), np.float32)
     with pytest.raises(ValueError, match="multiples of 16 bytes"):

@@ -127,6 +127,26 @@ def test_a_caller_sees_its_callees_new_source(backend, rng):
         helper.update_src(original)
 
 
+def test_update_src_of_a_kernel_naming_a_variable_assigned_later(backend, rng):
+    """A kernel defined inside a function names `z`, a variable of that function
+    assigned only after the definition (its cell is empty when the source is replaced;
+    the new source assigns `z` itself), and `scale`, a variable of that function the new
+    source still reads (from its cell, when the kernel is compiled)."""
+    scale = 3.0
+
+    @tilec.jit
+    def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + offs, mask=mask) * scale
+        GENERATE_TEST_HERE  # noqa: F821
+        tl.store(y_ptr + offs, z, mask=mask)  # noqa: F821
+
+    kernel.update_src(kernel.src.replace("GENERATE_TEST_HERE  # noqa: F821", "z = x + 1.0"))
+    z = rng.standard_normal(100).astype(np.float32)
+    np.testing.assert_array_equal(run(kernel, backend, z), z * np.float32(scale) + 1)
+
+
 def test_a_new_source_must_define_one_function():
     kernel = kernel_from_template("strict", "tl.load(x_ptr + offs, mask=mask)")
     with pytest.raises(ValueError, match="must define one function"):

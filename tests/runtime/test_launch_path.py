@@ -30,16 +30,18 @@ class FakeLoadedKernel:
     tensormaps = ()  # no descriptors made in these kernels
 
     def __init__(self, compiled, device):
-        self.compiled, self.device, self.launches = compiled, device, []
+        self.compiled, self.device, self.launches, self.flags = compiled, device, [], []
         FakeLoadedKernel.instances.append(self)
 
-    def launch(self, grid, values, stream):
+    def launch(self, grid, values, stream=None, flags=0):
         self.launches.append((grid, tuple(values), stream))
+        self.flags.append(flags)
 
-    def launcher(self, grid_x, grid_y, grid_z, stream, values):  # what the generated launcher calls on a hit
+    def launcher(self, grid_x, grid_y, grid_z, stream, values, flags=0):  # what the generated launcher calls on a hit
         self.launches.append(((grid_x, grid_y, grid_z), tuple(values), stream))
+        self.flags.append(flags)
 
-    def launch_error(self, error):
+    def launch_error(self, error, grid=None):
         return error
 
 
@@ -90,6 +92,21 @@ def test_options_are_forwarded_and_keyed(fake_gpu):
     c = fn[(1,)](x, y, out, 1000)
     assert (a.metadata.num_warps, b.metadata.num_stages, c.metadata.num_warps) == (8, 2, 4)
     assert len(fake_gpu.instances) == 3
+
+
+def test_launch_attributes_reach_the_launcher_as_flags(fake_gpu):
+    """launch_cooperative_grid and launch_pdl are launch attributes, not compile options:
+    one kernel, launched with flags 1, 2 or 3 (0 without them), on the slow path (the
+    first launch) and on the generated one (the hits)."""
+    fn = JITFunction(add_kernel)
+    x, y, out = tensors()
+    fn[(1,)](x, y, out, 1000, launch_pdl=True)
+    fn[(1,)](x, y, out, 1000, launch_pdl=True)
+    fn[(1,)](x, y, out, 1000, launch_cooperative_grid=True)
+    fn[(1,)](x, y, out, 1000, launch_pdl=True, launch_cooperative_grid=True)
+    fn[(1,)](x, y, out, 1000)
+    (loaded,) = fake_gpu.instances
+    assert loaded.flags == [2, 2, 1, 3, 0]
 
 
 @pytest.mark.parametrize("change,new_kernels", [

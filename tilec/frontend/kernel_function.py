@@ -104,7 +104,8 @@ class KernelFunction:
         fn = self.fn
         if fn.__closure__ is None:
             return {}
-        return {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__)}
+        return {name: cell.cell_contents for name, cell in zip(fn.__code__.co_freevars, fn.__closure__)
+                if _filled(cell)}
 
     def source_hash(self) -> str:
         """Hash of this function's source (callees are added by the runtime's cache key)."""
@@ -231,28 +232,63 @@ def _lines_defining(text: str, code) -> tuple[list[str], int] | None:
     return None
 
 
+def _filled(cell) -> bool:
+    """Whether a closure cell holds a value (a variable assigned after the definition
+    has an empty cell until then)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 # Source updates so far (each gets a file name of its own for tracebacks).
 _updates = 0
 
 
 def function_from_source(src: str, like: Callable, filename: str) -> Callable:
     """The Python function `src` defines, without its decorators, reading names from the
-    globals of `like` (with the values of its closure, if it has one, in a copy of them)."""
+    globals of `like` and from its closure's cells.
+
+    The new function shares `like`'s cells, not their values: a kernel defined inside a
+    function may name a variable of that function assigned after the definition (Triton's
+    tests define a kernel, patch its source, then assign the arrays it once named), and
+    such a cell is still empty when the source is replaced. So the source is compiled
+    nested in a function that declares the free variables, and the function it defines
+    is rebuilt around the original cells of those it reads."""
     tree = ast.parse(textwrap.dedent(src))
     defs = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     if len(defs) != 1:
         raise ValueError(f"the new source of {like.__name__} must define one function, found {len(defs)}")
     defs[0].decorator_list = []
-    global_names = like.__globals__
-    if like.__closure__:
-        global_names = dict(global_names)
-        global_names.update(zip(like.__code__.co_freevars, (cell.cell_contents for cell in like.__closure__)))
-    namespace = dict(global_names)  # annotations and defaults are evaluated here, once
-    exec(compile(tree, filename, "exec"), namespace)
-    new = namespace[defs[0].name]
-    made = types.FunctionType(new.__code__, global_names, new.__name__, new.__defaults__, new.__closure__)
+    cells = dict(zip(like.__code__.co_freevars, like.__closure__ or ()))
+    if cells:
+        tree = _nested_in_closure(tree, sorted(cells))
+    namespace: dict[str, Any] = {}
+    exec(compile(tree, filename, "exec"), like.__globals__, namespace)  # evaluates annotations and defaults
+    new = namespace["__tilec_closure__"]() if cells else namespace[defs[0].name]
+    closure = tuple(cells[name] for name in new.__code__.co_freevars) or None
+    made = types.FunctionType(new.__code__, like.__globals__, new.__name__, new.__defaults__, closure)
     made.__annotations__ = new.__annotations__
     made.__kwdefaults__ = new.__kwdefaults__
     made.__module__ = like.__module__
     made.__qualname__ = like.__qualname__
     return made
+
+
+def _nested_in_closure(tree: ast.Module, free_names: list[str]) -> ast.Module:
+    """`def __tilec_closure__(): <free names> = None; <the definition>; return it`, the
+    definition keeping its line numbers (tracebacks point into the new source)."""
+    definition = tree.body[-1] if isinstance(tree.body[-1], ast.FunctionDef) else \
+        next(node for node in tree.body if isinstance(node, ast.FunctionDef))
+    body: list[ast.stmt] = [ast.Assign(targets=[ast.Name(name, ast.Store()) for name in free_names],
+                                       value=ast.Constant(None))]
+    body += tree.body
+    body.append(ast.Return(ast.Name(definition.name, ast.Load())))
+    outer = ast.FunctionDef(name="__tilec_closure__", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[],
+                                                                         kw_defaults=[], defaults=[]),
+                            body=body, decorator_list=[], returns=None)
+    if "type_params" in ast.FunctionDef._fields:  # Python 3.12 and newer
+        outer.type_params = []
+    module = ast.Module(body=[outer], type_ignores=[])
+    return ast.fix_missing_locations(module)

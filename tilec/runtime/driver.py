@@ -147,6 +147,8 @@ def device_of(values: Sequence[Any], specs: Sequence[Any], kernel_name: str) -> 
             continue
         if isinstance(value, tensor_type):
             index = value.get_device()  # -1 for tensors in host memory
+            if index < 0 and value.is_pinned():
+                continue  # pinned host memory: reachable from any GPU, it does not pick one
             if index < 0:
                 raise LaunchError(f"argument '{spec.name}' of {kernel_name}() is a tensor on {value.device}; "
                                   "a GPU launch needs device memory (move it with .cuda(), "
@@ -276,58 +278,6 @@ def load_cubin(cubin: bytes, kernel_name: str, shared_bytes: int, device: int) -
         except BaseException:
             cuda.cuModuleUnload(module)
             raise
-
-
-# ---------------------------------------------------------------------------- cooperative launches
-
-# The launcher's type codes (runtime/kernel.py) as ctypes, for cuda-python's kernelParams.
-def _parameter_ctypes() -> dict[str, Any]:
-    import ctypes
-    return {"P": ctypes.c_void_p, "b": ctypes.c_int8, "B": ctypes.c_uint8, "h": ctypes.c_int16,
-            "H": ctypes.c_uint16, "i": ctypes.c_int32, "I": ctypes.c_uint32, "l": ctypes.c_int64,
-            "L": ctypes.c_uint64, "f": ctypes.c_float, "d": ctypes.c_double, "e": ctypes.c_uint16,
-            "E": ctypes.c_uint16}
-
-
-def _parameter_value(value: Any, code: str) -> Any:
-    if code == "P":
-        if value is None:
-            return 0
-        if hasattr(value, "data_ptr"):
-            return int(value.data_ptr())
-        interface = getattr(value, "__cuda_array_interface__", None)
-        if interface is not None:
-            return int(interface["data"][0])
-        if isinstance(value, int):
-            return value
-        raise TypeError(f"cannot pass a {type(value).__name__} as a pointer")
-    if code in "eE":  # 16-bit floats travel as their bits
-        import numpy as np
-        if code == "e":
-            return int(np.array(float(value), np.float16).view(np.uint16))
-        import ml_dtypes
-        return int(np.array(float(value), ml_dtypes.bfloat16).view(np.uint16))
-    return float(value) if code in "fd" else int(value)
-
-
-def launch_cooperative(function: int, device: int, grid: tuple[int, int, int], block: int, shared: int,
-                       stream: int, params: list[tuple[Any, str]]) -> None:
-    """Launches `function` cooperatively (every block resident at once; the launch
-    option launch_cooperative_grid). Rare, so through cuda-python rather than the C
-    launcher."""
-    cuda = _bindings()
-    types = _parameter_ctypes()
-    values = tuple(_parameter_value(value, code) for value, code in params)
-    ctypes_of = tuple(types[code] for _, code in params)
-    with using_device(device):
-        status, = cuda.cuLaunchCooperativeKernel(cuda.CUfunction(function), grid[0], grid[1], grid[2], block, 1, 1,
-                                                 shared, cuda.CUstream(stream), (values, ctypes_of))
-    if status != cuda.CUresult.CUDA_SUCCESS:
-        name = _error_name(cuda, status)
-        if "TOO_LARGE" in name:
-            raise RuntimeError(f"a cooperative launch of {grid[0] * grid[1] * grid[2]} programs does not fit on the "
-                               f"GPU at once: {name}")
-        raise RuntimeError(f"cuLaunchCooperativeKernel failed: {name}")
 
 
 # ---------------------------------------------------------------------------- streams

@@ -49,7 +49,7 @@ except ImportError:  # the extension is not built (or older than this file): lau
 _config = _config_module.config
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream",
-                  "target", "launch_cooperative_grid")
+                  "target", "launch_cooperative_grid", "launch_pdl")
 
 
 class JITFunction(KernelFunction):
@@ -212,11 +212,14 @@ class JITFunction(KernelFunction):
         run = f"_self.run({''.join(n + ', ' for n in names)}grid=_grid{''.join(f', {o}={o}' for o in options)})"
         stream = "stream if stream is not None else " if "stream" in options else ""
         stream += "_stream_of(_kernel.device)" if torch is not None else "0"
-        slow = " or launch_cooperative_grid" if "launch_cooperative_grid" in options else ""
+        # Launch attributes: the launcher's optional flags argument, only when asked for.
+        flagged = [f"({o} and {bit} or 0)" for o, bit in (("launch_cooperative_grid", 1), ("launch_pdl", 2))
+                   if o in options]
+        flags = f"{' | '.join(flagged)}" if flagged else "0"
         src = f"""
 def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
   try:
-    if _config.interpret or _config.always_compile{slow}:
+    if _config.interpret or _config.always_compile:
         return {run}
 {''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)}_config.wgmma, _config.tma)
     try:
@@ -231,9 +234,13 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         _x, _y, _z = _self._resolve_grid(_grid, {arguments})
     try:
         _values = ({''.join(v + ', ' for v in values)})
-        _kernel.launcher(_x, _y, _z, {stream}, _kernel.with_tensormaps(_values, (_x, _y, _z)) if _kernel.tensormaps else _values)
+        _flags = {flags}
+        if _flags:
+            _kernel.launcher(_x, _y, _z, {stream}, _kernel.with_tensormaps(_values, (_x, _y, _z)) if _kernel.tensormaps else _values, _flags)
+        else:
+            _kernel.launcher(_x, _y, _z, {stream}, _kernel.with_tensormaps(_values, (_x, _y, _z)) if _kernel.tensormaps else _values)
     except Exception as _error:
-        raise _kernel.launch_error(_error) from None
+        raise _kernel.launch_error(_error, (_x, _y, _z)) from None
     return _kernel.compiled
   except Exception as _error:  # the outermost frame of a launch: the user's frames end here
     _hide(_error)
@@ -274,10 +281,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             grid3 = (grid[0], 1, 1)
         else:
             grid3 = self._resolve_grid(grid, values)
-        if options and options.get("launch_cooperative_grid"):
-            kernel.launch(grid3, launch_values, options.get("stream"), cooperative=True)
+        if options:
+            kernel.launch(grid3, launch_values, options.get("stream"), launch_flags(options))
         else:
-            kernel.launch(grid3, launch_values, options.get("stream") if options else None)
+            kernel.launch(grid3, launch_values)
         return kernel.compiled
 
     def _composite_key(self, values: Sequence[Any], key: tuple) -> tuple | None:
@@ -424,6 +431,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if is_tensor_descriptor(value):
                 layout, leaves, _ = self._descriptor_argument(name, value)
             elif is_tuple_argument(value):
+                self._check_nested_descriptors(name, value)
                 layout, leaves = flatten_tuple_argument(name, value)
             else:
                 parameters.append((index, name, value))
@@ -431,6 +439,18 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             parameters.extend((-1, leaf_name, leaf) for leaf_name, leaf in leaves)
             parameters.append((index, name, layout))
         return parameters
+
+    def _check_nested_descriptors(self, name: str, value: tuple) -> None:
+        """Checks each host tensor descriptor inside a tuple argument (named by its path,
+        `descs.1`), as a descriptor argument is checked."""
+        for index, element in enumerate(value):
+            if isinstance(element, tuple):
+                self._check_nested_descriptors(f"{name}.{index}", element)
+            elif is_tensor_descriptor(element):
+                problem = descriptor_problem(element)
+                if problem is not None:
+                    raise LaunchError(f"argument '{name}.{index}' of {self.__name__}() is a bad tensor descriptor: "
+                                      f"{problem}")
 
     def _launch_values(self, values: list) -> list:
         """The values a launch passes, parallel to `specialization(values)`."""
@@ -488,6 +508,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                               "GPU tensor, an int, a float, a bool, a string or None")
         host = getattr(value, "is_cuda", True) is False or (not hasattr(value, "data_ptr")
                                                             and not hasattr(value, "__cuda_array_interface__"))
+        if host and not host_arrays and specialize.is_pinned_host_tensor(value):
+            host = False  # pinned host memory: the GPU reads and writes it in place
         if host and host_arrays:  # nothing runs on the GPU: a host array gives its type
             address = value.ctypes.data if hasattr(value, "ctypes") else value.data_ptr()
             return ArgSpec(name, tl.pointer_type(dtype), divisibility=16 if address % 16 == 0 else 1)
@@ -657,9 +679,17 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 # whatever changes the ArgSpec (or the device) must change the key.
 
 _NO_OPTIONS: dict = {}
+
+
+def launch_flags(options: dict[str, Any]) -> int:
+    """The C launcher's flags for a launch's options: 1 for `launch_cooperative_grid`
+    (every program resident at once), 2 for `launch_pdl` (programmatic dependent launch:
+    the kernel may start while the previous one on its stream still runs; it waits for
+    that one's writes at `tl.extra.cuda.gdc_wait()`)."""
+    return (1 if options.get("launch_cooperative_grid") else 0) | (2 if options.get("launch_pdl") else 0)
 # The names the generated launcher uses besides the kernel's parameters (and _p<i>, _default_<i>).
-_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_desc", "_x", "_y", "_z", "_error", "_self", "_config", "_vk",
-                              "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
+_GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_flags", "_desc", "_x", "_y", "_z", "_error",
+                              "_self", "_config", "_vk", "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
 _KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MAX = (1 << 63) - 1

@@ -83,33 +83,26 @@ class LoadedKernel:
                                       self.context, self.param_indices)
 
     def launch(self, grid: tuple[int, int, int], values: Sequence[Any], stream: int | None = None,
-               cooperative: bool = False) -> None:
+               flags: int = 0) -> None:
         """Runs the kernel over `grid` with the jit function's argument `values` (all of
         them: constexprs and specialised arguments are dropped here) on `stream`
         (None: torch's current stream, or the default stream). A grid with a zero
-        dimension launches nothing. `cooperative` (the launch option
-        `launch_cooperative_grid`) asks the driver to run every program of the grid at
-        once (cuLaunchCooperativeKernel), or to refuse the launch when they do not fit."""
+        dimension launches nothing. `flags` (`launch_flags`) asks for a cooperative
+        launch, a programmatic dependent launch, or both."""
         if stream is None:
             stream = driver.current_stream(self.device)
         if self.tensormaps:
             try:
                 values = self.with_tensormaps(values, grid)
             except Exception as error:
-                raise self.launch_error(error) from None
-        if cooperative:
-            if 0 in grid:
-                return
-            params = [(values[i], code) for i, code in zip(self.param_indices, self.codes)]
-            try:
-                driver.launch_cooperative(self.function, self.device, grid, self.block, self.shared, stream, params)
-            except (TypeError, ValueError) as error:
-                raise LaunchError(f"{self.name}(): {error}") from None
-            return
+                raise self.launch_error(error, grid) from None
         try:
-            self.launcher(grid[0], grid[1], grid[2], stream, values)
+            if flags:
+                self.launcher(grid[0], grid[1], grid[2], stream, values, flags)
+            else:
+                self.launcher(grid[0], grid[1], grid[2], stream, values)
         except Exception as error:
-            raise self.launch_error(error) from None
+            raise self.launch_error(error, grid) from None
 
     def with_tensormaps(self, values: Sequence[Any], grid: tuple[int, int, int]) -> tuple:
         """The call's values followed by the addresses of the kernel's tensor maps (none
@@ -119,12 +112,15 @@ class LoadedKernel:
         from .tma import kernel_tensor_maps
         return (*values, *kernel_tensor_maps(self.tensormaps, values, self.device))
 
-    def launch_error(self, error: Exception) -> Exception:
+    def launch_error(self, error: Exception, grid: tuple[int, int, int] | None = None) -> Exception:
         """What a failed launch raises: the launcher's error with the kernel named, a
         LaunchError for arguments it refused."""
         if isinstance(error, (TypeError, ValueError, OverflowError)):
             return LaunchError(f"{self.name}(): {error}")
         if isinstance(error, RuntimeError):
+            if "COOPERATIVE_LAUNCH_TOO_LARGE" in str(error) and grid is not None:
+                return RuntimeError(f"launching {self.name} on cuda:{self.device}: a cooperative launch of "
+                                    f"{grid[0] * grid[1] * grid[2]} programs does not fit on the GPU at once ({error})")
             return RuntimeError(f"launching {self.name} on cuda:{self.device}: {error}")
         return error
 

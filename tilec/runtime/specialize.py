@@ -131,3 +131,15 @@ def describe(value: Any) -> str:
                 "support (it takes bool, int8-int64, uint8-uint64, float8, float16, bfloat16, float32, float64)")
     text = " ".join(f"{type(value).__name__} {value!r}".split())
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def is_pinned_host_tensor(value: Any) -> bool:
+    """A torch tensor in pinned (page-locked) host memory: the GPU reaches it at its host
+    address (unified addressing), so a kernel may take it as a pointer argument."""
+    is_pinned = getattr(value, "is_pinned", None)
+    if is_pinned is None or getattr(value, "is_cuda", True) is not False:
+        return False
+    try:
+        return bool(is_pinned())
+    except Exception:  # a torch without CUDA
+        return False

@@ -13,9 +13,11 @@ shape and the strides as ordinary parameters (specialised like any integer argum
 a stride of 1 is a constant, one divisible by 16 is known to be), and `block_shape` and
 `padding` are part of the compiled kernel's key.
 
-The fields may be changed after construction (Triton's tutorials set `block_shape` in an
-autotuner pre-hook); they are checked when the kernel is launched, and a bad one is a
-`LaunchError` naming the argument.
+The fields may be changed after construction (Triton's tutorials make a descriptor with
+a placeholder `block_shape=[1, 1]` and set the real one in an autotuner pre-hook). So
+construction checks what cannot change meaning later (ranks, strides, alignment, block
+entries powers of two), and the launch checks everything, the 16-byte minimum span of a
+block's row included; a bad field then is a `LaunchError` naming the argument.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ class TensorDescriptor:
     padding: str = "zero"
 
     def __post_init__(self):
-        problem = descriptor_problem(self)
+        problem = _describe_problem(self, at_launch=False)
         if problem is not None:
             raise ValueError(f"TensorDescriptor: {problem}")
 
@@ -97,7 +99,9 @@ def descriptor_problem(desc: Any) -> str | None:
     return _describe_problem(desc)
 
 
-def _describe_problem(desc: Any) -> str | None:
+def _describe_problem(desc: Any, at_launch: bool = True) -> str | None:
+    """The sentence of descriptor_problem. `at_launch=False` (construction) skips the
+    block's minimum span, which a placeholder block may not have yet."""
     shape, strides, block = list(desc.shape), list(desc.strides), list(desc.block_shape)
     rank = len(shape)
     if not 1 <= rank <= 5:
@@ -116,7 +120,7 @@ def _describe_problem(desc: Any) -> str | None:
         return f"padding must be 'zero' or 'nan', got {desc.padding!r}"
     size = _element_bytes(desc.base)
     if size is not None:
-        if block[-1] * size < 16:
+        if at_launch and block[-1] * size < 16:
             return (f"the block must span at least 16 bytes along the last dimension, got {block[-1]} x {size} = "
                     f"{block[-1] * size} bytes")
         unaligned = [s for s in strides[:-1] if (s * size) % 16]
