@@ -55,8 +55,9 @@ def _run_and_compile(self, *args, grid, **kwargs):
     options, values = self._split_call(args, dict(kwargs))
     typed = [_as_type(value, index in self.constexprs) for index, value in enumerate(values)]
     options.pop("stream", None)
+    keyword_only = {p.name: t for p, t in zip(self.params, typed) if p.kind is p.KEYWORD_ONLY}
     with _compile_mode():
-        self.warmup(*typed, grid=grid, **options)
+        self.warmup(*typed[:len(typed) - len(keyword_only)], grid=grid, **keyword_only, **options)
     return result
 
 

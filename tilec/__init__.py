@@ -14,7 +14,8 @@
 from . import language, testing  # noqa: F401
 from .errors import (CompilationError, LaunchError, OutOfResources, TargetError, TilecError,  # noqa: F401
                      ToolkitError, ToolNotFoundError)
-from .language.core import cdiv, next_power_of_2  # noqa: F401
+from .language.aggregates import aggregate_class as aggregate  # noqa: F401
+from .language.compile_time import cdiv, constexpr_function, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
 from .runtime.jit import JITFunction, jit  # noqa: F401
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401

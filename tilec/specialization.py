@@ -30,8 +30,29 @@ class ArgSpec:
 
     def key(self) -> tuple:
         if self.is_constant:
-            return (self.name, "c", repr(self.constant))
+            return (self.name, "c", _constant_key(self.constant))
         return (self.name, str(self.ty), self.divisibility)
+
+
+def _constant_key(value: Any) -> str:
+    """A constant argument as the cache key holds it: its repr, and for a @jit function
+    (passed as a constexpr, or in a tuple) the hash of its source and its callees', so
+    that editing it compiles the kernel again."""
+    from .language.core import constexpr
+    hashes: list[str] = []
+
+    def collect(item: Any) -> None:
+        item = item.value if isinstance(item, constexpr) else item
+        if isinstance(item, (tuple, list)):
+            for element in item:
+                collect(element)
+            return
+        hash_of = getattr(item, "cache_hash", None) or getattr(item, "source_hash", None)
+        if getattr(item, "__tilec_jit__", False) and callable(hash_of):
+            hashes.append(hash_of())
+
+    collect(value)
+    return repr(value) + (f"@{','.join(hashes)}" if hashes else "")
 
 
 class ArgumentLayout:
@@ -76,20 +97,43 @@ def is_tuple_argument(value: Any) -> bool:
 
 def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[tuple[str, Any]]]:
     """`value`'s layout and its leaves as (name, value) pairs, depth first. A host tensor
-    descriptor inside the tuple is flattened as a descriptor argument of that name."""
+    descriptor inside the tuple is flattened as a descriptor argument of that name.
+
+    A leaf is a compile-time constant (a `tl.constexpr`, which the kernel is specialised
+    on) when it is one already, when it is a @jit function (`Function(fn=mul)`: the kernel
+    calls it, as Triton's does), or when it fills a NamedTuple field annotated
+    `tl.constexpr` (`BLOCK: tl.constexpr`)."""
+    constant_fields = _constexpr_fields(type(value))
+    fields = getattr(value, "_fields", ())
     leaves: list[tuple[str, Any]] = []
     items = []
     for index, element in enumerate(value):
         leaf = f"{name}.{index}"
-        if isinstance(element, tuple) or is_descriptor_argument(element):
+        constant = index < len(fields) and fields[index] in constant_fields
+        if not constant and (isinstance(element, tuple) or is_descriptor_argument(element)):
             flatten = flatten_tuple_argument if isinstance(element, tuple) else flatten_descriptor_argument
             layout, inner = flatten(leaf, element)
             items.append(layout)
             leaves.extend(inner)
         else:
             items.append(leaf)
+            if constant or getattr(element, "__tilec_jit__", False):
+                from .language.core import constexpr
+                element = constexpr(element)
             leaves.append((leaf, element))
     return TupleLayout(type(value), tuple(items)), leaves
+
+
+@functools.lru_cache(maxsize=256)
+def _constexpr_fields(container: type) -> frozenset:
+    """The fields of a NamedTuple class annotated `tl.constexpr`."""
+    from .language.core import is_constexpr_annotation
+    if not hasattr(container, "_fields"):
+        return frozenset()
+    annotations = getattr(container, "__annotations__", {})
+    # (under `from __future__ import annotations`, a NamedTuple holds typing.ForwardRef("tl.constexpr"))
+    return frozenset(field for field, annotation in annotations.items()
+                     if is_constexpr_annotation(getattr(annotation, "__forward_arg__", annotation)))
 
 
 @dataclass(frozen=True)

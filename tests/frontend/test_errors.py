@@ -818,25 +818,6 @@ def return_inside_loop(x_ptr, n):
         tl.store(x_ptr + i, 1.0)
 
 
-@tilec.jit
-def sometimes_returns(x, n):
-    if n > 0:
-        return x * 2  # <-
-
-
-@tilec.jit
-def calls_a_function_that_sometimes_returns(x_ptr, n):
-    tl.store(x_ptr, sometimes_returns(tl.load(x_ptr), n))
-
-
-def test_a_value_returned_on_some_paths_only_is_located_at_the_return():
-    # Triton: an error about the if's branches yielding different types.
-    err = compile_error(calls_a_function_that_sometimes_returns)
-    text = str(err)
-    assert "return x * 2  # <-" in text and "called from" in text
-    assert "this `return` gives a value, but another path reaches the end of the function without one" in err.message
-
-
 @pytest.mark.parametrize("kernel, fragment, signature, constexprs, caret_at", CASES)
 def test_bad_kernel_reports_its_line(kernel, fragment, signature, constexprs, caret_at):
     err = compile_error(kernel, signature, constexprs)
@@ -916,11 +897,6 @@ def argument_given_twice(out_ptr):
 
 
 @tilec.jit
-def runtime_value_for_constexpr_parameter(out_ptr, n):
-    y = scale(1.0, n)  # <-
-
-
-@tilec.jit
 def recursive(out_ptr):
     recursive(out_ptr)  # <-
 
@@ -942,11 +918,6 @@ def callee_parameter_without_constexpr(out_ptr, n):
     (unknown_keyword, "scale() got an unexpected keyword argument 'bias'; its parameters: x, FACTOR", "scale("),
     (misspelled_keyword, "scale() got an unexpected keyword argument 'factor'; did you mean 'FACTOR'?", "scale("),
     (argument_given_twice, "scale() got multiple values for argument 'x'", "scale("),
-    # Triton: does not enforce the annotation on callees; FACTOR is a run-time value there.
-    (runtime_value_for_constexpr_parameter,
-     "argument 'FACTOR' of scale() is a tl.constexpr parameter, but the value passed is only known at run time; "
-     "'n' is a parameter of runtime_value_for_constexpr_parameter without tl.constexpr: declare it `n: tl.constexpr`",
-     "scale("),
     # Triton: emits a recursive tt.call, which its inliner cannot remove later.
     (recursive, "recursion is not supported", "recursive("),
 ], ids=lambda v: getattr(v, "__name__", None))

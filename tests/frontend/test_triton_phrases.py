@@ -68,3 +68,86 @@ def test_the_cause_is_there_on_both_backends(monkeypatch):
     with pytest.raises(tilec.CompilationError) as info:
         bitwise_kernel[(1,)](np.ones(8, np.float32), np.zeros(8, np.float32), OP="&")
     assert "invalid operands of type" in str(info.value.__cause__)
+
+
+# ----------------------------------------------------------------------------- the frontend's phrases
+
+
+@tilec.jit
+def _returns_two_types(x, flag):
+    if flag > 0:
+        return x
+    return x.to(tl.int32)
+
+
+@tilec.jit
+def frontend_phrase_kernel(x_ptr, n, CASE: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    if CASE == "return type":
+        x = _returns_two_types(x, n)
+    elif CASE == "return in loop":
+        for i in range(n):
+            return
+    elif CASE == "block condition":
+        if x > 0:
+            x = x + 1
+    elif CASE == "item assignment":
+        x[0] = 1.0
+    elif CASE == "attribute assignment":
+        x.dtype = tl.float16
+    elif CASE == "unpack too many":
+        a, b = (1, 2, 3)
+    elif CASE == "unpack too few":
+        a, b, c = (1, 2)
+    elif CASE == "unpack non-iterable":
+        a, b = 5
+    elif CASE == "starred target":
+        a, *b = (1, 2, 3)
+    tl.store(x_ptr + tl.arange(0, 8), x)
+
+
+@tilec.jit
+def nested_def_kernel(x_ptr):
+    def helper(v):
+        return v
+    tl.store(x_ptr, helper(1.0))
+
+
+@pytest.mark.parametrize("case, phrase", [
+    ("return type", "Return type mismatch"),
+    ("return in loop", "Cannot have `return` statements inside `while` or `for` statements in triton"),
+    ("block condition", "Boolean value of Tensor with more than one value is ambiguous"),
+    ("item assignment", "__setitem__ is not supported in triton"),
+    ("attribute assignment", "Attribute assignment is not supported in triton"),
+    ("unpack too many", "too many values to unpack (expected 2)"),
+    ("unpack too few", "not enough values to unpack (expected 3, got 2)"),
+    ("unpack non-iterable", "cannot unpack non-iterable value"),
+    ("starred target", "starred assignment targets are not supported"),
+])
+def test_frontend_errors_carry_tritons_phrase(case, phrase):
+    error = compile_error(frontend_phrase_kernel, {"x_ptr": "*fp32:16", "n": "i32"}, {"CASE": case})
+    assert phrase in error.message
+
+
+def test_nested_function_definitions():
+    error = compile_error(nested_def_kernel, {"x_ptr": "*fp32:16"}, {})
+    assert "nested function definitions are not allowed inside a @triton.jit kernel" in error.message
+    assert "define a separate @tilec.jit function" in error.message
+
+
+def test_aggregate_errors_carry_tritons_phrases():
+    @tilec.aggregate
+    class State:
+        x: tl.constexpr
+
+    state = State(1)
+    with pytest.raises(AttributeError, match="cannot assign to field 'x' on immutable aggregate State"):
+        state.x = 2
+    with pytest.raises(TypeError, match="has no field 'z'"):
+        tl.aggregate_replace(state, z=3)
+    with pytest.raises(TypeError, match="expects an aggregate instance"):
+        tl.aggregate_replace((1, 2), x=3)
+    with pytest.raises(TypeError, match="Aggregates can only inherit from other aggregates"):
+        @tilec.aggregate
+        class Child(dict):
+            y: tl.constexpr

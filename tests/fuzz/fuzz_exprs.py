@@ -246,9 +246,16 @@ MATH_FUNCTIONS = ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "sqrt_rn",
                   "erf")
 
 
-def math_fn(name: str, a: Expr, method: bool = False) -> Expr:
+# tilec's own math functions, which take 16-bit floats; Triton's refuse them.
+MATH_OF_HALVES = ("trunc",)
+
+
+def math_fn(name: str, a: Expr, method: bool = False, internal: bool = False) -> Expr:
+    """tl.<name>(a); `internal` for the exp inside tl.sigmoid, which widens 16-bit floats."""
     if not a.dt.is_float:
         raise PromotionError("math on an integer")
+    if a.dt.name in ("fp16", "bf16") and name not in MATH_OF_HALVES and not internal:
+        raise PromotionError("math on a 16-bit float (refused, as in Triton)")
     fn = a.fn
     text = f"{paren(a)}.{name}()" if method else f"tl.{name}({a.text})"
     return Expr(a.dt, a.shape, text, lambda env: ref.math_unary(name, fn(env)), uses=a.uses)
@@ -258,7 +265,7 @@ def sigmoid(a: Expr) -> Expr:
     """1 / (1 + exp(-x)), spelled and promoted as the language defines it."""
     if not a.dt.is_float:
         raise PromotionError("sigmoid of an integer")
-    e = math_fn("exp", negate(a))
+    e = math_fn("exp", negate(a), internal=True)
     d = arith("add", lit(1), e)
     r = truediv(lit(1), d)
     return Expr(r.dt, a.shape, f"tl.sigmoid({a.text})", r.fn, uses=a.uses)

@@ -422,7 +422,8 @@ def reduce_extremum(op: str, a: Val, axis, keep_dims: bool) -> Val:
 
 
 def reduce_arg(op: str, a: Val, axis, keep_dims: bool) -> tuple[Val, Val]:
-    """(value, int32 index) of the max/min: the first NaN wins, ties go to the lowest index."""
+    """(value, int32 index) of the max/min: NaNs are skipped (a line of NaNs gives index 0),
+    ties go to the lowest index."""
     dt = a.dt
     xs = _move_axis(np.asarray(a.value, dtype=dt.np), axis)
     es = _move_axis(a.err, axis)
@@ -432,10 +433,15 @@ def reduce_arg(op: str, a: Val, axis, keep_dims: bool) -> tuple[Val, Val]:
     for line, errs in zip(lines_x, lines_e):
         v = f64(line) if dt.is_float else np.asarray(line)  # 64-bit integers do not fit a float64
         nan = np.isnan(v) if dt.is_float else np.zeros(v.shape, bool)
-        if nan.any():
-            i = int(np.argmax(nan))
+        if nan.all():
+            index.append(0)
+            unsure.append(bool(np.any(errs > 0)))
+            continue
+        if nan.any():  # skipped: the extreme of the other values
+            numbers = np.flatnonzero(~nan)
+            i = int(numbers[np.argmax(v[numbers]) if op == "max" else np.argmin(v[numbers])])
             index.append(i)
-            unsure.append(bool(np.any(errs[: i + 1] > 0)) or bool(np.isinf(errs).any()))
+            unsure.append(bool(np.any(errs > 0)))  # an uncertain value might be a NaN, or not
             continue
         i = int(np.argmax(v) if op == "max" else np.argmin(v))
         index.append(i)

@@ -169,6 +169,8 @@ def test_tan_trunc_sqrt_rn(rng, dtype):
     np.testing.assert_array_equal(out, np.trunc(x))
     assert np.signbit(out[2]) and out[2] == 0  # trunc(-0.5) = -0
 
+    if dtype == np.float16:
+        return  # tl.sqrt_rn refuses fp16, as Triton's does (test_math_dtypes.py)
     x = np.abs(rng.standard_normal(n) * 10.0 ** rng.integers(-3, 3, n)).astype(dtype)
     x[:4] = [-1.0, np.inf, -0.0, 2.0]
     unary_kernel[(1,)](x, out, "sqrt_rn", BLOCK=n)

@@ -47,8 +47,11 @@ def random_operand(fmt: str, shape: tuple[int, int], k_axis: int, k_pack: bool, 
 
 def scaled(values: np.ndarray, scale: np.ndarray | None, k_axis: int, compute) -> np.ndarray:
     if scale is not None:
-        factor = np.where(scale == 255, np.nan, np.exp2(scale.astype(np.float64) - 127))
-        factor = np.repeat(factor, 32, axis=1)  # [rows, K]
+        if scale.dtype == np.uint8:  # e8m0 exponents
+            factor = np.where(scale == 255, np.nan, np.exp2(scale.astype(np.float64) - 127))
+        else:  # fp8 e4m3 factors (NVFP4)
+            factor = scale.astype(np.float64)
+        factor = np.repeat(factor, values.shape[k_axis] // scale.shape[1], axis=1)  # [rows, K]
         values = values * (factor if k_axis == 1 else factor.T)
     return values.astype(np.float32).astype(compute).astype(np.float64)
 
@@ -57,12 +60,12 @@ def scaled(values: np.ndarray, scale: np.ndarray | None, k_axis: int, compute) -
 def mx_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr,
               AR: tl.constexpr, AC: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr,
               M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, A_FMT: tl.constexpr, B_FMT: tl.constexpr,
-              A_KPACK: tl.constexpr, B_KPACK: tl.constexpr, B_SCALED: tl.constexpr):
+              A_KPACK: tl.constexpr, B_KPACK: tl.constexpr, B_SCALED: tl.constexpr, G: tl.constexpr = 32):
     a = tl.load(a_ptr + tl.arange(0, AR)[:, None] * AC + tl.arange(0, AC)[None, :])
     b = tl.load(b_ptr + tl.arange(0, BR)[:, None] * BC + tl.arange(0, BC)[None, :])
-    a_scale = tl.load(a_scale_ptr + tl.arange(0, M)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    a_scale = tl.load(a_scale_ptr + tl.arange(0, M)[:, None] * (K // G) + tl.arange(0, K // G)[None, :])
     if B_SCALED:
-        b_scale = tl.load(b_scale_ptr + tl.arange(0, N)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+        b_scale = tl.load(b_scale_ptr + tl.arange(0, N)[:, None] * (K // G) + tl.arange(0, K // G)[None, :])
     else:
         b_scale = None
     acc = tl.full((M, N), 0.25, tl.float32)
@@ -71,12 +74,19 @@ def mx_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr,
 
 
 def run_case(backend, a_fmt, b_fmt, a_kpack=True, b_kpack=True, b_scaled=True, scale_range=(118, 136), seed=0,
-             nan_group=False):
+             nan_group=False, nvfp4=False):
+    """`nvfp4`: fp8 e4m3 scale factors, one per 16 elements of K (else e8m0 exponents,
+    one per 32)."""
     rng = np.random.default_rng(seed)
     a_stored, a_values = random_operand(a_fmt, (M, K), 1, a_kpack, rng)
     b_stored, b_values = random_operand(b_fmt, (K, N), 0, b_kpack, rng)
-    a_scale = rng.integers(*scale_range, (M, K // 32)).astype(np.uint8)
-    b_scale = rng.integers(*scale_range, (N, K // 32)).astype(np.uint8)
+    group = 16 if nvfp4 else 32
+    if nvfp4:
+        a_scale, b_scale = ((rng.uniform(0.01, 8, (rows, K // group)) * rng.choice([-1, 1], (rows, K // group)))
+                            .astype(ml_dtypes.float8_e4m3fn) for rows in (M, N))
+    else:
+        a_scale = rng.integers(*scale_range, (M, K // 32)).astype(np.uint8)
+        b_scale = rng.integers(*scale_range, (N, K // 32)).astype(np.uint8)
     if nan_group:
         a_scale[3, 1] = 255
     compute = np.float16 if "fp16" in (a_fmt, b_fmt) else ml_dtypes.bfloat16
@@ -89,7 +99,7 @@ def run_case(backend, a_fmt, b_fmt, a_kpack=True, b_kpack=True, b_scaled=True, s
     mx_kernel[(1,)](device_array(a_stored, backend), device_array(a_scale, backend), device_array(b_stored, backend),
                     device_array(b_scale, backend), c, AR=a_stored.shape[0], AC=a_stored.shape[1],
                     BR=b_stored.shape[0], BC=b_stored.shape[1], M=M, N=N, K=K, A_FMT=a_fmt, B_FMT=b_fmt,
-                    A_KPACK=a_kpack, B_KPACK=b_kpack, B_SCALED=b_scaled)
+                    A_KPACK=a_kpack, B_KPACK=b_kpack, B_SCALED=b_scaled, G=group)
     got = to_numpy(c).astype(np.float64)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     ok = ~np.isnan(want)
@@ -123,10 +133,31 @@ def test_dot_scaled_unscaled_rhs_nan_scale_and_tiny_scales(backend):
     run_case(backend, "e2m1", "e2m1", scale_range=(0, 4), seed=7)  # 2**-127 and up: subnormal scales
 
 
+def test_dot_scaled_nvfp4_fp8_scales_per_16(backend):
+    """NVFP4 (Triton's tutorial 10): e2m1 operands with float8e4nv scale factors, one per
+    16 elements of K; fp8 operands take them too."""
+    run_case(backend, "e2m1", "e2m1", nvfp4=True, seed=11)
+    if backend != "gpu" or _has_fp8_conversions():
+        run_case(backend, "e4m3", "e2m1", nvfp4=True, seed=12)
+
+
+def test_dot_scaled_nvfp4_compiles_for_blackwell():
+    """Tutorial 10's kernels are Blackwell-only; their product compiles for sm_100a."""
+    kernel = mx_kernel.warmup("*u8", "*fp8e4nv", "*u8", "*fp8e4nv", "*fp32", AR=M, AC=K // 2, BR=K // 2, BC=N, M=M,
+                              N=N, K=K, A_FMT="e2m1", B_FMT="e2m1", A_KPACK=True, B_KPACK=True, B_SCALED=True, G=16,
+                              grid=(1,), target="sm_100a")
+    assert kernel.asm["cubin"] and ".target sm_100a" in kernel.asm["ptx"]
+
+
+def _has_fp8_conversions() -> bool:
+    import torch
+    return torch.cuda.get_device_capability() >= (8, 9)
+
+
 @tilec.jit
 def bad_mx_kernel(a_ptr, s_ptr, CASE: tl.constexpr):
     a = tl.load(a_ptr + tl.arange(0, 32)[:, None] * 32 + tl.arange(0, 32)[None, :])
-    s = tl.load(s_ptr + tl.arange(0, 32)[:, None] + tl.arange(0, 2)[None, :])
+    s = tl.load(s_ptr + tl.arange(0, 32)[:, None] + tl.arange(0, 4)[None, :])
     if CASE == 0:
         tl.dot_scaled(a, s, "e3m4", a, None, "e4m3")
     elif CASE == 1:
@@ -139,7 +170,8 @@ def bad_mx_kernel(a_ptr, s_ptr, CASE: tl.constexpr):
 
 @pytest.mark.parametrize("case, message", [
     (0, r"formats are 'e2m1', 'e4m3', 'e5m2', 'bf16', 'fp16', got 'e3m4'"),
-    (1, r"lhs_scale has shape \[32, 2\]; with lhs of 32 elements along K it must be \[32, 1\]"),
+    (1, r"lhs_scale has shape \[32, 4\]; with lhs of 32 elements along K it must be \[32, 1\] \(one scale per "
+        r"32 elements of K\) or \[32, 2\] \(one per 16\)"),
     (2, r"only e2m1 operands can be packed along a dimension other than K"),
     (3, r"a e4m3 operand is fp8e4nv or its uint8 bits; lhs is fp32"),
 ])

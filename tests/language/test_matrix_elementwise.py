@@ -420,8 +420,9 @@ def test_binary(backend, request, op, dt, shape):
 
 MATH_OPS = ("exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "sqrt_rn", "rsqrt", "floor", "ceil", "trunc", "erf",
             "sigmoid")
-# tl.sqrt_rn is defined for fp32 (Triton) and fp64 (tilec); halves: test_sqrt_rn_of_halves_is_a_user_error.
-MATH_DTYPES = {op: ("fp32", "fp64") if op == "sqrt_rn" else FLOAT_DTYPES for op in MATH_OPS}
+# As Triton, the math functions refuse fp16/bf16 (test_refused_operations), except tilec's own
+# tl.trunc and tl.sigmoid; tl.sqrt_rn takes fp32 (Triton) and fp64 (tilec).
+MATH_DTYPES = {op: FLOAT_DTYPES if op in ("trunc", "sigmoid") else ("fp32", "fp64") for op in MATH_OPS}
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -820,25 +821,6 @@ def test_maximum_minimum_propagate_nan_order_zeros(backend, request, dt):
                 what=f"maximum/minimum propagate_nan {dt}")
 
 
-@tilec.jit
-def _sqrt_rn_kernel(x_ptr, out_ptr, N: tl.constexpr):
-    offs = tl.arange(0, N)
-    tl.store(out_ptr + offs, tl.sqrt_rn(tl.load(x_ptr + offs)))
-
-
-@pytest.mark.parametrize("dt", ("fp16", "bf16"))
-def test_sqrt_rn_of_halves(backend, dt):
-    """Triton's tl.sqrt_rn refuses fp16/bf16; tilec computes it in fp32 and rounds back,
-    which is the correctly rounded 16-bit root (fp32 has more than twice the precision)."""
-    rng = np.random.default_rng(17)
-    vals = [0.0, -0.0, 1.0, 2.0, 4.0, math.inf, -1.0, math.nan] + list(rng.uniform(0, 1000, 56))
-    x = to_dtype(vals, dt)
-    with np.errstate(invalid="ignore"):  # sqrt(-1) is NaN
-        ref = round_to(np.sqrt(f64(x)), dt)
-    (got,) = launch(_sqrt_rn_kernel, backend, [x], [(ref, dt)], (1,), N=64)
-    check_float(got, ref, dt, inputs={"x": (x, dt)}, what=f"sqrt_rn {dt}")
-
-
 # ----------------------------------------------------------------------------- refused operations
 
 _REFUSED = [("floordiv", dt) for dt in FLOAT_DTYPES] + \
@@ -846,7 +828,9 @@ _REFUSED = [("floordiv", dt) for dt in FLOAT_DTYPES] + \
            [("invert", dt) for dt in FLOAT_DTYPES] + \
            [("umulhi", dt) for dt in ("int8", "int16", "uint8", "uint16", "fp32")] + \
            [(op, dt) for op in ("exp", "log", "sqrt", "sin", "floor", "erf") for dt in ("int32", "uint8", "bool")] + \
-           [("clamp", dt) for dt in ("int32", "uint64")]
+           [(op, dt) for op in ("exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor",
+                                "ceil", "erf") for dt in ("fp16", "bf16")] + \
+           [("clamp", "bool")]
 
 
 @pytest.mark.parametrize("op,dt", [pytest.param(op, dt, id=f"{op}-{dt}") for op, dt in _REFUSED])
@@ -855,7 +839,8 @@ def test_refused_operations(backend, op, dt):
     names the type (not an internal error)."""
     x = to_dtype([1, 2, 3, 4], dt) if not is_float(dt) else to_dtype([1.0, 2.0, 3.0, 4.0], dt)
     out = np.zeros(4, NP[dt])
-    if op in ("exp", "log", "sqrt", "sin", "floor", "erf", "invert"):
+    if op in ("exp", "exp2", "log", "log2", "sqrt", "sqrt_rn", "rsqrt", "sin", "cos", "floor", "ceil", "erf",
+              "invert"):
         kernel, args = unary_kernel, [x]
     elif op == "clamp":
         kernel, args = ternary_kernel, [x, x, x]

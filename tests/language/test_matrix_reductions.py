@@ -14,9 +14,9 @@ implementation chooses, so they are checked against the exact value with the fir
 error bound of any summation order: |error| <= (n + 1) u sum|x_i| for sums and
 2 (n + 1) u |prod| for products (u the unit roundoff of the accumulation type: bf16 scans
 accumulate in fp32, as Triton promotes them); NaN, infinities and signed zeros (a sum of
--0.0s is -0.0) must be exact. max/min ignore NaN (maxnum), argmax/argmin return the lowest
-index of the extreme value, and the first NaN if there is one (tilec's documented choice;
-Triton's combiner leaves NaN order-dependent).
+-0.0s is -0.0) must be exact. max/min ignore NaN (maxnum), and so do argmax/argmin (as
+Triton 3.8's): they return the lowest index of the extreme number, and 0 for a line of
+NaNs.
 
 The result types Triton 3.6 gives are checked by test_reduction_result_type (the value
 tests store into an output of Triton's result type, so they compare values only).
@@ -338,9 +338,10 @@ def _float_sum_check(got, vectors, dt, rt, what):
 
 
 def _extreme_index(vec: np.ndarray, largest: bool) -> int:
-    if np.isnan(vec).any():
-        return int(np.flatnonzero(np.isnan(vec))[0])
-    target = vec.max() if largest else vec.min()
+    numbers = vec[~np.isnan(vec)]
+    if not numbers.size:  # only NaNs: all tie, the first wins
+        return 0
+    target = numbers.max() if largest else numbers.min()
     return int(np.flatnonzero(vec == target)[0])
 
 

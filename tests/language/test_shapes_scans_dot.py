@@ -111,15 +111,25 @@ def argmax_nan_kernel(x_ptr, out_ptr, N: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, N))
     tl.store(out_ptr, tl.argmax(x, axis=0))
     tl.store(out_ptr + 1, tl.argmin(x, axis=0))
+    tl.store(out_ptr + 2, tl.argmax(x, axis=0, tie_break_left=False))
+    tl.store(out_ptr + 3, tl.max(x, axis=0, return_indices=True)[0] == tl.max(x, axis=0))
 
 
-def test_argmax_and_argmin_return_the_first_nan(backend, rng):
-    # As NumPy and torch: a NaN propagates, so both return the index of the first NaN.
+def test_argmax_and_argmin_skip_nan(backend, rng):
+    # As Triton 3.8 (and NumPy's nanargmax): NaNs are skipped; the value returned with the
+    # index is tl.max's.
     x = rng.standard_normal(128).astype(np.float32)
-    x[[17, 90]] = np.nan
-    got = run(argmax_nan_kernel, backend, [x], 2, np.int32, N=128)
-    assert got[0] == np.argmax(x) == 17
-    assert got[1] == np.argmin(x) == 17
+    x[[3, 17, 90]] = np.nan
+    got = run(argmax_nan_kernel, backend, [x], 4, np.int32, N=128)
+    assert got[0] == np.nanargmax(x) and got[1] == np.nanargmin(x) and got[2] == np.nanargmax(x)
+    assert got[3] == 1
+
+
+def test_argmax_of_nans_only(backend):
+    # A line of NaNs: every element ties, so the tie rule picks the first (the last).
+    x = np.full(64, np.nan, np.float32)
+    got = run(argmax_nan_kernel, backend, [x], 4, np.int32, N=64)
+    np.testing.assert_array_equal(got[:3], [0, 0, 63])
 
 
 # ----------------------------------------------------------------------------- scans

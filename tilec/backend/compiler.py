@@ -75,7 +75,7 @@ def _write_reproducer(state: _Compilation, failure: PassFailure) -> str:
 
 def make_ttir(state: _Compilation) -> None:
     state.module = generate_ttir(state.fn, state.specs, state.context, debug=state.options.debug,
-                                 target=state.options.target)
+                                 target=state.options.target, num_warps=state.options.num_warps)
     with state.context:
         _add_tensormap_params(state)
     _passes(state, "ttir", "canonicalize,cse,tile-dce")

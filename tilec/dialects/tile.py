@@ -258,6 +258,46 @@ irdl.dialect @tile {{
     irdl.operands(ptr: %0, cmp: %1, value: %2)
     irdl.results(result: %3)
   }}
+  irdl.operation @atomic_load {{
+    %m = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {{"sem" = %m, "scope" = %c}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    irdl.operands(ptr: %0, mask: optional %1)
+    irdl.results(result: %2)
+  }}
+  irdl.operation @atomic_store {{
+    %m = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {{"sem" = %m, "scope" = %c}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.any
+    irdl.operands(ptr: %0, value: %1, mask: optional %2)
+  }}
+  irdl.operation @atomic_poll {{
+    %m = irdl.base "#builtin.string"
+    %c = irdl.base "#builtin.string"
+    irdl.attributes {{"sem" = %m, "scope" = %c}}
+    %0 = irdl.any
+    %1 = irdl.any
+    %2 = irdl.is i64
+    %3 = irdl.any
+    irdl.operands(ptr: %0, expected: %1, timeout: optional %2)
+    irdl.results(result: %3)
+  }}
+  irdl.operation @special_register {{
+    %n = irdl.base "#builtin.string"
+    irdl.attributes {{"name" = %n}}
+    %0 = irdl.any
+    irdl.results(result: %0)
+  }}
+  irdl.operation @grid_dependency {{
+    %a = irdl.base "#builtin.string"
+    irdl.attributes {{"action" = %a}}
+  }}
   irdl.operation @gather {{
     %a = irdl.base "#builtin.integer"
     irdl.attributes {{"axis" = %a}}
@@ -306,6 +346,8 @@ irdl.dialect @tile {{
   irdl.operation @barrier {{
   }}
   irdl.operation @map_elementwise {{
+    %k = irdl.base "#builtin.integer"
+    irdl.attributes {{"pack" = %k}}
 {_RED_IN_DEFS}
     irdl.operands({_RED_IN})
 {_RED_OUT_DEFS}
@@ -349,8 +391,21 @@ def _asm_is_elementwise(op: ir.Operation) -> bool:
 for _name in ("get_program_id", "get_num_programs", "make_range", "splat", "broadcast", "expand_dims",
               "reshape", "trans", "join", "split", "cat", "reduce", "scan", "histogram"):
     define_op("tile." + _name, pure=True)
-# map_elementwise: its body runs once per element, on scalars (control flow included).
-define_op("tile.map_elementwise", pure=True, elementwise=True)
+def _map_is_elementwise(op: ir.Operation) -> bool:
+    # With pack > 1 the body takes `pack` neighbouring elements of a thread at once: as for
+    # a packed asm, its layout is chosen for it (convert-tile-to-tilegpu) and must be kept.
+    return ir.IntegerAttr(op.attributes["pack"]).value == 1
+
+
+def _register_is_pure(op: ir.Operation) -> bool:
+    # %smid is fixed for the life of a program; %globaltimer moves between two reads.
+    return ir.StringAttr(op.attributes["name"]).value != "globaltimer"
+
+
+# map_elementwise: its body runs once per element (or pack of elements), on scalars
+# (control flow included).
+define_op("tile.map_elementwise", pure=True, elementwise=_map_is_elementwise)
+define_op("tile.special_register", pure=_register_is_pure)
 # fp_to_fp: a conversion to or from an fp8 format, by the format's own rules (to nearest
 # even, saturating); not arith.extf/truncf, which MLIR would fold by its own rules.
 for _name in ("addptr", "ptr_to_int", "int_to_ptr", "bitcast", "fp_to_fp"):
@@ -371,7 +426,9 @@ define_op("tile.gather", pure=True, any_layout_operands=(0,))
 define_op("tile.load", pure=_load_is_pure, reads_memory=True)
 define_op("tile.extern_elementwise", pure=_declared_pure, elementwise=_declared_pure)
 define_op("tile.inline_asm", pure=_declared_pure, elementwise=_asm_is_elementwise)
-for _name in ("store", "atomic_rmw", "atomic_cas", "print", "assert", "assume", "barrier"):
+# atomic_load is kept even when its result is unused: an acquire orders what follows.
+for _name in ("store", "atomic_rmw", "atomic_cas", "atomic_load", "atomic_store", "atomic_poll",
+              "grid_dependency", "print", "assert", "assume", "barrier"):
     define_op("tile." + _name)
 # A block read or written through a TMA tensor map (a host tensor descriptor on sm_90):
 # the tensor map holds the base, shape, strides, box and padding; the operands are the
@@ -533,6 +590,39 @@ def atomic_cas(ptr: ir.Value, cmp: ir.Value, value: ir.Value, sem: str, scope: s
                      attributes={"sem": str_attr(sem), "scope": str_attr(scope)}).result
 
 
+def atomic_load(ptr: ir.Value, mask: ir.Value | None, sem: str, scope: str, ty: ir.Type) -> ir.Value:
+    return create_op("tile.atomic_load", [ty], [ptr, mask], segments=[1, int(mask is not None)],
+                     attributes={"sem": str_attr(sem), "scope": str_attr(scope)}).result
+
+
+def atomic_store(ptr: ir.Value, value: ir.Value, mask: ir.Value | None, sem: str, scope: str) -> ir.Operation:
+    return create_op("tile.atomic_store", [], [ptr, value, mask], segments=[1, 1, int(mask is not None)],
+                     attributes={"sem": str_attr(sem), "scope": str_attr(scope)})
+
+
+def atomic_poll(ptr: ir.Value, expected: ir.Value, timeout: ir.Value | None, sem: str, scope: str,
+                ty: ir.Type) -> ir.Value:
+    """Waits until `*ptr == expected` (each element), or until `timeout` nanoseconds (i64)
+    have passed; i1 results: whether each matched."""
+    return create_op("tile.atomic_poll", [ty], [ptr, expected, timeout], segments=[1, 1, int(timeout is not None)],
+                     attributes={"sem": str_attr(sem), "scope": str_attr(scope)}).result
+
+
+# PTX special registers a kernel may read (tl.extra.cuda.smid(), globaltimer()), by type.
+SPECIAL_REGISTERS = {"smid": "i32", "globaltimer": "i64"}
+# Programmatic dependent launch (griddepcontrol.wait / .launch_dependents).
+GRID_DEPENDENCY_ACTIONS = ("wait", "launch_dependents")
+
+
+def special_register(name: str) -> ir.Value:
+    return create_op("tile.special_register", [ir.Type.parse(SPECIAL_REGISTERS[name])],
+                     attributes={"name": str_attr(name)}).result
+
+
+def grid_dependency(action: str) -> ir.Operation:
+    return create_op("tile.grid_dependency", [], attributes={"action": str_attr(action)})
+
+
 def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type]) -> ir.Operation:
     """Creates a tile.reduce with an empty combiner region (the caller fills it)."""
     n = len(srcs)
@@ -544,15 +634,16 @@ def reduce(srcs: Sequence[ir.Value], axis: int, result_types: Sequence[ir.Type])
                      regions=1, segments=segments)
 
 
-def map_elementwise(srcs: Sequence[ir.Value], result_types: Sequence[ir.Type]) -> ir.Operation:
-    """Creates a tile.map_elementwise with an empty body region (the caller fills it: one
-    scalar argument per operand, a gpu.yield of one scalar per result)."""
+def map_elementwise(srcs: Sequence[ir.Value], result_types: Sequence[ir.Type], pack: int = 1) -> ir.Operation:
+    """Creates a tile.map_elementwise with an empty body region (the caller fills it:
+    `pack` scalar arguments per operand, operand-major, and a gpu.yield of `pack` scalars
+    per result, result-major)."""
     n, r = len(srcs), len(result_types)
     if not 1 <= n <= MAX_REDUCE_OPERANDS or not 1 <= r <= MAX_REDUCE_OPERANDS:
         raise ValueError(f"map_elementwise takes 1 to {MAX_REDUCE_OPERANDS} operands and results, got {n} and {r}")
     segments = [1 if i < n else 0 for i in range(MAX_REDUCE_OPERANDS)]
     result_segments = [1 if i < r else 0 for i in range(MAX_REDUCE_OPERANDS)]
-    attributes = {"resultSegmentSizes": ir.DenseI32ArrayAttr.get(result_segments)}
+    attributes = {"resultSegmentSizes": ir.DenseI32ArrayAttr.get(result_segments), "pack": i32_attr(pack)}
     return create_op("tile.map_elementwise", list(result_types), list(srcs), attributes=attributes,
                      regions=1, segments=segments)
 
@@ -648,7 +739,7 @@ def _same_shape(a: ir.Type, b: ir.Type) -> bool:
     return shape_of(a) == shape_of(b)
 
 
-_CACHE_MODIFIERS = {"tile.load": ("", ".ca", ".cg", ".cv"), "tile.store": ("", ".wb", ".cg", ".cs", ".wt")}
+_CACHE_MODIFIERS = {"tile.load": ("", ".ca", ".cg", ".cv", ".cs"), "tile.store": ("", ".wb", ".cg", ".cs", ".wt")}
 _EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
 
 
@@ -803,6 +894,61 @@ def _verify_atomic(op: ir.Operation) -> str | None:
     return None
 
 
+# The memory orders of the atomic accesses that are not read-modify-writes.
+_ACCESS_SEMANTICS = {"tile.atomic_load": ("relaxed", "acquire"), "tile.atomic_store": ("relaxed", "release"),
+                     "tile.atomic_poll": ("relaxed", "acquire")}
+
+
+@verifier("tile.atomic_load", "tile.atomic_store", "tile.atomic_poll")
+def _verify_atomic_access(op: ir.Operation) -> str | None:
+    from ._mlir import str_attr_value
+    # (ptr, mask) for a load, (ptr, value, mask) for a store, (ptr, expected, timeout) for a poll
+    groups = [g[0] if g else None for g in operand_groups(op)]
+    ptr, value, extra = groups + [None] * (3 - len(groups))
+    if not is_ptr_type(element_type(ptr.type)):
+        return f"needs a pointer operand, got {ptr.type}"
+    pointee = pointee_type(element_type(ptr.type))
+    sem = str_attr_value(op, "sem")
+    if sem not in _ACCESS_SEMANTICS[op.name]:
+        return f"memory semantics {sem!r} is not one of {list(_ACCESS_SEMANTICS[op.name])}"
+    if str_attr_value(op, "scope") not in ATOMIC_SCOPES:
+        return f"unknown scope {str_attr_value(op, 'scope')!r}"
+    if op.name == "tile.atomic_load":
+        mask = value
+        if element_type(op.results[0].type) != pointee or not _same_shape(op.results[0].type, ptr.type):
+            return "the result must have the pointee type and the pointer's shape"
+    else:
+        if element_type(value.type) != pointee or not _same_shape(value.type, ptr.type):
+            return "the value must have the pointee type and the pointer's shape"
+        mask = extra if op.name == "tile.atomic_store" else None
+    if mask is not None and (str(element_type(mask.type)) != "i1" or not _same_shape(mask.type, ptr.type)):
+        return "the mask must be i1 with the pointer's shape"
+    if op.name == "tile.atomic_poll":
+        if not isinstance(pointee, ir.IntegerType) or pointee.width not in (16, 32, 64):
+            return f"polls a 16-, 32- or 64-bit integer, not {pointee}"
+        if str(element_type(op.results[0].type)) != "i1" or not _same_shape(op.results[0].type, ptr.type):
+            return "the result must be i1 with the pointer's shape"
+    return None
+
+
+@verifier("tile.special_register")
+def _verify_special_register(op: ir.Operation) -> str | None:
+    name = ir.StringAttr(op.attributes["name"]).value
+    if name not in SPECIAL_REGISTERS:
+        return f"unknown special register {name!r}; expected one of {sorted(SPECIAL_REGISTERS)}"
+    if str(op.results[0].type) != SPECIAL_REGISTERS[name]:
+        return f"%{name} is read as {SPECIAL_REGISTERS[name]}, not {op.results[0].type}"
+    return None
+
+
+@verifier("tile.grid_dependency")
+def _verify_grid_dependency(op: ir.Operation) -> str | None:
+    action = ir.StringAttr(op.attributes["action"]).value
+    if action not in GRID_DEPENDENCY_ACTIONS:
+        return f"unknown grid dependency action {action!r}; expected one of {list(GRID_DEPENDENCY_ACTIONS)}"
+    return None
+
+
 @verifier("tile.addptr")
 def _verify_addptr(op: ir.Operation) -> str | None:
     ptr, off, res = op.operands[0].type, op.operands[1].type, op.results[0].type
@@ -896,13 +1042,16 @@ def _verify_map_elementwise(op: ir.Operation) -> str | None:
     if len(op.regions[0].blocks) != 1:
         return "needs a body region with one block"
     block = op.regions[0].blocks[0]
-    if [a.type for a in block.arguments] != [element_type(s.type) for s in srcs]:
-        return "the body takes one scalar of each operand's element type"
+    pack = int_attr_value(op, "pack")
+    if pack < 1 or pack & (pack - 1):
+        return f"pack must be a power of 2, got {pack}"
+    if [a.type for a in block.arguments] != [element_type(s.type) for s in srcs for _ in range(pack)]:
+        return f"the body takes {pack} scalar(s) of each operand's element type, operand by operand"
     ops = list(block.operations)
     if not ops or ops[-1].operation.name != "gpu.yield":
         return "the body must end with gpu.yield"
-    if [v.type for v in ops[-1].operation.operands] != [element_type(r.type) for r in results]:
-        return "the body yields one scalar of each result's element type"
+    if [v.type for v in ops[-1].operation.operands] != [element_type(r.type) for r in results for _ in range(pack)]:
+        return f"the body yields {pack} scalar(s) of each result's element type, result by result"
     return None
 
 

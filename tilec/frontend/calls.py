@@ -23,8 +23,11 @@ from .. import language as tl_package
 from ..errors import CompilationError
 from ..language import builtins as lang
 from ..language import core as tl
+from ..language.aggregates import BoundJitMethod, UserAggregate, is_user_aggregate_class
+from ..language.compile_time import ConstexprFunction, constexpr_type
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
 from .kernel_function import KernelFunction, kernel_function_of
+from .early_returns import NO_RESULT, NO_RESULT_FUNCTION
 from .loop_exits import FLAG_FUNCTION
 
 # Python builtins a kernel may call (on compile-time values, or as noted).
@@ -87,6 +90,10 @@ def _arguments_problem(name: str, signature: inspect.Signature, args: list[Any],
     kinds = {p.kind for p in params}
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) > len(positional) and inspect.Parameter.VAR_POSITIONAL not in kinds:
+        keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+        if keyword_only:
+            return f"{name}() takes {len(positional)} positional arguments but {len(args)} were given; " \
+                   f"{', '.join(keyword_only)} (after `*`) are passed by keyword only"
         return f"{name}() takes {len(positional)} arguments but {len(args)} were given " \
                f"(its parameters: {', '.join(p.name for p in params)})"
     given = set(positional[:len(args)])
@@ -112,6 +119,8 @@ class CallRules:
     def visit_Call(self, node: ast.Call) -> Any:
         if isinstance(node.func, ast.Name) and node.func.id == FLAG_FUNCTION:  # see loop_exits.py
             return self.semantic.to_tensor(bool(node.args[0].value))
+        if isinstance(node.func, ast.Name) and node.func.id == NO_RESULT_FUNCTION:  # see early_returns.py
+            return NO_RESULT
         fn = _unwrap(self.visit(node.func))
         args = self._visit_elements(node.args)
         kwargs = {}
@@ -130,6 +139,15 @@ class CallRules:
         callee = kernel_function_of(fn)
         if callee is not None:
             return self.call_jit(callee, args, kwargs, node)
+        if isinstance(fn, ConstexprFunction):  # runs now, on compile-time values (tilec.cdiv, ...)
+            return self.call_language(fn, args, kwargs, node)
+        if isinstance(fn, BoundJitMethod):  # `window.load(ptr)`: the aggregate is `self`
+            return self.call_jit(kernel_function_of(fn.__func__), [fn.__self__, *args], kwargs, node)
+        if is_user_aggregate_class(fn):
+            try:
+                return fn(*args, **kwargs)
+            except (TypeError, AttributeError) as exc:
+                raise self.error(node, str(exc)) from None
         if fn is py.range:
             fn = lang.range
         if isinstance(fn, type) and issubclass(fn, lang.range):
@@ -139,16 +157,18 @@ class CallRules:
         if fn in _ALLOWED_PYTHON_BUILTINS:
             return self.call_python_builtin(fn, args, kwargs, node)
         owner = getattr(fn, "__self__", None)
+        if isinstance(owner, UserAggregate):  # a plain method of an aggregate runs now, on the kernel's values
+            return _sanitize(self.call_language(fn, args, kwargs, node))
         if isinstance(owner, (tensor, tl.dtype, constexpr, lang.range)):
             return _sanitize(self.call_language(fn, args, kwargs, node))
         if isinstance(owner, (bool, int, float, str, tuple)) and not any(
                 isinstance(a, tensor) for a in [*args, *kwargs.values()]):
             # A method of a compile-time constant (`ACTIVATION.startswith("gelu")`) runs now.
             return _sanitize(fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()}))
-        if fn is constexpr:
+        if fn is constexpr or fn is constexpr_type:
             if len(args) != 1 or kwargs or isinstance(args[0], tensor):
-                raise self.error(node, "tl.constexpr(value) takes one compile-time value")
-            return constexpr(_unwrap(args[0]))
+                raise self.error(node, f"tl.{fn.__name__}(value) takes one compile-time value")
+            return constexpr(_unwrap(args[0])) if fn is constexpr else constexpr(constexpr_type(args[0]))
         if isinstance(fn, tl.dtype):
             raise self.error(node, f"{fn!r} is a type, not a function: use `x.to({fn!r})` to convert a value")
         if isinstance(fn, type) and issubclass(fn, tl.dtype):
@@ -236,13 +256,10 @@ class CallRules:
         except TypeError as exc:
             raise self.error(node, _arguments_problem(callee.__name__, callee.signature, args, kwargs, exc)) from None
         bound.apply_defaults()
-        scope: dict[str, Any] = {}
-        for index, (name, value) in enumerate(bound.arguments.items()):
-            if index in callee.constexprs and isinstance(value, tensor):
-                raise self.error(node, self.needs_constexpr(
-                    f"argument '{name}' of {callee.__name__}() is a tl.constexpr parameter, but the value passed is "
-                    "only known at run time", value, "pass a compile-time value"))
-            scope[name] = _sanitize(value)
+        # A called function's `tl.constexpr` annotation is a hint, as in Triton: a value known
+        # only at run time is passed as it is, and the body refuses it where it needs a
+        # constant (CodeGenerator.needs_constexpr names the annotated parameter then).
+        scope = {name: _sanitize(value) for name, value in bound.arguments.items()}
         generator = type(self)(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1,
                                   active_calls=self.active_calls + (callee,))
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py
+import collections.abc
 import operator
 import types
 from typing import Any, Callable, Sequence
@@ -18,6 +19,7 @@ from mlir import ir
 from ..errors import CompilationError, SourceLocation
 from ..language import builtins as lang
 from ..language import core as tl
+from ..language.aggregates import UserAggregate
 from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .calls import _ALLOWED_PYTHON_BUILTINS, CallRules, _sanitize
@@ -25,6 +27,7 @@ from . import python_rules as rules
 from .python_rules import assigned_names as _assigned_names
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
+from .early_returns import NO_RESULT, RESULT_NAME
 from .loop_exits import BREAK_FLAG_ATTRIBUTE
 
 _BINARY_OPERATORS = {
@@ -44,7 +47,8 @@ _UNSUPPORTED_STATEMENTS = {
     ast.Try: "try/except is not supported in kernels",
     ast.With: "`with` is not supported in kernels",
     ast.ClassDef: "classes cannot be defined inside kernels",
-    ast.FunctionDef: "functions cannot be defined inside kernels; define a separate @tilec.jit function",
+    ast.FunctionDef: "functions cannot be defined inside kernels; define a separate @tilec.jit function (Triton: "
+                     "nested function definitions are not allowed inside a @triton.jit kernel)",
     ast.AsyncFunctionDef: "async functions cannot be defined inside kernels",
     ast.Raise: "`raise` is not supported in kernels; use tl.static_assert for compile-time checks",
     ast.Global: "`global` is not supported in kernels",
@@ -71,6 +75,21 @@ _UNSUPPORTED_EXPRESSIONS = {
 def _is_defined(scope: dict, name: str) -> bool:
     """Whether `name` holds a value in `scope` (not absent, not an _Undefined marker)."""
     return name in scope and not isinstance(scope[name], _Undefined)
+
+
+class _Mismatch(Exception):
+    """Two paths give a name values that cannot be made one type (CodeGenerator._join)."""
+
+
+def _plain_tuple(value: tuple) -> bool:
+    return type(value) in (tuple, tl.tuple_value, tl.list_value)
+
+
+def _same_tuple(template: tuple, items: list) -> tuple:
+    """`items` in a tuple of `template`'s kind (a namedtuple stays one)."""
+    if hasattr(template, "_fields"):
+        return type(template)(*items)
+    return type(template)(items) if isinstance(template, (tl.tuple_value, tl.list_value)) else tuple(items)
 
 
 class _Undefined:
@@ -117,8 +136,7 @@ def _rebuild(template: Any, leaves: Any) -> Any:
     if isinstance(template, tl.aggregate):
         return template.tilec_replace([_rebuild(field, leaves) for field in template.tilec_fields()])
     if isinstance(template, tuple):
-        items = [_rebuild(item, leaves) for item in template]
-        return type(template)(items) if isinstance(template, (tl.tuple_value, tl.list_value)) else tuple(items)
+        return _same_tuple(template, [_rebuild(item, leaves) for item in template])
     return template
 
 
@@ -200,12 +218,17 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         """`message` about a run-time `value` where a compile-time one is needed, ending
         with how to fix it: when `value` is still what a parameter of this function
         received (not tl.constexpr), declare that parameter tl.constexpr; else `hint`."""
-        names = [name for index, name in enumerate(self.fn.arg_names)
-                 if index not in self.fn.constexprs and value is not None and self.scope.get(name) is value]
+        names = [(name, index in self.fn.constexprs) for index, name in enumerate(self.fn.arg_names)
+                 if value is not None and self.scope.get(name) is value]
         if not names:
             return f"{message}; {hint}"
-        return (f"{message}; '{names[0]}' is a parameter of {self.fn.__name__} without tl.constexpr: declare it "
-                f"`{names[0]}: tl.constexpr`")
+        name, annotated = names[0]
+        if annotated:  # only a called function's parameter can be (see CallRules.call_jit)
+            return (f"{message}; '{name}' is annotated tl.constexpr in {self.fn.__name__}, but the caller passed a "
+                    "value known only at run time (the annotation of a called @jit function's parameter does not "
+                    "make its argument constant): pass a compile-time value")
+        return (f"{message}; '{name}' is a parameter of {self.fn.__name__} without tl.constexpr: declare it "
+                f"`{name}: tl.constexpr`")
 
     def generic_visit(self, node: ast.AST) -> Any:
         message = _UNSUPPORTED_STATEMENTS.get(type(node)) or _UNSUPPORTED_EXPRESSIONS.get(type(node))
@@ -297,10 +320,21 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             items = _unwrap(value)
+            names = len(target.elts)
+            starred = next((elt for elt in target.elts if isinstance(elt, ast.Starred)), None)
+            if starred is not None:
+                raise self.error(starred, "starred assignment targets are not supported in kernels: unpack every "
+                                          "value into a name of its own, or index the tuple (`rest = t[1:]`)")
             if isinstance(items, tensor) or not isinstance(items, (tuple, list)):
-                raise self.error(target, f"cannot unpack a {type(items).__name__} into {len(target.elts)} names")
-            if len(items) != len(target.elts):
-                raise self.error(target, f"cannot unpack {len(items)} values into {len(target.elts)} names")
+                what = "tensor" if isinstance(items, tensor) else type(items).__name__
+                raise self.error(target, f"cannot unpack a {what} into {names} names (Triton: cannot unpack "
+                                         "non-iterable value); only a tuple unpacks")
+            if len(items) > names:
+                raise self.error(target, f"cannot unpack {len(items)} values into {names} names (too many values to "
+                                         f"unpack (expected {names}))")
+            if len(items) < names:
+                raise self.error(target, f"cannot unpack {len(items)} values into {names} names (not enough values "
+                                         f"to unpack (expected {names}, got {len(items)}))")
             for elt, item in zip(target.elts, items):
                 self.assign(elt, item)
             return
@@ -309,22 +343,28 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             if isinstance(_unwrap(base), tuple):
                 what, item = ("list", "[x]") if isinstance(_unwrap(base), tl.list_value) else ("tuple", "(x,)")
                 raise self.error(target, f"item assignment is not supported: a {what} in a kernel is constant; "
-                                         f"make a new one instead, e.g. `t = t[:i] + {item} + t[i + 1:]`")
-            raise self.error(target, "item assignment is not supported: tensors are immutable in kernels; "
-                                     "build a new tensor with tl.where")
+                                         f"make a new one instead, e.g. `t = t[:i] + {item} + t[i + 1:]` (Triton: "
+                                         "__setitem__ is not supported in triton)")
+            raise self.error(target, "item assignment is not supported: tensors are immutable in kernels; build a "
+                                     "new tensor with tl.where (Triton: __setitem__ is not supported in triton)")
         if isinstance(target, ast.Attribute):
-            raise self.error(target, "attribute assignment is not supported in kernels")
+            raise self.error(target, "attribute assignment is not supported in kernels; an aggregate is immutable: "
+                                     "make a changed copy with tl.aggregate_replace(value, field=...) (Triton: "
+                                     "Attribute assignment is not supported in triton)")
         raise self.error(target, f"cannot assign to {type(target).__name__}")
 
     def visit_Return(self, node: ast.Return) -> None:
         if self.loop_depth:
-            raise self.error(node, "`return` inside a loop is not supported; leave the loop with `break` "
-                                   "and return after it")
+            raise self.error(node, "`return` inside a loop is not supported; leave the loop with `break` and return "
+                                   "after it (Triton: Cannot have `return` statements inside `while` or `for` "
+                                   "statements in triton)")
         if self.control_depth:
             # early_returns.py moved every other return to the end of the function
             raise self.error(node, "this `return` gives a value, but another path reaches the end of the "
                                    "function without one; return a value on every path")
         value = self.visit(node.value) if node.value is not None else None
+        if value is NO_RESULT:  # every path taken ends without a `return` (early_returns.py)
+            value = None
         if self.is_kernel and _unwrap(value) is not None:
             raise self.error(node, "a kernel cannot return a value; store results through a pointer")
         self.return_value = value
@@ -379,35 +419,21 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             if isinstance(tv, _Undefined) or isinstance(ev, _Undefined):
                 merged[name] = tv if isinstance(tv, _Undefined) else ev
                 continue
-            if isinstance(tv, (tuple, tl.aggregate)) or isinstance(ev, (tuple, tl.aggregate)):
-                then_leaves, then_structure = _flatten(tv)
-                else_leaves, else_structure = _flatten(ev)
-                if then_structure != else_structure:
-                    raise self.error(node, f"'{name}' is {_describe(then_structure)} in the `if` branch but "
-                                           f"{_describe(else_structure)} in the `else` branch; both branches must "
-                                           "give it the same type")
-                if then_leaves:
-                    yielded.append((name, tv, then_leaves, else_leaves))
-                else:
-                    merged[name] = tv
-                continue
-            if not isinstance(tv, tensor) and not isinstance(ev, tensor):
-                if isinstance(tv, constexpr) and isinstance(ev, constexpr) and tv.value == ev.value:
-                    merged[name] = tv
-                    continue
-                if not (isinstance(tv, constexpr) and isinstance(ev, constexpr)):
-                    raise self.error(node, f"'{name}' must be the same in both branches of an `if` whose condition "
-                                           "is known only at run time")
-            with ir.InsertionPoint(then_block):
-                tv_new = self._promote(tv, ev, name, node)
-            with ir.InsertionPoint(else_block):
-                ev = self._promote(ev, tv if isinstance(tv, constexpr) and isinstance(ev, constexpr) else tv_new,
-                                   name, node)
-            tv = tv_new
-            if tv.type != ev.type:
-                raise self.error(node, f"'{name}' is {tv.type} in the `if` branch but {ev.type} in the `else` "
-                                       "branch; both branches must give it the same type")
-            yielded.append((name, tv, [tv], [ev]))
+            if tv is NO_RESULT or ev is NO_RESULT:  # a path of a function that returns no value (poison)
+                with ir.InsertionPoint(then_block if tv is NO_RESULT else else_block):
+                    tv, ev = (self._undefined_like(ev), ev) if tv is NO_RESULT else (tv, self._undefined_like(tv))
+            try:
+                tv, ev = self._join(tv, ev, name, node, then_block, else_block)
+            except _Mismatch:
+                raise self.error(node, self._mismatch(name, tv, ev)) from None
+            then_leaves, then_structure = _flatten(tv)
+            else_leaves, else_structure = _flatten(ev)
+            if then_structure != else_structure:
+                raise self.error(node, self._mismatch(name, tv, ev))
+            if then_leaves:
+                yielded.append((name, tv, then_leaves, else_leaves))
+            else:
+                merged[name] = tv
 
         then_values = [leaf for _, _, leaves, _ in yielded for leaf in leaves]
         else_values = [leaf for _, _, _, leaves in yielded for leaf in leaves]
@@ -421,6 +447,72 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             for name, template, _, _ in yielded:
                 merged[name] = _rebuild(template, results)
         self.scope = merged
+
+    def _join(self, tv: Any, ev: Any, name: str, node: ast.AST, then_block: ir.Block, else_block: ir.Block,
+              in_aggregate: bool = False) -> tuple[Any, Any]:
+        """The values of `name` at the end of a run-time `if`'s two branches, made of one
+        type: equal constants stay, a constant number meeting a tensor or another number
+        becomes a tensor (`_promote`; not in an aggregate, whose constant fields are part
+        of its type), tuples and aggregates join item by item. Raises _Mismatch where they
+        cannot be made one type."""
+        if tv is ev:
+            return tv, ev
+        if isinstance(tv, tuple) and isinstance(ev, tuple):
+            if len(tv) != len(ev) or type(tv) is not type(ev) and not (_plain_tuple(tv) and _plain_tuple(ev)):
+                raise _Mismatch()
+            pairs = [self._join(a, b, name, node, then_block, else_block, in_aggregate) for a, b in zip(tv, ev)]
+            return _same_tuple(tv, [a for a, _ in pairs]), _same_tuple(ev, [b for _, b in pairs])
+        if isinstance(tv, tl.aggregate) or isinstance(ev, tl.aggregate):
+            if type(tv) is not type(ev):
+                raise _Mismatch()
+            pairs = [self._join(a, b, name, node, then_block, else_block, in_aggregate=True)
+                     for a, b in zip(tv.tilec_fields(), ev.tilec_fields())]
+            return tv.tilec_replace([a for a, _ in pairs]), ev.tilec_replace([b for _, b in pairs])
+        numbers = (bool, int, float)
+        if not isinstance(tv, tensor) and not isinstance(ev, tensor):
+            if isinstance(tv, constexpr) and isinstance(ev, constexpr) and tv.value == ev.value:
+                return tv, tv
+            if in_aggregate or not (isinstance(_unwrap(tv), numbers) and isinstance(_unwrap(ev), numbers)):
+                raise _Mismatch()  # strings, None, functions: equal on both paths or refused
+        elif isinstance(tv, tensor) and isinstance(ev, tensor):
+            if tv.type != ev.type:
+                raise _Mismatch()
+            return tv, ev
+        elif in_aggregate or not isinstance(_unwrap(tv if not isinstance(tv, tensor) else ev), numbers):
+            raise _Mismatch()  # None (or another constant) meeting a tensor
+        with ir.InsertionPoint(then_block):
+            promoted_then = self._promote(tv, ev, name, node)
+        with ir.InsertionPoint(else_block):
+            promoted_else = self._promote(ev, tv if not isinstance(tv, tensor) and not isinstance(ev, tensor)
+                                          else promoted_then, name, node)
+        if promoted_then.type != promoted_else.type:
+            raise _Mismatch()
+        return promoted_then, promoted_else
+
+    def _mismatch(self, name: str, first: Any, second: Any) -> str:
+        """Why `name` cannot hold `first` on one path and `second` on the other."""
+        a, b = (_describe(_flatten(v)[1]) for v in (first, second))
+        if name == RESULT_NAME:
+            return (f"Return type mismatch: {self.fn.__name__}() returns {a} on one path and {b} on another; every "
+                    "`return` must give the same type (numbers become tensors to meet a tensor)")
+        return (f"'{name}' is {a} in the `if` branch but {b} in the `else` branch; both branches of an `if` whose "
+                "condition is known only at run time must give it the same type")
+
+    def _undefined_like(self, value: Any) -> Any:
+        """A value of `value`'s type whose contents are undefined (Triton's poison): the
+        result of a path that ends without a `return` in a function whose other paths
+        return `value`. Constants stay (they need no value at run time); tensors are zeros."""
+        leaves, _ = _flatten(value)
+        return _rebuild(value, iter(self._zeros(leaf.type) for leaf in leaves))
+
+    def _zeros(self, ty: Any) -> tensor:
+        scalar = ty.scalar
+        if scalar.is_ptr():  # null pointers
+            return self.semantic.cast(self._zeros(tl.block_type(tl.int64, ty.shape) if ty.is_block() else tl.int64),
+                                      scalar)
+        if ty.is_block():
+            return self.semantic.full(ty.shape, 0, scalar)
+        return self.semantic.to_tensor(0, scalar)
 
     def _promote(self, value: Any, other: Any, name: str, node: ast.AST) -> tensor:
         """A constexpr value that meets a tensor (or another constant) at a control-flow join.
@@ -437,7 +529,9 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             ty = computation_type(python_scalar_type(raw), False, python_scalar_type(_unwrap(other)), False, False)
         scalar = ty.scalar
         if isinstance(raw, float) and not scalar.is_floating():
-            raise self.error(node, f"'{name}' is {ty} on one path but the float constant {raw} on another; "
+            shown = f"the result of {self.fn.__name__}()" if name == RESULT_NAME else f"'{name}'"
+            mismatch = "Return type mismatch: " if name == RESULT_NAME else ""
+            raise self.error(node, f"{mismatch}{shown} is {ty} on one path but the float constant {raw} on another; "
                                    "give both the same type")
         if ty.is_block():
             return self.semantic.full(ty.shape, raw, scalar)
@@ -708,6 +802,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             if first.is_async:
                 raise self.error(first, "async comprehensions are not supported in kernels")
             iterable = _unwrap(self.visit(first.iter))
+            if isinstance(iterable, collections.abc.Iterator):  # zip(...), enumerate(...), reversed(...)
+                iterable = tuple(iterable)
             bounds = [_unwrap(getattr(iterable, name, None)) for name in ("start", "end", "step")]
             if all(isinstance(b, int) for b in bounds):  # range() / tl.static_range with constant bounds
                 iterable = range(*bounds)
@@ -738,8 +834,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         return values
 
     def binary(self, op: ast.operator, lhs: Any, rhs: Any, node: ast.AST) -> Any:
-        if isinstance(op, ast.MatMult):
+        if isinstance(op, ast.MatMult) and not isinstance(lhs, UserAggregate) and not isinstance(rhs, UserAggregate):
             raise self.error(node, "`@` (matrix multiplication, tl.dot) is not supported yet")
+        if isinstance(lhs, UserAggregate) or isinstance(rhs, UserAggregate):  # its operator methods
+            self.current_call = node  # where a @jit method it calls is called from
+            return _sanitize(self.rule(node, rules.aggregate_operator, rules.BINARY_NAMES[type(op)], lhs, rhs))
         fn = _BINARY_OPERATORS[type(op)]
         if not isinstance(lhs, tensor) and not isinstance(rhs, tensor):  # folded now, in Python
             try:
@@ -771,7 +870,13 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def visit_Compare(self, node: ast.Compare) -> Any:
         left = self.visit(node.left)
-        links = [(rules.COMPARE_NAMES[type(op)], self.visit(comparator))
+
+        def operand(comparator: ast.expr) -> Any:
+            value = self.visit(comparator)
+            self.current_call = node  # where an aggregate's @jit comparison method is called from
+            return value
+
+        links = [(rules.COMPARE_NAMES[type(op)], lambda comparator=comparator: operand(comparator))
                  for op, comparator in zip(node.ops, node.comparators)]
         return self.rule(node, rules.compare_chain, left, links)
 
@@ -861,6 +966,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             what = "list" if isinstance(base, tl.list_value) else "tuple"
             raise self.error(node.slice, f"index {index} is out of range for a {what} of {len(base)} "
                                          f"value{'s' if len(base) != 1 else ''}")
+        self.current_call = node  # where an aggregate's @jit __getitem__ is called from
         return _sanitize(base[index])
 
     def _visit_index(self, node: ast.expr) -> Any:

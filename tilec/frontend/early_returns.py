@@ -18,10 +18,15 @@ carries the result:
                                             _tilec_result = b
                                         return _tilec_result
 
+A function that returns a value on some paths and reaches its end on others (Triton:
+its result there is *poison*, an undefined value of the returned type) ends those paths
+with `return __tilec_no_result__()`: the code generator gives that path an undefined
+value of the type the other paths return when an `if` decided at run time joins them,
+and no value (None) when only that path remains; the interpreter returns None there, as
+Python does. A bare `return` in a function that returns values elsewhere returns None.
+
 Only `if` statements are rewritten; a `return` inside a loop stays (and is refused by the
-code generator). A function that returns a value on some paths and falls off its end on
-others is left as written, so the code generator's error names the offending `return`.
-The interpreter runs the rewritten kernel too (interpretable.py).
+code generator). The interpreter runs the rewritten kernel too (interpretable.py).
 """
 from __future__ import annotations
 
@@ -29,17 +34,32 @@ import ast
 import copy
 
 RESULT_NAME = "_tilec_result"
+# Called where a function returning values reaches its end without a `return`.
+NO_RESULT_FUNCTION = "__tilec_no_result__"
+
+
+class _NoResult:
+    """The code generator's value of a NO_RESULT_FUNCTION call: no value yet, its type
+    taken from the other paths where a run-time `if` joins them (CodeGenerator._runtime_if)."""
+
+    def __repr__(self) -> str:
+        return "<no result>"
+
+
+NO_RESULT = _NoResult()
 
 
 def rewrite_early_returns(fn: ast.FunctionDef) -> ast.FunctionDef:
     """`fn` with returns inside `if`s moved to the end of the function (in place)."""
     if not any(_branch_returns(stmt) for stmt in fn.body):
         return fn
-    body = _move_tails(fn.body)
+    body = fn.body
+    if any(r.value is not None for r in _all_returns(body)) and not _always_returns(body):
+        end = ast.Return(value=ast.Call(func=ast.Name(id=NO_RESULT_FUNCTION, ctx=ast.Load()), args=[], keywords=[]))
+        body = body + [ast.copy_location(end, body[-1])]
+    body = _move_tails(body)
     returns = list(_tail_returns(body))
     if any(r.value is not None for r in returns):
-        if not _always_returns(body):
-            return fn  # some path returns nothing: left for the code generator to refuse
         fn.body = _replace_returns(body, _assign_result) + [ast.Return(value=ast.Name(id=RESULT_NAME, ctx=ast.Load()))]
         ast.copy_location(fn.body[-1], returns[-1])
     else:
@@ -80,6 +100,16 @@ def _move_tails(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return stmts
 
 
+def _all_returns(stmts: list[ast.stmt]):
+    """The returns of `stmts` outside loops (through nested ifs)."""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return):
+            yield stmt
+        elif isinstance(stmt, ast.If):
+            yield from _all_returns(stmt.body)
+            yield from _all_returns(stmt.orelse)
+
+
 def _tail_returns(stmts: list[ast.stmt]):
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
@@ -105,7 +135,8 @@ def _replace_returns(stmts: list[ast.stmt], replace) -> list[ast.stmt]:
 
 
 def _assign_result(ret: ast.Return) -> ast.stmt:
-    return ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=ret.value)
+    value = ret.value if ret.value is not None else ast.copy_location(ast.Constant(value=None), ret)
+    return ast.Assign(targets=[ast.Name(id=RESULT_NAME, ctx=ast.Store())], value=value)
 
 
 def _no_result(ret: ast.Return) -> ast.stmt:

@@ -8,7 +8,8 @@ syntax whose meaning in a kernel differs from Python's replaced by calls of
     3, "s", None        __tilec_rules__.literal(3)  (a constexpr, as compiled)
     a and b             __tilec_rules__.bool_op("and", lazy(lambda: a, lambda: b))
     not a               __tilec_rules__.logical_not(a)
-    a < b <= c          __tilec_rules__.compare_chain(a, [("lt", b), ("le", c)])
+    a < b <= c          __tilec_rules__.compare_chain(a, [("lt", lambda: b), ("le", lambda: c)])
+    a + b, x += b       __tilec_rules__.binary("add", a, b), x = __tilec_rules__.binary("add", x, b)
     a if c else b       __tilec_rules__.if_exp(c, lambda: a, lambda: b)
     if c: / while c:    if __tilec_rules__.truth(__tilec_rules__.condition(c, "an `if`")):
     for i in it: ...    __tilec_loop_3 = __tilec_rules__.Loop(it)
@@ -29,13 +30,15 @@ import itertools
 from types import CodeType
 
 from . import python_rules
+from .early_returns import NO_RESULT_FUNCTION
 from .kernel_function import KernelFunction
 from .loop_exits import FLAG_FUNCTION
 
 RULES = "__tilec_rules__"
 
 # What the rewritten code finds in its globals beside the kernel's own.
-GLOBALS = {RULES: python_rules, FLAG_FUNCTION: python_rules.flag}
+GLOBALS = {RULES: python_rules, FLAG_FUNCTION: python_rules.flag,
+           NO_RESULT_FUNCTION: lambda: None}  # a path without `return` gives None, as in Python
 
 
 def interpreted_code(kernel: KernelFunction) -> CodeType:
@@ -119,6 +122,22 @@ class _Rewriter(ast.NodeTransformer):
         operands = _rule("lazy", *(self._located(_thunk(value), value) for value in node.values))
         return self._located(_rule("bool_op", ast.Constant(value=kind), self._located(operands, node)), node)
 
+    def visit_BinOp(self, node: ast.BinOp):
+        """`a + b` as python_rules.binary computes it (an aggregate's operator methods first)."""
+        self.generic_visit(node)
+        name = ast.Constant(value=python_rules.BINARY_NAMES[type(node.op)])
+        return self._located(_rule("binary", name, node.left, node.right), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        """`x += y` is `x = x + y` (tensors are values, as the code generator has them)."""
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node  # refused by the code generator before the kernel runs
+        current = self._located(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
+        name = ast.Constant(value=python_rules.BINARY_NAMES[type(node.op)])
+        value = self._located(_rule("binary", name, current, node.value), node)
+        return self._located(ast.Assign(targets=[node.target], value=value), node)
+
     def visit_UnaryOp(self, node: ast.UnaryOp):
         self.generic_visit(node)
         if isinstance(node.op, ast.Not):
@@ -128,7 +147,7 @@ class _Rewriter(ast.NodeTransformer):
     def visit_Compare(self, node: ast.Compare):
         self.generic_visit(node)
         names = [ast.Constant(value=python_rules.COMPARE_NAMES[type(op)]) for op in node.ops]
-        links = ast.List(elts=[ast.Tuple(elts=[name, right], ctx=ast.Load())
+        links = ast.List(elts=[ast.Tuple(elts=[name, self._located(_thunk(right), right)], ctx=ast.Load())
                                for name, right in zip(names, node.comparators)], ctx=ast.Load())
         return self._located(_rule("compare_chain", node.left, links), node)
 

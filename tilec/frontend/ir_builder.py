@@ -121,6 +121,10 @@ class IRBuilder(Builder):
             return create_op("arith.mului_extended", [mlir_ty, mlir_ty], [lhs, rhs]).results[1]
         if op == "divf_rn":
             return self.extern_elementwise_typed("div_rn", [lhs, rhs], ty)
+        if op == "divf_approx":
+            # arith.divf allowed to approximate (`afn`): lowered to div.approx.f32.
+            return create_op("arith.divf", [mlir_ty], [lhs, rhs],
+                             attributes={"fastmath": ir.Attribute.parse("#arith.fastmath<afn>")}).result
         if op == "powf":
             return create_op("math.powf", [mlir_ty], [lhs, rhs]).result
         return create_op("arith." + op, [mlir_ty], [lhs, rhs]).result
@@ -238,6 +242,21 @@ class IRBuilder(Builder):
     def atomic_cas(self, ptr, cmp, value, sem: str, scope: str, ty: dtype):
         return tile.atomic_cas(ptr, cmp, value, sem, scope, self.get_type(ty))
 
+    def atomic_load(self, ptr, mask, sem: str, scope: str, ty: dtype):
+        return tile.atomic_load(ptr, mask, sem, scope, self.get_type(ty))
+
+    def atomic_store(self, ptr, value, mask, sem: str, scope: str) -> None:
+        tile.atomic_store(ptr, value, mask, sem, scope)
+
+    def atomic_poll(self, ptr, expected, timeout, sem: str, scope: str, ty: dtype):
+        return tile.atomic_poll(ptr, expected, timeout, sem, scope, self.get_type(ty))
+
+    def special_register(self, name: str, ty: dtype):
+        return tile.special_register(name)
+
+    def grid_dependency(self, action: str) -> None:
+        tile.grid_dependency(action)
+
     # ------------------------------------------------------------------ Builder: debugging and hints
     def device_print(self, prefix: str, args: Sequence[tensor], hex: bool) -> None:
         tile.print_(prefix, [a.handle for a in args], hex,
@@ -334,23 +353,26 @@ class IRBuilder(Builder):
         op = tile.scan([x.handle for x in inputs], axis, reverse, [self.get_type(t) for t in result_types])
         return self._fill_combiner(op, inputs, combine)
 
-    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int]) -> list[tensor]:
+    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int],
+                        pack: int = 1) -> list[tensor]:
         """A tile.map_elementwise over `inputs` (one shape) whose body is `body(scalars) ->
-        scalars`. The result types are those `body` returns, so it is traced twice: once
+        scalars` (`pack` of each input, input by input; `pack` of each result, result by
+        result). The result types are those `body` returns, so it is traced twice: once
         in a scratch region that is then erased, once in the op's own."""
-        scalar_types = [x.dtype for x in inputs]
+        scalar_types = [x.dtype for x in inputs for _ in range(pack)]
         scratch = create_op("scf.execute_region", [], [], regions=1)
         with ir.InsertionPoint(scratch.regions[0].blocks.append()):
             probes = [tensor(self.constant(0, t), t) for t in scalar_types]
-            result_types = [r.dtype for r in body(probes)]
+            returned_types = [r.dtype for r in body(probes)]
             create_op("scf.yield", [], [])
         scratch.erase()
+        result_types = returned_types[::pack]
         op = tile.map_elementwise([x.handle for x in inputs],
-                                  [self.get_type(block_type(t, shape)) for t in result_types])
+                                  [self.get_type(block_type(t, shape)) for t in result_types], pack)
         block = op.regions[0].blocks.append(*[self.get_type(t) for t in scalar_types])
         with ir.InsertionPoint(block):
             results = body([tensor(arg, t) for arg, t in zip(block.arguments, scalar_types)])
-            if [r.dtype for r in results] != result_types:
+            if [r.dtype for r in results] != returned_types:
                 raise TilecSemanticError("the mapped function returned different types on a second call")
             create_op("gpu.yield", [], [r.handle for r in results])
         return [tensor(v, block_type(t, shape)) for v, t in zip(op.results, result_types)]

@@ -14,14 +14,18 @@ import types
 from typing import Any, Callable
 
 from ..errors import LaunchError, hide_internal_frames
-from ..language.core import (LibraryFunction, inside_kernel, is_const_annotation, is_constexpr_annotation,
-                              scalar_annotation_type)
+from ..language.core import (LibraryFunction, call_kernel_function, inside_kernel, is_const_annotation,
+                              is_constexpr_annotation, scalar_annotation_type)
 from .early_returns import rewrite_early_returns
 from .loop_exits import rewrite_loop_exits
 
 
 class KernelFunction:
     """Parses a Python function once and describes its parameters."""
+
+    # How the language layer, which cannot import this one, recognises @jit functions
+    # (a @jit method of an aggregate, language/aggregates.py).
+    __tilec_jit__ = True
 
     def __init__(self, fn: Callable, *, noinline: bool = False, debug: bool | None = None,
                  src: str | None = None):
@@ -114,14 +118,17 @@ class KernelFunction:
         return self._hash
 
     def __call__(self, *args, **kwargs):
-        # Called from inside another kernel by the interpreter; the compiler inlines calls.
+        # Called from inside another kernel by the interpreter (the compiler inlines calls),
+        # when the kernel reached this function other than through its globals: a @jit
+        # method read from an aggregate's class, a field of a tuple argument. It runs as
+        # the kernel's own calls do (the interpreter's copy of it, interpretable.py).
         if not inside_kernel():
             try:  # raised and re-raised here so that the traceback ends at the user's call
                 raise called_without_grid(self.__name__)
             except LaunchError as error:
                 hide_internal_frames(error)
                 raise
-        return self.fn(*args, **kwargs)
+        return call_kernel_function(self, args, kwargs)
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__qualname__})"

@@ -8,7 +8,10 @@ decided here only:
 
 - `and`/`or` short-circuit on compile-time values (Python's meaning) and are elementwise
   logical operations on tensors, blocks included; `not` likewise;
-- a chained comparison is the `and` of its links, every operand evaluated once;
+- a chained comparison is the `and` of its links, every operand evaluated once, left to
+  right, a link false when compiling ending it;
+- a binary operator or comparison with an aggregate operand (language/aggregates.py)
+  calls the aggregate's operator method first (`x + v` is `v.__radd__(x)`);
 - a condition (`if`, `while`, a conditional expression's test) is a compile-time value,
   or a scalar (a one-element block is its element) compared with 0; a pointer has no
   truth value;
@@ -24,10 +27,12 @@ interpreter finds it from the traceback.
 from __future__ import annotations
 
 import ast
+import collections.abc
 import operator
 from typing import Any, Callable, Iterator, Sequence
 
 from ..language import builtins as lang
+from ..language.aggregates import UserAggregate
 from ..language import core as tl
 from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
 
@@ -41,6 +46,57 @@ COMPARE_NAMES = {
     ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne",
     ast.Is: "is", ast.IsNot: "is_not", ast.In: "in", ast.NotIn: "not_in",
 }
+
+
+# Each binary operator of Python's AST by name, and the methods and symbol of each name
+# (an aggregate's operator methods, language/aggregates.py, are looked up by these).
+BINARY_NAMES = {
+    ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv", ast.Mod: "mod",
+    ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "and", ast.BitOr: "or",
+    ast.BitXor: "xor", ast.MatMult: "matmul",
+}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//", "mod": "%", "pow": "**",
+            "lshift": "<<", "rshift": ">>", "and": "&", "or": "|", "xor": "^", "matmul": "@",
+            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
+_REFLECTED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def binary(op: str, lhs: Any, rhs: Any) -> Any:
+    """`lhs <op> rhs` (`op` a name of BINARY_NAMES) as the interpreter computes it:
+    Python's operator, except that an aggregate operand's methods come first
+    (`aggregate_operator`)."""
+    if isinstance(lhs, UserAggregate) or isinstance(rhs, UserAggregate):
+        return aggregate_operator(op, lhs, rhs)
+    return _OPERATORS[op](lhs, rhs)
+
+
+_OPERATORS = {name: getattr(operator, f"{name}_" if name in ("and", "or") else name) for name in BINARY_NAMES.values()}
+
+
+def aggregate_operator(op: str, lhs: Any, rhs: Any) -> Any:
+    """`lhs <op> rhs` with an aggregate operand, as Triton decides it: the aggregate's
+    method first (`__add__` of the left one, else `__radd__` of the right one), then a
+    tensor's, then a constant's; a method returning NotImplemented passes the turn."""
+    forward = f"__{op}__"
+    reflected = f"__{_REFLECTED[op]}__" if op in _REFLECTED else f"__r{op}__"
+
+    def rank(value: Any) -> int:
+        return 2 if isinstance(value, UserAggregate) else 1 if isinstance(value, tensor) else 0
+
+    highest = max(rank(lhs), rank(rhs))
+    candidates = [(lhs, forward, rhs), (rhs, reflected, lhs)]
+    if rank(lhs) == rank(rhs) and type(lhs) is not type(rhs) and isinstance(rhs, type(lhs)):
+        candidates.reverse()  # a subclass's reflected method first, as in Python
+    for owner, name, other in candidates:
+        method = getattr(owner, name, None) if rank(owner) == highest else None
+        if method is None:
+            continue
+        result = method(other)
+        if result is not NotImplemented:
+            return result
+    names = [type(_unwrap(v)).__name__ for v in (lhs, rhs)]
+    raise TilecSemanticError(f"unsupported operand type(s) for {_SYMBOLS[op]}: '{names[0]}' and '{names[1]}': an "
+                             f"aggregate takes part in `{_SYMBOLS[op]}` through its {forward} or {reflected} method")
 
 
 def assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
@@ -124,18 +180,27 @@ def compare(op: str, left: Any, right: Any) -> Any:
                  "in": lambda: lv in rv, "not_in": lambda: lv not in rv}[op]()
         return constexpr(value)
     fn = COMPARISONS[op]
+    if isinstance(left, UserAggregate) or isinstance(right, UserAggregate):
+        return aggregate_operator(op, left, right)
     if isinstance(left, tensor) or isinstance(right, tensor):
         return fn(left if isinstance(left, tensor) else _unwrap(left),
                   right if isinstance(right, tensor) else _unwrap(right))
     return constexpr(fn(_unwrap(left), _unwrap(right)))
 
 
-def compare_chain(left: Any, links: list[tuple[str, Any]]) -> Any:
-    """`left op1 b op2 c ...`: the `and` of every link, each operand evaluated once."""
+def compare_chain(left: Any, links: Sequence[tuple[str, Callable[[], Any]]]) -> Any:
+    """`left op1 b op2 c ...`: the `and` of every link (elementwise on tensors: `0 <= x < n`
+    is `(0 <= x) & (x < n)`). Each operand is computed once, when its link is reached
+    (`links` pairs each operator with a thunk computing its right operand), and a link
+    false when compiling ends the chain, its later operands not computed, as in Python
+    and Triton."""
     result = None
-    for op, right in links:
+    for op, right_operand in links:
+        right = right_operand()
         step = compare(op, left, right)
-        result = step if result is None else _logical(result, step, "and")
+        if not isinstance(step, tensor) and not _unwrap(step):
+            return step
+        result = step if result is None or not isinstance(result, tensor) else _logical(result, step, "and")
         left = right
     return result
 
@@ -151,7 +216,8 @@ def condition(value: Any, what: str) -> Any:
         if what == "a `while`":
             raise TilecSemanticError("a `while` condition must be a scalar, not a block; reduce the block to one "
                                      "value first (e.g. `tl.max(x, axis=0) > 0`)")
-        raise TilecSemanticError(f"{what} condition must be a scalar; for tensors use tl.where")
+        raise TilecSemanticError(f"{what} condition must be a scalar; for tensors use tl.where (Triton: Boolean value "
+                                 "of Tensor with more than one value is ambiguous)")
     not_a_pointer(value, f"{what} condition")
     return value if value.dtype.is_bool() else current_semantic().compare("ne", value, 0)
 
@@ -171,6 +237,8 @@ class Loop:
 
     def __init__(self, iterable: Any):
         iterable = _unwrap(iterable)
+        if isinstance(iterable, collections.abc.Iterator):  # zip(...), enumerate(...): unrolled, as a tuple
+            iterable = tuple(iterable)
         self.iterable = iterable
         if isinstance(iterable, lang.static_range):
             bounds = [_unwrap(iterable.start), _unwrap(iterable.end), _unwrap(iterable.step)]

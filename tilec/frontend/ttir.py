@@ -19,14 +19,14 @@ from .kernel_function import KernelFunction
 
 
 def generate_ttir(fn: KernelFunction, args: Sequence[ArgSpec], context: ir.Context | None = None, *,
-                  debug: bool = False, target: Target | None = None) -> ir.Module:
-    """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`
-    and `target` as in `Semantic`)."""
+                  debug: bool = False, target: Target | None = None, num_warps: int = 4) -> ir.Module:
+    """Builds and verifies the ttir module of kernel `fn` for one specialisation (`debug`,
+    `target` and `num_warps` as in `Semantic`)."""
     context = context or make_context()
     with context, ir.Location.file(fn.filename, fn.first_line, 1):
         module = ir.Module.create()
         builder = IRBuilder(context, module)
-        semantic = Semantic(builder, debug=debug, target=target)
+        semantic = Semantic(builder, debug=debug, target=target, num_warps=num_warps)
         args = [_with_constness(fn, a) for a in args]
         runtime_args = [a for a in args if not a.is_constant]
         arg_types = [builder.get_type(a.ty) for a in runtime_args]

@@ -60,6 +60,7 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
     if check_options is not None:
         check_options(options)
     debug = _debug_mode(fn, options)
+    num_warps = int(options.get("num_warps") or 4)  # what tl.extra.cuda.num_warps() answers
     dims = fn._resolve_grid(grid, values)
     parameters = fn._parameters(values) if hasattr(fn, "_parameters") else \
         [(index, name, value) for index, (name, value) in enumerate(zip(fn.arg_names, values))]
@@ -78,13 +79,13 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
             else:
                 made[name] = _kernel_argument(fn, index, name, value, memory, arrays)
         kernel_args = [made[name] for name in fn.arg_names]
-        _check_like_the_compiler(fn, values, debug)
+        _check_like_the_compiler(fn, values, debug, num_warps)
         if 0 in dims:
             return
-        _run_grid(fn, dims, kernel_args, memory, debug)
+        _run_grid(fn, dims, kernel_args, memory, debug, num_warps)
 
 
-def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> None:
+def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool, num_warps: int = 4) -> None:
     """Runs the compiler's frontend over this specialisation (once per specialisation),
     so that a kernel the compiler would refuse -- unsupported syntax, a name whose type
     changes in a loop, a runtime value where a constexpr is needed, an early `return` --
@@ -96,7 +97,7 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> N
     # As a launch reads them (strings are constexprs), host arrays allowed; LaunchErrors
     # name the argument, as on the GPU.
     specs = specialization(values, types_as_strings=False, host_arrays=True)
-    key = (tuple(s.key() for s in specs), debug)
+    key = (tuple(s.key() for s in specs), debug, num_warps)
     checked = fn.__dict__.setdefault("_checked_by_frontend", set())
     if key in checked:
         return
@@ -106,7 +107,7 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool) -> N
     try:
         # tl.static_print prints while the program runs; this check is not a compilation to show.
         with contextlib.redirect_stdout(io.StringIO()):
-            generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()))
+            generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()), num_warps=num_warps)
     except CompilationError:
         raise
     except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works
@@ -124,24 +125,27 @@ def _debug_mode(fn: KernelFunction, options: dict) -> bool:
 
 
 def _run_grid(fn: KernelFunction, dims: tuple[int, int, int], kernel_args: list[Any], memory: Memory,
-              debug: bool) -> None:
+              debug: bool, num_warps: int = 4) -> None:
     builder = NumpyBuilder(memory, dims, fn.__name__, debug=debug)
     # A copy of the kernel whose `min`, `max` and `abs` accept tensors (python_builtins.py).
     functions = KernelFunctions()
     body: Callable = functions.get(fn)
     # @jit functions passed as constexpr arguments run patched too.
     kernel_args = [functions.wrap(a) if isinstance(a, DEVICE_FUNCTIONS) else a for a in kernel_args]
+    # Parameters after `*` are passed by keyword (`def k(x_ptr, *, BLOCK: tl.constexpr)`).
+    keyword_only = {p.name: a for p, a in zip(fn.params, kernel_args) if p.kind is p.KEYWORD_ONLY}
+    kernel_args = kernel_args[:len(kernel_args) - len(keyword_only)]
     # Handles are never mutated, so one set of argument tensors serves every program.
     # Combine functions the semantic layer calls (tl.reduce, tl.associative_scan) run patched too.
     activate_caller = getattr(tl, "activate_caller", None)
     calls = activate_caller(functions.call) if activate_caller is not None else contextlib.nullcontext()
-    with activate_semantic(Semantic(builder, debug=debug)), calls, np.errstate(all="ignore"):
+    with activate_semantic(Semantic(builder, debug=debug, num_warps=num_warps)), calls, np.errstate(all="ignore"):
         for z in range(dims[2]):
             for y in range(dims[1]):
                 for x in range(dims[0]):
                     builder.program = (x, y, z)
                     try:
-                        body(*kernel_args)
+                        body(*kernel_args, **keyword_only)
                     except MemoryFault as fault:
                         raise _out_of_bounds(fn, fault, builder.program, functions.codes) from None
                     except KernelSemanticError:
@@ -189,13 +193,13 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
                      arrays: dict[str, Any]) -> Any:
     """What the kernel body receives for one parameter.
 
-    constexpr parameters get the plain Python value (as the compiler folds them); runtime
+    constexpr parameters get a `tl.constexpr` of the value (as the compiler has them); runtime
     scalars become scalar tensors typed like the compiled path's arguments
     (`specialize.scalar_type`: ints int32/int64/uint64, floats fp32, bools int1); arrays
     become pointer scalars holding their virtual address; None and strings stay as they are.
     """
     if index in fn.constexprs and index >= 0 or isinstance(value, tl.constexpr):
-        return tl._unwrap(value)
+        return tl.constexpr(value)  # as the compiler has it (`BLOCK.type`, `N.dtype`)
     if value is None or isinstance(value, str):
         return value  # as in the compiled path, None and strings are constexprs
     if isinstance(value, TensorMap):

@@ -168,13 +168,14 @@ class Memory:
 
     # ------------------------------------------------------------------ access
     def load(self, addresses: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None,
-             dtype: np.dtype) -> np.ndarray:
-        """Elements of `dtype` at `addresses` (uint64) where `mask`; `other` (or 0) elsewhere."""
+             dtype: np.dtype, access: str = "load") -> np.ndarray:
+        """Elements of `dtype` at `addresses` (uint64) where `mask`; `other` (or 0) elsewhere.
+        `access` names the operation in error messages (a read: load, atomic_load, ...)."""
         shape = addresses.shape
         flat = addresses.reshape(-1)
         lanes = None if mask is None else np.flatnonzero(mask.reshape(-1))
         active = flat if lanes is None else flat[lanes]
-        regions, index = self._check("load", active, lanes, dtype, shape)
+        regions, index = self._check(access, active, lanes, dtype, shape)
         storage = _storage_dtype(dtype)
         values = np.empty(active.shape, dtype=storage)
         for r, selected in _by_region(regions):
@@ -190,8 +191,10 @@ class Memory:
         out[lanes] = values
         return out.reshape(shape)
 
-    def store(self, addresses: np.ndarray, values: np.ndarray, mask: np.ndarray | None) -> None:
-        """Write `values` (same shape as `addresses`) where `mask`."""
+    def store(self, addresses: np.ndarray, values: np.ndarray, mask: np.ndarray | None,
+              access: str = "store") -> None:
+        """Write `values` (same shape as `addresses`) where `mask`; `access` names the
+        operation in error messages (store, atomic_store)."""
         flat = addresses.reshape(-1)
         data = np.broadcast_to(values, addresses.shape).reshape(-1)
         if mask is not None:
@@ -199,14 +202,14 @@ class Memory:
             flat, data = flat[lanes], data[lanes]
         else:
             lanes = None
-        regions, index = self._check("store", flat, lanes, data.dtype, addresses.shape)
+        regions, index = self._check(access, flat, lanes, data.dtype, addresses.shape)
         storage = _storage_dtype(data.dtype)
         data = data.astype(storage)
         groups = list(_by_region(regions))
         for r, selected in groups:  # refuse before writing anything, as for bounds
             if not self._regions[r].writable:
                 arg = self._nearest_argument(int(flat[selected][0]))
-                raise MemoryFault("store", f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
+                raise MemoryFault(access, f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
         for r, selected in groups:
             self._typed(r, storage)[index[selected]] = data[selected]
 
@@ -316,10 +319,14 @@ class Memory:
         element = delta // itemsize
         lo_el, hi_el = start // itemsize, end // itemsize
         where = "beyond its end" if element >= hi_el else "before its start"
-        raise MemoryFault(access, f"{count}: it {'reads' if access == 'load' else 'writes'} {type_name} "
+        raise MemoryFault(access, f"{count}: it {'reads' if access in _READS else 'writes'} {type_name} "
                           f"element offset {element} from argument '{arg.name}' ({arg.description}), "
                           f"whose memory spans element offsets [{lo_el}, {hi_el}): {where}",
                           arg.name, element)
+
+
+# The accesses that only read memory (the others write, or read and write).
+_READS = ("load", "atomic_load", "atomic_poll")
 
 
 def _storage_dtype(dtype: np.dtype) -> np.dtype:

@@ -38,7 +38,7 @@ import numpy as np
 
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, tensor
-from . import libdevice_numpy
+from . import libdevice_numpy, nvvm_numpy
 from .memory import Memory
 from .numpy_common import (as_array as _array, check_combined as _check_combined, compute_dtype, fma, is_float,
                            is_narrow, kernel_frame, numpy_dtype, round_to, signed as _signed, unsigned as _unsigned)
@@ -113,6 +113,7 @@ _FLOAT_BINARY: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "maximumf": lambda a, b: _ordered_zeros(np.maximum, a, b, True),  # propagate NaN; -0 < +0
     "minimumf": lambda a, b: _ordered_zeros(np.minimum, a, b, False),
     "divf_rn": np.divide,  # NumPy's division is IEEE's (`divf` is too, here: the GPU's may be approximate)
+    "divf_approx": np.divide,  # the GPU's div.approx.f32 is within 2 ulp of this, for |y| below 2**126
     "powf": np.power,
 }
 
@@ -403,20 +404,24 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
             length = half
         return [_array(np.squeeze(v, axis=axis), numpy_dtype(rt)) for v, rt in zip(values, result_types)]
 
-    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int]) -> list[tensor]:
+    def map_elementwise(self, inputs: Sequence[tensor], body: Callable, shape: Sequence[int],
+                        pack: int = 1) -> list[tensor]:
         """`body` on the elements one at a time (scalar tensors), as the compiled body runs
-        per element."""
-        arrays = [np.asarray(x.handle) for x in inputs]
+        per element; with `pack` > 1, on `pack` consecutive elements (in row-major order)
+        at a time, each input's in turn, and the results come back result by result."""
+        arrays = [np.asarray(x.handle).reshape(-1) for x in inputs]
+        count = int(np.prod(shape, dtype=np.int64))
         outputs: list[np.ndarray] | None = None
         result_types: list = []
-        for index in np.ndindex(*shape):
-            results = body([tensor(np.asarray(a[index]), x.dtype) for a, x in zip(arrays, inputs)])
+        for start in range(0, count, pack):
+            group = range(start, start + pack)
+            results = body([tensor(np.asarray(a[i]), x.dtype) for a, x in zip(arrays, inputs) for i in group])
             if outputs is None:
-                result_types = [r.dtype for r in results]
-                outputs = [np.empty(tuple(shape), numpy_dtype(t)) for t in result_types]
-            for out, r in zip(outputs, results):
-                out[index] = np.asarray(r.handle)
-        return [tensor(out, block_type(t, shape)) for out, t in zip(outputs, result_types)]
+                result_types = [r.dtype for r in results[::pack]]
+                outputs = [np.empty(count, numpy_dtype(t)) for t in result_types]
+            for k, r in enumerate(results):
+                outputs[k // pack][start + k % pack] = np.asarray(r.handle)
+        return [tensor(out.reshape(tuple(shape)), block_type(t, shape)) for out, t in zip(outputs, result_types)]
 
     # -- host interaction
     def _assert_statement(self, condition: np.ndarray) -> bool:
@@ -463,7 +468,8 @@ _EXTERN_FALLBACKS: dict[str, Callable[..., np.ndarray]] = {
 def _extern_function(symbol: str) -> Callable[..., np.ndarray]:
     """The NumPy version of libdevice function `symbol`, found by its name (the table is
     read at each call, so tests can stand in their own)."""
-    fn = libdevice_numpy.NUMPY_IMPLEMENTATIONS.get(symbol) or _EXTERN_FALLBACKS.get(symbol)
+    fn = (libdevice_numpy.NUMPY_IMPLEMENTATIONS.get(symbol) or _EXTERN_FALLBACKS.get(symbol)
+          or nvvm_numpy.NUMPY_IMPLEMENTATIONS.get(symbol))
     if fn is None:
         raise TilecSemanticError(f"the interpreter has no implementation of the libdevice function {symbol!r} "
                                  "(add it to tilec.interpreter.libdevice_numpy.NUMPY_IMPLEMENTATIONS)")

@@ -6,9 +6,16 @@ and lanes with the same address each apply theirs, seeing the previous lane's wr
 `numpy.add.at` would, and as the GPU's serialised atomics do in some order). Each lane
 returns the value it read before its own update; masked-off lanes return 0 and touch
 nothing. Addresses are bounds-checked like loads and stores (`Memory`).
+
+Atomic loads and stores are plain loads and stores here (nothing runs concurrently).
+`atomic_poll` reads each element once: no other program runs while it waits, so a value
+that does not match never will. With a timeout it sleeps until the timeout has passed
+(so a kernel timing itself with globaltimer sees the wait) and reports the mismatch;
+without one it would wait forever, which is an error.
 """
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 import numpy as np
@@ -103,6 +110,36 @@ class AtomicOps:
             return np.where(_bits(old) == _bits(expected[lanes]), values[lanes], old)
 
         return self.memory.read_modify_write("atomic_cas", ptr, None, dt, update)
+
+    def atomic_load(self, ptr: np.ndarray, mask: np.ndarray | None, sem: str, scope: str, ty: dtype) -> np.ndarray:
+        return self.memory.load(np.asarray(ptr, dtype=np.uint64), None if mask is None else np.asarray(mask), None,
+                                numpy_dtype(ty), access="atomic_load")
+
+    def atomic_store(self, ptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, sem: str, scope: str) -> None:
+        self.memory.store(np.asarray(ptr, dtype=np.uint64), np.asarray(value),
+                          None if mask is None else np.asarray(mask), access="atomic_store")
+
+    def atomic_poll(self, ptr: np.ndarray, expected: np.ndarray, timeout: np.ndarray | None, sem: str, scope: str,
+                    ty: dtype) -> np.ndarray:
+        start = time.monotonic_ns()
+        expected = np.asarray(expected)
+        ptr = np.asarray(ptr, dtype=np.uint64)
+        current = self.memory.load(ptr, None, None, expected.dtype, access="atomic_poll")
+        matched = np.asarray(_bits(current) == _bits(np.broadcast_to(expected, ptr.shape)))
+        if matched.all():
+            return matched
+        first = tuple(int(i) for i in np.argwhere(~matched)[0]) if matched.ndim else ()
+        if timeout is None:
+            where = f"element {first[0] if len(first) == 1 else first}" if first else "*pointer"
+            raise TilecSemanticError(
+                f"atomic_poll would wait forever: {where} holds {current[first].item()}, not the expected "
+                f"{np.broadcast_to(expected, ptr.shape)[first].item()}, and the interpreter runs one program at a time, "
+                "so no other program can store it while this one waits; give atomic_poll a timeout_ns, or let a "
+                "program that runs earlier (a lower program id) store the value")
+        remaining = int(np.asarray(timeout).astype(np.uint64)) - (time.monotonic_ns() - start)
+        if remaining > 0:
+            time.sleep(remaining / 1e9)
+        return matched
 
 
 __all__ = ["AtomicOps"]

@@ -1,7 +1,9 @@
-"""Matrix products, debugging and hints of the interpreter's builder (a mixin of `NumpyBuilder`)."""
+"""Matrix products, debugging, hints and hardware reads of the interpreter's builder (a
+mixin of `NumpyBuilder`)."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Sequence
 
 import numpy as np
@@ -131,6 +133,18 @@ class MiscOps:
                                  "run this kernel on the GPU (or give the interpreter path a tl.* equivalent)")
 
     # -- synchronisation and hints
+    def special_register(self, name: str, ty) -> np.ndarray:
+        """%globaltimer is the host's clock in nanoseconds (since the epoch, as the GPU's);
+        every program of the interpreter runs on one "SM", 0."""
+        if name == "globaltimer":
+            return np.array(time.time_ns(), dtype=np.int64)
+        if name == "smid":
+            return np.array(0, dtype=np.int32)
+        raise TilecSemanticError(f"the interpreter has no special register {name!r}")
+
+    def grid_dependency(self, action: str) -> None:
+        """Kernels run one after another here: there is nothing to wait for or to release."""
+
     def barrier(self) -> None:
         return None  # one program runs at a time: nothing to wait for
 

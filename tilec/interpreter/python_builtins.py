@@ -70,7 +70,8 @@ def _unwrapping(fn):
 KERNEL_BUILTINS: dict[str, Any] = dict(vars(_py))
 KERNEL_BUILTINS.update(min=_fold("min", _py.min, "minimum"), max=_fold("max", _py.max, "maximum"), abs=_abs,
                        print=_print, range=lang.range,  # range: a runtime loop, as compiled
-                       hasattr=_unwrapping(_py.hasattr), getattr=_unwrapping(_py.getattr))
+                       hasattr=_unwrapping(_py.hasattr), getattr=_unwrapping(_py.getattr),
+                       isinstance=_unwrapping(_py.isinstance))  # `isinstance(BLOCK, int)`: the value's class
 
 
 # What runs as a patched copy: @jit functions and the language's library functions
@@ -165,6 +166,7 @@ class KernelFunctions:
         """The interpreter's `tl.call_kernel_function` (a combine function of a reduction or
         a scan called by the semantic layer, a tensor method such as x.sort()): @jit
         functions run as patched copies."""
+        fn = _unwrap(fn)  # a @jit function passed as a constexpr argument
         if isinstance(fn, DEVICE_FUNCTIONS):
             return self.get(fn)(*args, **(kwargs or {}))
         return getattr(fn, "fn", fn)(*args, **(kwargs or {}))

@@ -15,11 +15,17 @@ from .builtins import (assume, debug_barrier, device_assert, device_print, max_c
                        max_contiguous, multiple_of)
 from .builtins import cast, condition, gather, histogram, inline_asm_elementwise, to_tensor  # noqa: E402
 from .builtins import item, map_elementwise, mul, squeeze, sub, tuple, unsqueeze  # noqa: E402
-from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or,  # noqa: E402
-                       atomic_xchg, atomic_xor)
+from .builtins import (atomic_add, atomic_and, atomic_cas, atomic_load, atomic_max, atomic_min,  # noqa: E402
+                       atomic_or, atomic_poll, atomic_store, atomic_xchg, atomic_xor)
 from .core import (bfloat16, block_type, builtin, const, constexpr, dtype, float8e4b8, float8e4b15, float8e4nv,
                    float8e5, float8e5b16, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type,
                    tensor, uint8, uint16, uint32, uint64, void)
+
+from .compile_time import constexpr_function, constexpr_type  # noqa: E402
+from .aggregates import aggregate_class as _aggregate, aggregate_replace  # noqa: E402
+from . import core as _core  # noqa: E402
+
+_core._aggregate = _aggregate  # Triton's spelling of the decorator: tl.core._aggregate (also tilec.aggregate)
 
 from . import extra  # noqa: E402,F401
 from .block_pointer import *  # noqa: E402,F401,F403

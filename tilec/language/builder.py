@@ -17,7 +17,8 @@ Operation vocabulary (shared by both builders, named after the MLIR ops they bec
   minimumf, and
   - `mulhiui`: the high half of the unsigned product (both operands of one integer type),
   - `divf_rn`: IEEE-rounded division (`divf` may be approximate for fp32 on the GPU, as
-    Triton's `/`), `powf`: x ** y for floats
+    Triton's `/`), `divf_approx`: fp32 division by the GPU's fast approximation
+    (`div.approx.f32`, tl.fdiv(approx=True)), `powf`: x ** y for floats
 - `unary(op, ...)`: negf absf absi exp exp2 log log2 sqrt sqrt_rn rsqrt sin cos tan floor
   ceil erf trunc (`sqrt` may be approximate on the GPU for fp32, `sqrt_rn` never is)
 - `ternary(op, ...)`: fma (a * b + c with one rounding)
@@ -152,10 +153,12 @@ class Builder:
         raise NotImplementedError
 
     # -- scans (issue 3)
-    def map_elementwise(self, inputs: Sequence[Any], body: Callable, shape: Sequence[int]) -> list[Any]:
+    def map_elementwise(self, inputs: Sequence[Any], body: Callable, shape: Sequence[int], pack: int = 1) -> list[Any]:
         """`body(scalars: list[tl.tensor]) -> list[tl.tensor]` applied to each element of
         `inputs` (tl.tensor blocks of `shape`); returns tl.tensor blocks of the results.
-        Compiled, the body is a region run per element; interpreted, a call per element."""
+        Compiled, the body is a region run per element; interpreted, a call per element.
+        With `pack` > 1, each call takes `pack` elements of every input (input by input)
+        and returns `pack` of every result (result by result)."""
         raise NotImplementedError
 
     def scan(self, inputs: Sequence[Any], axis: int, combine: Callable, reverse: bool,
@@ -174,6 +177,32 @@ class Builder:
 
     def atomic_cas(self, ptr: Handle, cmp: Handle, value: Handle, sem: str, scope: str, ty: dtype) -> Handle:
         """Atomically `old = *ptr; if old == cmp: *ptr = value`; returns old."""
+        raise NotImplementedError
+
+    def atomic_load(self, ptr: Handle, mask: Handle | None, sem: str, scope: str, ty: dtype) -> Handle:
+        """An atomic read of every (unmasked) element; masked-off elements give 0.
+        sem: relaxed acquire; scope: cta gpu sys."""
+        raise NotImplementedError
+
+    def atomic_store(self, ptr: Handle, value: Handle, mask: Handle | None, sem: str, scope: str) -> None:
+        """An atomic write of every (unmasked) element. sem: relaxed release."""
+        raise NotImplementedError
+
+    def atomic_poll(self, ptr: Handle, expected: Handle, timeout: Handle | None, sem: str, scope: str,
+                    ty: dtype) -> Handle:
+        """Waits until each element of `*ptr` equals `expected`, or until `timeout` (uint64
+        nanoseconds from the start, None: no limit) has passed; int1 per element: whether
+        it matched. sem: relaxed acquire."""
+        raise NotImplementedError
+
+    # -- hardware (tl.extra.cuda)
+    def special_register(self, name: str, ty: dtype) -> Handle:
+        """The PTX special register `name`: smid (int32), globaltimer (int64 nanoseconds)."""
+        raise NotImplementedError
+
+    def grid_dependency(self, action: str) -> None:
+        """Programmatic dependent launch: "wait" for the grids this one depends on, or
+        "launch_dependents" (a no-op in the interpreter)."""
         raise NotImplementedError
 
     # -- matrix product (issue 3)

@@ -81,27 +81,30 @@ def expand_dims(input, axis) -> tensor:
 
 
 @builtin(method=True)
-def unsqueeze(input, dim) -> tensor:
-    """`input` with a new dimension of size 1 at `dim` (tl.expand_dims)."""
-    return expand_dims(input, dim)
+def unsqueeze(x, dim) -> tensor:
+    """`x` with a new dimension of size 1 at `dim` (tl.expand_dims; Triton 3.7's name)."""
+    return expand_dims(x, dim)
 
 
 @builtin(method=True)
-def squeeze(input, dim) -> tensor:
-    """`input` without its dimension `dim`, which must have size 1."""
+def squeeze(x, dim) -> tensor:
+    """`x` without its dimension `dim` (negative counts from the end), which must have
+    size 1; the inverse of `unsqueeze`. A `[1]` block becomes a scalar."""
     dim = _unwrap(dim)
-    if not isinstance(input, tensor) or not input.type.is_block():
+    if not isinstance(x, tensor) or not x.type.is_block():
         raise core.TilecSemanticError("squeeze needs a block, not a scalar")
-    shape = list(input.type.shape)
-    if not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
-        raise core.TilecSemanticError(f"squeeze dimension {dim!r} is out of range for a tensor of rank {len(shape)}")
+    shape = list(x.type.shape)
+    if not isinstance(dim, int) or isinstance(dim, bool):
+        raise core.TilecSemanticError(f"squeeze's dim must be a constant int, got {dim!r}")
+    if not -len(shape) <= dim < len(shape):
+        raise core.TilecSemanticError(f"squeeze dimension {dim} is out of range for a tensor of rank {len(shape)}")
     if shape[dim] != 1:
         raise core.TilecSemanticError(f"squeeze can only remove a dimension of size 1; dimension {dim} of "
                                       f"{list(shape)} has size {shape[dim]}")
     del shape[dim]
     if not shape:
-        return _sem().reshape_to_scalar(input)
-    return _sem().reshape(input, shape)
+        return _sem().reshape_to_scalar(x)
+    return _sem().reshape(x, shape)
 
 
 @builtin(method=True)
@@ -150,7 +153,7 @@ def ravel(x, can_reorder=False) -> tensor:
 
 @builtin(method=True)
 def trans(input, *dims) -> tensor:
-    """Permute the dimensions; with no dims, transpose a 2-D tensor."""
+    """Permute the dimensions; with no dims, swap the last two (rank 2 or more)."""
     return _sem().trans(input, _shape_args(dims) if dims else ())
 
 
@@ -192,7 +195,9 @@ def mul(x, y, sanitize_overflow=True) -> tensor:
 
 @builtin
 def cat(input, other, can_reorder=False, dim=0) -> tensor:
-    """Concatenate along dimension `dim` (the first by default), in order."""
+    """`input` then `other` along dimension `dim` (the first by default), always in order
+    (`can_reorder` is accepted and ignored, as in Triton 3.9); both must have one type and
+    one shape."""
     return _sem().cat(input, other, dim)
 
 
@@ -298,6 +303,28 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None) -> tensor:
     return _sem().atomic_cas(pointer, cmp, val, sem, scope)
 
 
+@builtin(method=True)
+def atomic_load(pointer, mask=None, sem=None, scope=None) -> tensor:
+    """Atomically read *pointer (masked-off elements give 0). sem: acquire (default) or
+    relaxed; scope: gpu (default), cta, sys."""
+    return _sem().atomic_load(pointer, mask, sem, scope)
+
+
+@builtin(method=True)
+def atomic_store(pointer, val, mask=None, sem=None, scope=None) -> None:
+    """Atomically write `val` to *pointer where `mask`. sem: release (default) or relaxed;
+    scope: gpu (default), cta, sys."""
+    _sem().atomic_store(pointer, val, mask, sem, scope)
+
+
+@builtin(method=True)
+def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None) -> tensor:
+    """Waits until *pointer equals `expected_value` (every element), or until `timeout_ns`
+    nanoseconds have passed; returns int1: whether each matched. sem: acquire (default)
+    or relaxed; scope: gpu (default), cta, sys."""
+    return _sem().atomic_poll(pointer, expected_value, sem, scope, timeout_ns)
+
+
 # ----------------------------------------------------------------------------- elementwise
 
 
@@ -337,7 +364,7 @@ PropagateNan.NONE = PropagateNan()
 def _make_math(name: str, doc: str):
     @builtin(method=True)
     def fn(x) -> tensor:
-        return _sem().math_unary(name, x)
+        return _sem().math_function(name, x)
 
     fn.__name__ = name
     fn.__qualname__ = name
@@ -389,13 +416,15 @@ def div_rn(x, y) -> tensor:
 
 
 @builtin
-def fdiv(x, y, ieee_rounding=False) -> tensor:
-    return _sem().fdiv(x, y, bool(_unwrap(ieee_rounding)))
+def fdiv(x, y, ieee_rounding=False, approx=False) -> tensor:
+    """x / y: fp32 as `/` (div.full.f32), IEEE-rounded with `ieee_rounding=True`, the
+    hardware's fast approximation (div.approx.f32, fp32 only) with `approx=True`."""
+    return _sem().fdiv(x, y, bool(_unwrap(ieee_rounding)), bool(_unwrap(approx)))
 
 
 @builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:
-    """min(max(x, min), max) elementwise, for floats."""
+    """min(max(x, min), max) elementwise, for floats and integers."""
     return _sem().clamp(x, min, max, _propagate_nan(propagate_nan))
 
 
@@ -445,13 +474,13 @@ def min(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
 
 @builtin(method=True)
 def argmax(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
-    """Index of the maximum along `axis`: ties give the lowest index; a NaN wins."""
+    """Index of the maximum along `axis`, NaNs skipped: ties give the lowest index."""
     return _sem().arg_reduction(input, axis, True, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
 
 
 @builtin(method=True)
 def argmin(input, axis, tie_break_left=True, keep_dims=False) -> tensor:
-    """Index of the minimum along `axis`: ties give the lowest index; a NaN wins."""
+    """Index of the minimum along `axis`, NaNs skipped: ties give the lowest index."""
     return _sem().arg_reduction(input, axis, False, bool(_unwrap(tie_break_left)), bool(_unwrap(keep_dims)))[1]
 
 

@@ -151,7 +151,9 @@ class dtype:
 
     # -- identity
     def __eq__(self, other) -> bool:
-        return isinstance(other, dtype) and type(other) is type(self) and other.name == self.name
+        if not isinstance(other, dtype):
+            return NotImplemented  # a constant's type (compile_time.constexpr_type) may equal a dtype
+        return type(other) is type(self) and other.name == self.name
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.name))
@@ -360,10 +362,23 @@ class constexpr:
         value = object.__getattribute__(self, "value")
         if isinstance(value, (bool, int, float)) and not name.startswith("_") and not hasattr(value, name) \
                 and _active_semantic.get() is not None:
+            if name == "to":  # the number itself is converted: to fp8, a constant (semantic.cast)
+                def to(dtype, fp_downcast_rounding=None, bitcast=False):
+                    return current_semantic().cast(value, _unwrap(dtype), bitcast=bool(_unwrap(bitcast)),
+                                                   fp_downcast_rounding=_unwrap(fp_downcast_rounding))
+                to.__tilec_builtin__ = True
+                return to
             as_tensor = current_semantic().to_tensor(value)
             if hasattr(as_tensor, name):
                 return getattr(as_tensor, name)
         return getattr(value, name)
+
+    @property
+    def type(self) -> Any:
+        """The type of this compile-time value, `tl.constexpr_type(value)` (as Triton's);
+        for a number it also equals the dtype a tensor of it would have (compile_time.py)."""
+        from .compile_time import constexpr_type
+        return constexpr_type(self.value)
 
     @property
     def dtype(self) -> "dtype":
@@ -507,6 +522,8 @@ class LibraryFunction:
     runs it as it runs a @jit function a kernel calls. Called directly from Python (the
     interpreter does so), it runs the function.
     """
+
+    __tilec_jit__ = True  # compiled as a @jit function is (see frontend.KernelFunction)
 
     def __init__(self, fn: Callable):
         self.fn = fn

@@ -103,10 +103,10 @@ class _LayoutAssigner:
         for result in op.results:
             self.set_layout(result, enc)
 
-    def run_inline_asm(self, op: ir.Operation) -> None:
-        """Elementwise, except that each thread must hold a multiple of `pack` elements
-        (one asm instance takes `pack` of them): otherwise `pack` per thread along the last
-        dimension long enough, which becomes the fastest."""
+    def run_packed(self, op: ir.Operation) -> None:
+        """An inline asm or map_elementwise: elementwise, except that each thread must hold
+        a multiple of `pack` elements (one instance takes `pack` of them): otherwise `pack`
+        per thread along the last dimension long enough, which becomes the fastest."""
         self.run_elementwise(op)
         pack = int_attr_value(op, "pack")
         result = op.results[0]
@@ -221,6 +221,7 @@ _RULES = {
     "scf.for": _A.run_for, "scf.if": _A.run_if, "scf.while": _A.run_while,
     **{name: _A.run_nothing for name in ("scf.yield", "scf.condition", "func.return", "gpu.yield",
                                          "tile.print", "tile.assert", "tile.assume", "tile.barrier",
+                                         "tile.special_register", "tile.grid_dependency",
                                          "tile.descriptor_store",
                                          "tilegpu.convert_layout")},
     # ttgir's own ops are made by later passes with their layouts already chosen.
@@ -235,9 +236,11 @@ _RULES = {
     "tile.expand_dims": _A.run_expand_dims,
     "tile.broadcast": _A.run_broadcast,
     "tile.gather": _A.run_gather,
-    "tile.inline_asm": _A.run_inline_asm,
+    "tile.inline_asm": _A.run_packed,
+    "tile.map_elementwise": _A.run_packed,
     **{name: _A.run_elementwise for name in ("tile.load", "tile.scan", "tile.atomic_rmw", "tile.atomic_cas",
-                                             "tile.extern_elementwise")},
+                                             "tile.atomic_load", "tile.atomic_poll", "tile.extern_elementwise")},
+    "tile.atomic_store": _A.run_store,
     "arith.constant": _A.run_constant,
     **{name: _A.run_default for name in ("tile.make_range", "tile.splat", "tile.get_program_id",
                                          "tile.get_num_programs", "tile.reshape", "tile.trans", "tile.join",

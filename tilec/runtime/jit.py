@@ -20,6 +20,9 @@ from ..errors import LaunchError, LaunchOptionError, UsageError, dtype_argument_
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
+from ..language.aggregates import cache_key_parts as aggregate_cache_key_parts
+from ..language.aggregates import is_user_aggregate_class
+from ..language.compile_time import ConstexprFunction
 from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argument, flatten_tuple_argument,
                               is_tuple_argument)
 from ..target import Target
@@ -90,6 +93,8 @@ class JITFunction(KernelFunction):
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
                                 for p in self.params]
         self._n_params = len(self.params)
+        # Parameters after `*` (`def k(x, *, BLOCK: tl.constexpr)`) are passed by keyword only.
+        self._n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.params)
         self._cache_hash: str | None = None
         self._key_fns = [_constexpr_key if i in self.constexprs else
                          _unspecialized_key if name in self.do_not_specialize else _value_key
@@ -178,6 +183,8 @@ class JITFunction(KernelFunction):
                                      "_Tensor": torch.Tensor if torch is not None else _NoTensor,
                                      "_stream_of": stream_of, "_hide": hide_internal_frames}
         for i, name in enumerate(names):
+            if i == self._n_positional:
+                params.append("*")  # the keyword-only parameters follow
             default = self._param_defaults[i]
             if default is _MISSING:
                 params.append(name)
@@ -206,10 +213,13 @@ class JITFunction(KernelFunction):
                                  f"({name} > 9223372036854775807) << 4) "
                                  f"if {name}.__class__ is int else _vk({name}))")
                 values.append(f"_p{i}")
-        option_params = (", *" + "".join(f", {o}=None" for o in options)) if options else ""
+        star = ", *" if self._n_positional == len(names) else ""
+        option_params = (star + "".join(f", {o}=None" for o in options)) if options else ""
         keyed = [o for o in _KEYED_OPTIONS if o in options]
         arguments = "(" + "".join(f"{n}, " for n in names) + ")"
-        run = f"_self.run({''.join(n + ', ' for n in names)}grid=_grid{''.join(f', {o}={o}' for o in options)})"
+        by_keyword = "".join(f"{n}={n}, " for n in names[self._n_positional:])
+        run = (f"_self.run({''.join(n + ', ' for n in names[:self._n_positional])}{by_keyword}grid=_grid"
+               f"{''.join(f', {o}={o}' for o in options)})")
         stream = "stream if stream is not None else " if "stream" in options else ""
         stream += "_stream_of(_kernel.device)" if torch is not None else "0"
         # Launch attributes: the launcher's optional flags argument, only when asked for.
@@ -354,9 +364,13 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                     if value is not None:  # the generated launcher passes unset options as None
                         options[name] = value
         n = len(args)
-        if n == self._n_params and not kwargs:
+        if n == self._n_params and not kwargs and n == self._n_positional:
             return options, list(args)
-        if n > self._n_params:
+        if n > self._n_positional:
+            if self._n_positional < self._n_params:
+                raise LaunchError(f"{self.__name__}() takes {self._n_positional} positional arguments but {n} were "
+                                  f"given; {', '.join(self.arg_names[self._n_positional:])} (after `*`) are passed "
+                                  "by keyword only")
             raise LaunchError(f"{self.__name__}() takes {self._n_params} arguments but {n} were given "
                               f"(its parameters: {', '.join(self.arg_names)})")
         values = list(args) + [_MISSING] * (self._n_params - n)
@@ -650,6 +664,13 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
             parts.update(_dependencies(callee, seen))
         elif isinstance(value, (tl.constexpr, int, float, bool, str, tuple, tl.dtype)) or value is None:
             parts.add(f"global {name}={tl._unwrap(value)!r}")
+        elif isinstance(value, ConstexprFunction):  # tilec.cdiv, @tilec.constexpr_function
+            parts.add(f"constexpr_function {name}={value.source_key()}")
+        elif is_user_aggregate_class(value):  # @tilec.aggregate: its fields and methods
+            texts, methods = aggregate_cache_key_parts(value)
+            parts.update(texts)
+            for method in methods:
+                parts.update(_dependencies(kernel_function_of(method), seen))
 
     for node in ast.walk(fn.parse()):
         # Names, and attributes read through modules (`helpers.BLOCK`, `mylib.kernel`).

@@ -173,7 +173,8 @@ class LaunchableKernel(CompiledKernel):
                 raise LaunchError(f"{self.name}: the interpreter runs a kernel from its source; launch it as "
                                   "kernel[grid](...) instead of through a CompiledKernel")
             from ..interpreter import interpret_kernel
-            interpret_kernel(fn, grid, tuple(args), {})
+            positional = fn._n_positional  # the rest are keyword-only parameters
+            interpret_kernel(fn, grid, tuple(args[:positional]), dict(zip(fn.arg_names[positional:], args[positional:])))
             return
         if fn is not None:
             grid3 = fn._resolve_grid(grid, list(args))

@@ -230,3 +230,46 @@ func.func @reduce_combiner_arity(%x: tensor<4x8xf32>) {
   }) {axis = 1 : i32, operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<4x8xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @atomic_load_release(%p: !tile.ptr<i32>) {
+  // CHECK: 'tile.atomic_load' op memory semantics 'release' is not one of ['relaxed', 'acquire']
+  %0 = "tile.atomic_load"(%p) {operandSegmentSizes = array<i32: 1, 0>, scope = "gpu", sem = "release"} : (!tile.ptr<i32>) -> i32
+  return
+}
+
+// -----
+
+func.func @atomic_store_type(%p: !tile.ptr<i32>, %v: i64) {
+  // CHECK: 'tile.atomic_store' op the value must have the pointee type and the pointer's shape
+  "tile.atomic_store"(%p, %v) {operandSegmentSizes = array<i32: 1, 1, 0>, scope = "gpu", sem = "release"} : (!tile.ptr<i32>, i64) -> ()
+  return
+}
+
+// -----
+
+func.func @atomic_poll_float(%p: !tile.ptr<f32>, %v: f32) {
+  // CHECK: 'tile.atomic_poll' op polls a 16-, 32- or 64-bit integer, not f32
+  %0 = "tile.atomic_poll"(%p, %v) {operandSegmentSizes = array<i32: 1, 1, 0>, scope = "gpu", sem = "acquire"} : (!tile.ptr<f32>, f32) -> i1
+  return
+}
+
+// -----
+
+func.func @special_register_type() {
+  // CHECK: 'tile.special_register' op %globaltimer is read as i64, not i32
+  %0 = "tile.special_register"() {name = "globaltimer"} : () -> i32
+  return
+}
+
+// -----
+
+func.func @map_elementwise_pack_arity(%x: tensor<8xi32>) {
+  // CHECK: 'tile.map_elementwise' op the body takes 2 scalar(s) of each operand's element type, operand by operand
+  %0 = "tile.map_elementwise"(%x) ({
+  ^bb0(%a: i32):
+    gpu.yield %a, %a : i32, i32
+  }) {operandSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>, pack = 2 : i32, resultSegmentSizes = array<i32: 1, 0, 0, 0, 0, 0, 0, 0>} : (tensor<8xi32>) -> tensor<8xi32>
+  return
+}

@@ -7,8 +7,9 @@ the frontend adds the source location), and asks the builder to emit the result.
 
 The rules are grouped by section, one mixin per module (conversions.py, shapes.py,
 arithmetic.py, gather_histogram.py, debugging.py, casts.py, creation.py, math.py,
-memory.py, matrix_product.py, atomics.py, reductions.py); `Semantic` below combines them
-and holds the state they share. common.py has the promotion rules and argument checks.
+memory.py, matrix_product.py, atomics.py, reductions.py, hardware.py); `Semantic` below
+combines them and holds the state they share. common.py has the promotion rules and
+argument checks.
 """
 from __future__ import annotations
 
@@ -29,19 +30,24 @@ from .memory import MemoryRules
 from .matrix_product import MatrixProductRules
 from .atomics import AtomicRules
 from .reductions import ReductionRules
+from .hardware import HardwareRules
 
 
 class Semantic(ConversionRules, ShapeRules, ArithmeticRules, GatherHistogramRules, DebuggingRules,
                CastRules, CreationRules, MathRules, MemoryRules, MatrixProductRules, AtomicRules,
-               ReductionRules):
+               ReductionRules, HardwareRules):
     """Language rules over a builder; see the module docstring."""
 
-    def __init__(self, builder: Builder, *, debug: bool = False, target: Target | None = None):
+    def __init__(self, builder: Builder, *, debug: bool = False, target: Target | None = None,
+                 num_warps: int = 4):
         """`debug` turns on device_assert and the overflow checks; `target`, when
-        known, lets rules that depend on the GPU fail early and clearly."""
+        known, lets rules that depend on the GPU fail early and clearly; `num_warps` is
+        the launch's (tl.extra.cuda.num_warps())."""
         self.builder = builder
         self.debug = debug
+        self.target = target
         self.capability = target.capability if target else None
+        self.num_warps = num_warps
         self._combining = 0  # > 0 while a reduce/scan combine function is being built
 
     @contextlib.contextmanager

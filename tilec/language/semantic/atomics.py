@@ -1,5 +1,5 @@
-"""The atomics rules of the semantic layer: atomic read-modify-write and compare-and-swap:
-operands, types, memory order and scope.
+"""The atomics rules of the semantic layer: atomic read-modify-write and compare-and-swap,
+atomic loads and stores, and polling: operands, types, memory order and scope.
 
 One section of `Semantic` (see __init__.py), as a mixin.
 """
@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core import _unwrap, tensor
+from .. import core as tl
+from ..core import _unwrap, block_type, tensor
 from .common import SemanticState, _error
 
 
@@ -92,3 +93,81 @@ class AtomicRules(SemanticState):
             cmp = self.broadcast_to(cmp, ptr.type.shape)
         ty = value.type
         return tensor(self.builder.atomic_cas(ptr.handle, cmp.handle, value.handle, sem, scope, ty), ty)
+
+    # -- atomic accesses that are not read-modify-writes (tl.atomic_load / atomic_store / atomic_poll)
+
+    def _access_options(self, what: str, sem: Any, scope: Any, allowed: tuple[str, str]) -> tuple[str, str]:
+        """(sem, scope) of an atomic load, store or poll: `allowed` are its memory orders,
+        the first the default."""
+        sem, scope = _unwrap(sem), _unwrap(scope)
+        if sem in (None, ""):
+            sem = allowed[0]
+        if sem not in allowed:
+            raise _error(f"{what}'s sem must be {allowed[0]!r} (the default) or {allowed[1]!r}, got {sem!r}")
+        if scope not in self._ATOMIC_SCOPE:
+            raise _error(f"atomic scope must be one of 'gpu', 'cta', 'sys', got {scope!r}")
+        return sem, self._ATOMIC_SCOPE[scope]
+
+    def atomic_load(self, ptr: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> tensor:
+        """`tl.atomic_load`: every element read atomically; masked-off elements give 0."""
+        sem, scope = self._access_options("atomic_load", sem, scope, ("acquire", "relaxed"))
+        ptr, mask = self._memory_operands(ptr, mask, "atomic_load")
+        elt = ptr.dtype.element_ty
+        ty = block_type(elt, ptr.type.shape) if ptr.type.is_block() else elt
+        handle = self.builder.atomic_load(ptr.handle, None if mask is None else mask.handle, sem, scope, ty)
+        return tensor(handle, ty)
+
+    def atomic_store(self, ptr: Any, value: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> None:
+        """`tl.atomic_store`: every (unmasked) element written atomically."""
+        sem, scope = self._access_options("atomic_store", sem, scope, ("release", "relaxed"))
+        ptr, mask = self._memory_operands(ptr, mask, "atomic_store")
+        self._check_writable(ptr, "apply atomic_store to")
+        elt = ptr.dtype.element_ty
+        value = _unwrap(value)
+        value = self.to_tensor(value, elt) if not isinstance(value, tensor) else value
+        if value.type.is_block() and not ptr.type.is_block():
+            raise _error(f"cannot atomic_store a block of shape {list(value.type.shape)} through a scalar pointer")
+        if ptr.type.is_block():
+            value = self.broadcast_to(value, ptr.type.shape)
+        value = self.cast(value, elt)
+        self.builder.atomic_store(ptr.handle, value.handle, None if mask is None else mask.handle, sem, scope)
+
+    def atomic_poll(self, ptr: Any, expected: Any, sem: Any = None, scope: Any = None,
+                    timeout_ns: Any = None) -> tensor:
+        """`tl.atomic_poll`: waits until every element of *ptr equals `expected`, or until
+        `timeout_ns` nanoseconds have passed; int1 per element: whether it matched."""
+        sem, scope = self._access_options("atomic_poll", sem, scope, ("acquire", "relaxed"))
+        ptr, _ = self._memory_operands(ptr, None, "atomic_poll")
+        elt = ptr.dtype.element_ty
+        if not elt.is_int() or elt.int_bitwidth not in (16, 32, 64):
+            raise _error(f"atomic_poll needs a pointer to a 16-, 32- or 64-bit integer, got a pointer to {elt}")
+        expected = _unwrap(expected)
+        expected = self.to_tensor(expected, elt) if not isinstance(expected, tensor) else self.cast(expected, elt)
+        if expected.type.is_block():
+            if not ptr.type.is_block():
+                raise _error(f"atomic_poll's expected value is a block of shape {list(expected.type.shape)} but the "
+                             "pointer is a scalar; poll a tensor of pointers of that shape")
+            if self.broadcast_shapes(tuple(expected.type.shape), tuple(ptr.type.shape)) != tuple(ptr.type.shape):
+                raise _error(f"atomic_poll's expected value has shape {list(expected.type.shape)}, which does not "
+                             f"broadcast to the pointer shape {list(ptr.type.shape)}")
+        if ptr.type.is_block():
+            expected = self.broadcast_to(expected, ptr.type.shape)
+        timeout = self._poll_timeout(_unwrap(timeout_ns))
+        ty = block_type(tl.int1, ptr.type.shape) if ptr.type.is_block() else tl.int1
+        handle = self.builder.atomic_poll(ptr.handle, expected.handle, None if timeout is None else timeout.handle,
+                                          sem, scope, ty)
+        return tensor(handle, ty)
+
+    def _poll_timeout(self, timeout: Any) -> tensor | None:
+        """atomic_poll's `timeout_ns` as a uint64 scalar (None: no timeout)."""
+        if timeout is None:
+            return None
+        if isinstance(timeout, tensor):
+            if timeout.type.is_block() or not timeout.dtype.is_int():
+                raise _error(f"atomic_poll's timeout_ns must be an integer scalar (nanoseconds), got {timeout.type}")
+            return self.cast(timeout, tl.uint64)
+        if isinstance(timeout, bool) or not isinstance(timeout, int):
+            raise _error(f"atomic_poll's timeout_ns must be an integer number of nanoseconds, got {timeout!r}")
+        if not 0 <= timeout < 1 << 64:
+            raise _error(f"atomic_poll's timeout_ns must be between 0 and 2**64 - 1 nanoseconds, got {timeout}")
+        return self.to_tensor(timeout, tl.uint64)

@@ -19,8 +19,13 @@ class CastRules(SemanticState):
     """Conversions between types (`x.to(...)`, bitcasts, fp rounding)."""
 
     def cast(self, x: Any, dst: Any, bitcast: bool = False, fp_downcast_rounding: str | None = None) -> tensor:
+        number, dst = _unwrap(x), _unwrap(dst)
+        if isinstance(dst, dtype) and dst.is_fp8() and not bitcast and fp_downcast_rounding is None and \
+                isinstance(number, (int, float)) and not isinstance(number, bool):
+            # A number converted to fp8 is an fp8 constant (rounded as tl.full's are): no
+            # conversion instruction, so any target takes it.
+            return self.to_tensor(float(number), dst)
         x = self.to_tensor(x)
-        dst = _unwrap(dst)
         if not isinstance(dst, dtype):
             raise _error(f"`to` expects a tl dtype, got {dst!r}")
         src = x.dtype

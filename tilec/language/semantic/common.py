@@ -132,5 +132,7 @@ class SemanticState:
 
     builder: Builder
     debug: bool
+    target: Any  # the tilec.target.Target compiled for, None when not known (the interpreter)
     capability: int | None  # compute capability (90 for "sm_90"), None when not known
+    num_warps: int  # warps per program of the launch being compiled or interpreted
     _combining: int  # > 0 while a reduce/scan combine function is being built

@@ -13,8 +13,30 @@ from ..core import dtype as dtype_class
 from .common import SemanticState, _error
 
 
+# The float types Triton's math functions take (the lists of its `_check_dtype`): it
+# refuses fp16 and bf16, which GPUs have no instructions for, so that the user converts
+# explicitly. tilec takes fp64 for sqrt_rn as well. tan and trunc are tilec's own and
+# take every float type (16-bit ones computed in fp32).
+_TRITON_MATH_DTYPES = {
+    **{op: ("fp32", "fp64") for op in ("exp", "exp2", "log", "log2", "cos", "sin", "sqrt", "rsqrt", "erf",
+                                       "floor", "ceil")},
+    "sqrt_rn": ("fp32",),
+}
+
+
 class MathRules(SemanticState):
     """Math functions, inline assembly and libdevice calls."""
+
+    def math_function(self, op: str, x: Any) -> tensor:
+        """`tl.exp(x)` and the other math functions as a kernel calls them: the operand
+        types of Triton's functions (16-bit floats refused), then `math_unary`."""
+        x = self.to_tensor(x)
+        triton_dtypes = _TRITON_MATH_DTYPES.get(op)
+        if triton_dtypes and x.dtype in (tl.float16, tl.bfloat16):
+            names = " or ".join(triton_dtypes + (("fp64",) if op == "sqrt_rn" else ()))
+            raise _error(f"{op} takes {names} values, not {x.dtype}; convert with .to(tl.float32) first "
+                         f"(Expected dtype {list(triton_dtypes)} but got {x.dtype})")
+        return self.math_unary(op, x)
 
     def math_unary(self, op: str, x: Any, *, float_only: bool = True) -> tensor:
         x = self.to_tensor(x)
@@ -51,18 +73,31 @@ class MathRules(SemanticState):
             raise _error(f"div_rn needs fp32 or fp64 operands, got {x.dtype}")
         return self._emit_binary("divf_rn", x, y)
 
-    def fdiv(self, x: Any, y: Any, ieee_rounding: bool = False) -> tensor:
+    def fdiv(self, x: Any, y: Any, ieee_rounding: bool = False, approx: bool = False) -> tensor:
+        """x / y, promoted as `/` (fp16/bf16 divide in fp32): the hardware's full-range
+        division for fp32 by default (`div.full.f32`, as `/`), IEEE's with `ieee_rounding`
+        (`div.rn`), the fast approximation with `approx` (`div.approx.f32`, fp32 only)."""
         x, y = self._binary_operands(x, y, div_or_mod=True)
         if not x.dtype.is_floating():
             raise _error(f"fdiv needs floating-point operands, got {x.dtype}")
+        if approx:
+            if ieee_rounding:
+                raise _error("fdiv cannot be both approximate and IEEE-rounded: pass approx=True or "
+                             "ieee_rounding=True, not both")
+            if x.dtype != tl.float32:
+                raise _error(f"fdiv with approx=True divides fp32 values (div.approx.f32), got {x.dtype}")
+            return self._emit_binary("divf_approx", x, y)
         if ieee_rounding and x.dtype.primitive_bitwidth >= 32:
             return self._emit_binary("divf_rn", x, y)
         return self._emit_binary("divf", x, y)
 
     def clamp(self, x: Any, low: Any, high: Any, propagate_nan: bool = False) -> tensor:
+        """minimum(maximum(x, low), high), promoted as they are: floats (NaN handled by
+        `propagate_nan`) and, as since Triton 3.9, integers (compared as signed or unsigned
+        by their type; `propagate_nan` means nothing for them)."""
         x = self.to_tensor(x)
-        if not x.dtype.is_floating():
-            raise _error(f"clamp needs a floating-point operand, got {x.dtype}")
+        if not (x.dtype.is_floating() or x.dtype.is_int()) or x.dtype.is_bool():
+            raise _error(f"clamp needs a number (a float or an integer), got {x.dtype}")
         return self.minimum(self.maximum(x, low, propagate_nan), high, propagate_nan)
 
     def pow(self, x: Any, y: Any) -> tensor:

@@ -26,17 +26,23 @@ class MatrixProductRules(SemanticState):
 
     def dot(self, a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32: Any = None,
             out_dtype: Any = None) -> tensor:
-        """acc + a @ b for [M, K] x [K, N] (or batched [B, M, K] x [B, K, N]) tensors, K at
-        least 16 (4 for fp64). fp16/fp8 accumulate in fp32 (or out_dtype fp16), bf16 in
-        fp32, int8 in int32, fp32 in fp32 (input_precision tf32, tf32x3, bf16x3, bf16x6 or ieee), fp64 in
-        fp64."""
+        """acc + a @ b for [M, K] x [K, N] tensors, or batches of them ([..., M, K] x
+        [..., K, N], the leading dimensions equal), K at least 16 (4 for fp64). fp16/fp8
+        accumulate in fp32 (or out_dtype fp16), bf16 in fp32, int8 in int32, fp32 in fp32
+        (input_precision tf32, tf32x3, bf16x3, bf16x6 or ieee), fp64 in fp64.
+
+        More than one batch dimension (as Triton since 3.6) is one batch dimension to the
+        builders: the batch dimensions are merged by a reshape, and split again after."""
         a, b = self._block(a, "dot"), self._block(b, "dot")
-        if len(a.type.shape) != len(b.type.shape) or len(a.type.shape) not in (2, 3):
-            raise _error(f"dot needs two 2-D (or two 3-D, batched) tensors, got shapes {list(a.type.shape)} "
-                         f"and {list(b.type.shape)}")
+        rank = len(a.type.shape)
+        if len(b.type.shape) != rank or rank < 2:
+            raise _error(f"dot needs two tensors of one rank, 2 or more ([M, K] @ [K, N], or batches of them), "
+                         f"got shapes {list(a.type.shape)} and {list(b.type.shape)}")
         (*batch_a, m, k), (*batch_b, k2, n) = a.type.shape, b.type.shape
         if k != k2 or batch_a != batch_b:
             raise _error(f"dot shapes do not match: {list(a.type.shape)} @ {list(b.type.shape)}")
+        if rank > 3:
+            return self._dot_of_batches(a, b, acc, input_precision, allow_tf32, out_dtype)
         ta, tb = a.dtype, b.dtype
         min_k = 4 if ta.is_fp64() else 16  # as Triton on NVIDIA GPUs (M and N from 1: a matrix-vector dot)
         if k < min_k:
@@ -96,6 +102,26 @@ class MatrixProductRules(SemanticState):
         ty = block_type(out, shape)
         return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty), ty)
 
+    def _dot_of_batches(self, a: tensor, b: tensor, acc: Any, input_precision: Any, allow_tf32: Any,
+                        out_dtype: Any) -> tensor:
+        """`dot` of [B1, ..., Bj, M, K] and [B1, ..., Bj, K, N] (j > 1): a 3-D dot of
+        [B1 * ... * Bj, M, K] and [B1 * ... * Bj, K, N], reshaped back."""
+        *batch, m, k = a.type.shape
+        n = b.type.shape[-1]
+        count = 1
+        for size in batch:
+            count *= size
+        acc = _unwrap(acc)
+        if acc is not None:
+            acc = self.to_tensor(acc)
+            expected = tuple(batch) + (m, n)
+            if acc.type.shape != expected:
+                raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(expected)}")
+            acc = self.reshape(acc, (count, m, n))
+        flat = self.dot(self.reshape(a, (count, m, k)), self.reshape(b, (count, k, n)), acc, input_precision,
+                        allow_tf32, out_dtype)
+        return self.reshape(flat, tuple(batch) + (m, n))
+
     # ------------------------------------------------------------------ microscaled dot
     def dot_scaled(self, lhs: Any, lhs_scale: Any, lhs_format: Any, rhs: Any, rhs_scale: Any, rhs_format: Any,
                    acc: Any = None, fast_math: Any = False, lhs_k_pack: Any = True, rhs_k_pack: Any = True,
@@ -106,9 +132,10 @@ class MatrixProductRules(SemanticState):
         lhs is [M, K] (rhs [K, N]) elements of `lhs_format`: "e2m1" (fp4, two to a uint8,
         the first in the low bits, packed along K, or along M / N when `*_k_pack` is
         False), "e4m3" / "e5m2" (fp8, as uint8 bits or float8e4nv / float8e5), "bf16" or
-        "fp16" (as themselves or uint16 bits). A scale is None or a uint8 tensor of e8m0
+        "fp16" (as themselves or uint16 bits). A scale is None, a uint8 tensor of e8m0
         exponents, [M, K // 32] for lhs and [N, K // 32] for rhs: one per 32 elements
-        along K; 255 is NaN and makes its group NaN.
+        along K (255 is NaN and makes its group NaN), or float8e4nv factors (NVFP4),
+        one per 16 (or 32) elements along K.
 
         There is no scaled instruction before Blackwell, so both backends compute it as
         Triton's emulation does: each operand is decoded and scaled in fp32 and rounded to
@@ -176,26 +203,34 @@ class MatrixProductRules(SemanticState):
         return self.cast(bits, tl.float32, bitcast=True)
 
     def _mx_scale_factors(self, scale: Any, value: tensor, k_axis: int, side: str) -> tensor:
-        """e8m0 scales [..., R, K // 32] -> fp32 factors 2**(s - 127) (255: NaN) in the
-        operand's layout."""
+        """Scales [..., R, K // G] -> fp32 factors in the operand's layout, one per group of
+        G elements along K. uint8 scales are e8m0 exponents, 2**(s - 127) (255: NaN), for
+        groups of 32 (the MX formats) or 16; float8e4nv scales (NVFP4, groups of 16, or 32)
+        are the factors themselves."""
         scale = self._block(scale, "dot_scaled")
         shape = list(value.type.shape)
         rank = len(shape)
         rows = shape[-2] if side == "lhs" else shape[-1]  # M or N
         k = shape[k_axis]
         batch = shape[:-2]
-        if scale.dtype != tl.uint8:
-            raise _error(f"dot_scaled scales are uint8 e8m0 exponents; {side}_scale is {scale.dtype}")
-        wanted = batch + [rows, k // 32]
-        if k % 32 or list(scale.type.shape) not in (wanted, wanted[-2:]):
+        if scale.dtype not in (tl.uint8, tl.float8e4nv):
+            raise _error(f"dot_scaled scales are uint8 e8m0 exponents or float8e4nv factors; {side}_scale is "
+                         f"{scale.dtype}")
+        groups = scale.type.shape[-1] if scale.type.shape else 0
+        group = k // groups if groups and k % groups == 0 else 0
+        if group not in (16, 32) or list(scale.type.shape) not in (batch + [rows, groups], [rows, groups]):
             raise _error(f"{side}_scale has shape {list(scale.type.shape)}; with {side} of {k} elements along K it "
-                         f"must be {wanted} (one scale per 32 elements of K)")
-        s = self.cast(scale, tl.int32)
-        bits = self.where(self.compare("eq", s, 0), 0x00400000, self.shl(s, 23))  # 2**-127 is subnormal
-        bits = self.where(self.compare("eq", s, 255), 0x7FC00000, bits)
-        factor = self.cast(bits, tl.float32, bitcast=True)
+                         f"must be {batch + [rows, k // 32]} (one scale per 32 elements of K) or "
+                         f"{batch + [rows, k // 16]} (one per 16)")
+        if scale.dtype == tl.float8e4nv:
+            factor = self.cast(scale, tl.float32)
+        else:
+            s = self.cast(scale, tl.int32)
+            bits = self.where(self.compare("eq", s, 0), 0x00400000, self.shl(s, 23))  # 2**-127 is subnormal
+            bits = self.where(self.compare("eq", s, 255), 0x7FC00000, bits)
+            factor = self.cast(bits, tl.float32, bitcast=True)
         factor = self.reshape(self.broadcast_to(self.expand_dims(factor, len(scale.type.shape)),
-                                                list(scale.type.shape) + [32]),
+                                                list(scale.type.shape) + [group]),
                               list(scale.type.shape[:-1]) + [k])  # [..., R, K]
         if len(factor.type.shape) < rank:
             factor = self.broadcast_to(factor, batch + list(factor.type.shape))

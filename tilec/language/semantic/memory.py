@@ -10,7 +10,7 @@ from typing import Any
 from ..core import _unwrap, block_type, dtype, tensor
 from .common import SemanticState, _error
 
-_CACHE_MODIFIERS = {"load": ("", ".ca", ".cg", ".cv"), "store": ("", ".wb", ".cg", ".cs", ".wt")}
+_CACHE_MODIFIERS = {"load": ("", ".ca", ".cg", ".cv", ".cs"), "store": ("", ".wb", ".cg", ".cs", ".wt")}
 _EVICTION_POLICIES = ("", "evict_normal", "evict_first", "evict_last")
 
 

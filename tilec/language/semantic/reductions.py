@@ -122,19 +122,28 @@ class ReductionRules(SemanticState):
     def map_elementwise(self, scalar_fn: Any, args: Any, pack: Any = 1) -> Any:
         """`tl.map_elementwise(scalar_fn, *args, pack=1)`: the @jit `scalar_fn` applied to each
         element of the (broadcast) `args`, which may branch and loop on its scalars; returns
-        one tensor per value it returns (a tuple when it returns several)."""
-        if _unwrap(pack) != 1:
-            raise _error(f"map_elementwise supports pack=1 only, got pack={_unwrap(pack)}")
+        one tensor per value it returns (a tuple when it returns several). With `pack` > 1,
+        each call takes `pack` elements of every argument (argument by argument) and
+        returns `pack` values of every result (result by result), and the results always
+        come as a tuple, as in Triton."""
+        pack = _unwrap(pack)
+        if isinstance(pack, bool) or not isinstance(pack, int) or pack < 1 or pack & (pack - 1):
+            raise _error(f"map_elementwise's pack must be a power of 2, got {pack!r}")
         values = [self.to_tensor(a) for a in args]
         if not values:
             raise _error("map_elementwise needs at least one tensor argument")
         if not any(v.type.is_block() for v in values):
+            if pack != 1:
+                raise _error(f"map_elementwise with pack={pack} needs a block argument; its arguments are scalars")
             result = tl.call_kernel_function(scalar_fn, values)
             return result
         shape: tuple[int, ...] = ()
         for v in values:
             if v.type.is_block():
                 shape = self.broadcast_shapes(shape, tuple(v.type.shape))
+        if pack > 1 and max(shape) < pack:
+            raise _error(f"map_elementwise with pack={pack} needs a block with a dimension of at least {pack} "
+                         f"elements, got shape {list(shape)}")
         values = [self.broadcast_to(v, shape) for v in values]
         name = getattr(scalar_fn, "__name__", "the mapped function")
         returns_tuple = []
@@ -151,10 +160,19 @@ class ReductionRules(SemanticState):
                 out.append(r)
             if not out:
                 raise _error(f"{name} returned no values")
+            if len(out) % pack:
+                raise _error(f"{name} returned {len(out)} value{'s' if len(out) != 1 else ''}; with pack={pack} it "
+                             f"returns {pack} values per result (result by result)")
+            for first in range(0, len(out), pack):
+                types = {str(r.dtype) for r in out[first:first + pack]}
+                if len(types) > 1:
+                    raise _error(f"{name} returned values {first} to {first + pack - 1} of types "
+                                 f"{', '.join(sorted(types))}; with pack={pack} the {pack} values of one result "
+                                 "must have one type")
             return out
 
         with self._combiner():
-            results = self.builder.map_elementwise(values, body, shape)
+            results = self.builder.map_elementwise(values, body, shape, pack)
         return tl.tuple_value(results) if returns_tuple[0] else results[0]
 
     def associative_scan(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
@@ -193,8 +211,10 @@ class ReductionRules(SemanticState):
 
     def arg_reduction(self, x: Any, axis: Any, largest: bool, tie_break_left: bool = True,
                       keep_dims: bool = False) -> tuple[tensor, tensor]:
-        """(extreme value, its index) along `axis`: ties go to the lowest index, and a NaN
-        wins in both directions, so the first NaN is returned (as NumPy and torch do)."""
+        """(extreme value, its index) along `axis`: NaNs are skipped, as by `tl.max`/`tl.min`
+        and Triton 3.8's argmax/argmin (a NaN ranks below every number for argmax, above for
+        argmin); ties go to the lowest index (the highest without `tie_break_left`), so a
+        line of NaNs only gives its first NaN (its last)."""
         x = self._bf16_to_fp32(x)
         if x.dtype.is_fp8():  # fp8 values compare exactly in fp32
             x = self.cast(x, tl.float32)
@@ -208,10 +228,9 @@ class ReductionRules(SemanticState):
             (va, ia), (vb, ib) = a, b
             better = self.compare("gt" if largest else "lt", va, vb)
             same = self.compare("eq", va, vb)
-            if is_float:
+            if is_float:  # a NaN loses to every number; two NaNs tie
                 a_nan, b_nan = self.compare("ne", va, va), self.compare("ne", vb, vb)
-                better = self.or_(self.and_(better, self.logical_not(b_nan)),
-                                  self.and_(a_nan, self.logical_not(b_nan)))
+                better = self.or_(better, self.and_(b_nan, self.logical_not(a_nan)))
                 same = self.or_(same, self.and_(a_nan, b_nan))
             earlier = self.compare("lt" if tie_break_left else "gt", ia, ib)
             take_a = self.or_(better, self.and_(same, earlier))

@@ -131,12 +131,15 @@ class ShapeRules(SemanticState):
         return tensor(self.builder.trans(x.handle, order, ty), ty)
 
     def trans(self, x: Any, dims: Sequence[int]) -> tensor:
+        """permute(x, dims); without dims, the last two dimensions swapped (a transpose of
+        each matrix of a batch, as NumPy's `x.mT` and Triton's trans)."""
         x = self._block(x, "trans")
         if not dims:
-            if len(x.type.shape) != 2:
-                raise _error(f"trans without dims transposes a 2-D tensor; this one has shape {list(x.type.shape)}, "
-                             "so pass the permutation")
-            dims = (1, 0)
+            rank = len(x.type.shape)
+            if rank < 2:
+                raise _error(f"trans without dims swaps the last two dimensions; this tensor has shape "
+                             f"{list(x.type.shape)}, so there is nothing to transpose")
+            dims = tuple(range(rank - 2)) + (rank - 1, rank - 2)
         return self.permute(x, dims)
 
     def join(self, a: Any, b: Any) -> tensor:
@@ -168,22 +171,30 @@ class ShapeRules(SemanticState):
         return self.reduction([self.reshape(x, (1,))], 0, lambda a, b: [a[0]])[0]
 
     def cat(self, a: Any, b: Any, dim: Any = 0) -> tensor:
+        """`a` then `b` along dimension `dim`, in order (Triton's `can_reorder` is ignored, as
+        in Triton 3.9). The two must have one type and one shape: two different powers of 2
+        never sum to a power of 2, so sizes that differ along `dim` could not give a legal
+        block anyway, and Triton refuses them too."""
         a, b = self._block(a, "cat"), self._block(b, "cat")
         rank = len(a.type.shape)
+        if len(b.type.shape) != rank:
+            raise _error(f"cat needs two tensors of one rank, got shapes {list(a.type.shape)} and "
+                         f"{list(b.type.shape)} (tensors must have the same rank, got {rank} and {len(b.type.shape)})")
         dim = _unwrap(dim)
-        if not isinstance(dim, int) or not -rank <= dim < rank:
+        if not isinstance(dim, int) or isinstance(dim, bool) or not -rank <= dim < rank:
             raise _error(f"cat's dim must be a constant from {-rank} to {rank - 1} for tensors of rank {rank}, "
                          f"got {dim!r}")
         dim %= rank
+        if a.dtype != b.dtype:
+            raise _error(f"cat needs two tensors of one element type, got {a.dtype} and {b.dtype}; convert one "
+                         "with .to()")
+        if a.type.shape != b.type.shape:
+            raise _error(f"cat needs two tensors of one shape, got {list(a.type.shape)} and {list(b.type.shape)} "
+                         f"(along dim {dim} too: the sum of two different powers of 2 is not a power of 2)")
         if dim:  # along another dimension: bring it to the front and back
-            if len(b.type.shape) != rank:
-                raise _error(f"cat needs tensors of one rank, got {a.type} and {b.type}")
             order = [dim] + [d for d in range(rank) if d != dim]
             inverse = [order.index(d) for d in range(rank)]
             return self.permute(self.cat(self.permute(a, order), self.permute(b, order)), inverse)
-        if a.dtype != b.dtype or a.type.shape[1:] != b.type.shape[1:]:
-            raise _error(f"cat needs tensors of one type whose shapes agree after the first dimension, got "
-                         f"{a.type} and {b.type}")
         ty = block_type(a.dtype, (a.type.shape[0] + b.type.shape[0],) + a.type.shape[1:])
         self.validate_block_shape(ty.shape)
         return tensor(self.builder.cat(a.handle, b.handle, ty), ty)

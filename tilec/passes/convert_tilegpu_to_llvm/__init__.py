@@ -31,8 +31,8 @@ from .. import register_pass
 from ..utils import functions
 from .context import LoweringContext, lower_block
 from .shared_memory import SHARED_ATTR
-from . import (atomic, control_flow, convert_layout, debug, dot, dot_wgmma, elementwise, indexing,  # noqa: F401
-               local_memory, memory, reduce, scan, shape, tma)
+from . import (atomic, control_flow, convert_layout, debug, dot, dot_wgmma, elementwise, hardware,  # noqa: F401
+               indexing, local_memory, memory, reduce, scan, shape, tma)
 
 GPU_MODULE_NAME = "tilec"
 

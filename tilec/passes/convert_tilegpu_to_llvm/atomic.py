@@ -1,4 +1,6 @@
-"""Lowering of tile.atomic_rmw and tile.atomic_cas to PTX `atom.global`.
+"""Lowering of the atomics: tile.atomic_rmw and tile.atomic_cas to PTX `atom.global`,
+tile.atomic_load and tile.atomic_store to `ld`/`st` with a memory order and scope
+(`ld.acquire.gpu.global.b32`), tile.atomic_poll to a spin loop in one thread per element.
 
 Each element is updated by exactly one thread: a layout may hold an element in several
 threads (replicas), and every replica performing the atomic would apply it several
@@ -12,6 +14,14 @@ its copy back.
 Float max/min use integer atomics on the bit patterns, chosen by the value's sign bit (a
 float with the sign bit clear orders like its signed integer bits, one with it set --
 -0.0 included -- inversely like its unsigned bits), as PTX has no float atom.max/min.
+
+Atomic loads, stores and polls follow the same ownership rule, and order the rest of
+the program with barriers, as CUTLASS's semaphores do: a release store comes after a
+barrier (every thread's earlier writes precede it), an acquire load or a poll is
+followed by one (every thread's later accesses follow it; publishing the values through
+shared memory already has one). A poll's owner spins with relaxed loads (and reads
+%globaltimer for the timeout, measured from the op's start for all its elements),
+then an acquire poll fences (`fence.acq_rel.<scope>`) once it matched.
 """
 from __future__ import annotations
 
@@ -20,10 +30,10 @@ import math
 from mlir import ir
 
 from ...dialects._mlir import create_op, is_tensor, operand_groups, str_attr_value
-from ...dialects.tile import shape_of
+from ...dialects.tile import element_type, pointee_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ..utils import has_uses
-from .context import LoweringContext, layout_of_value, lowers
+from .context import LoweringContext, layout_of_value, lowers, memory_type
 from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
 from .shape import row_major
 
@@ -90,16 +100,18 @@ def publishes_old_values(op: ir.Operation) -> bool:
     """The old values go through shared memory: they are used, and threads other than
     the owners need them (a scalar atomic is thread 0's; a tensor's elements are
     replicated across lanes or warps)."""
-    ptr = op.operands[0]  # both atomics take the pointers first
+    ptr = op.operands[0]  # every atomic takes the pointers first
     if not has_uses(op.results[0]):
         return False
+    if op.name == "tile.atomic_poll" and len(op.operands) < 3:
+        return False  # without a timeout, a poll returns only once every element matched: all true
     if not is_tensor(ptr.type):
         return True
     free = layout_of_value(ptr).free_variable_masks()
     return bool(free.get(LANE, 0) or free.get(WARP, 0))
 
 
-@scratch_bytes("tile.atomic_rmw", "tile.atomic_cas")
+@scratch_bytes("tile.atomic_rmw", "tile.atomic_cas", "tile.atomic_load", "tile.atomic_poll")
 def atomic_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     """One slot per element (row-major) when the old values are published."""
     if not publishes_old_values(op):
@@ -194,3 +206,131 @@ def _publish(ctx: LoweringContext, op: ir.Operation, ptr: ir.Value, owner: ir.Va
     ctx.set(result, values if is_tensor(result.type) else values[0])
 
 
+# ----------------------------------------------------------------------------- loads, stores, polls
+
+
+def _access_qualifiers(op: ir.Operation) -> str:
+    return f".{str_attr_value(op, 'sem')}.{str_attr_value(op, 'scope')}.global"
+
+
+@lowers("tile.atomic_load")
+def lower_atomic_load(ctx: LoweringContext, op: ir.Operation) -> None:
+    ptr, mask = (g[0] if g else None for g in operand_groups(op))
+    mem_type, kind = memory_type(ptr.type)  # bools and fp8 are bytes, pointers 64-bit integers
+    bits = mem_type.width
+    register = max(16, bits)
+    reg_ty = ir.IntegerType.get_signless(register)
+    asm = f"mov.b{register} $0, 0;\n@$2 ld{_access_qualifiers(op)}.b{bits} $0, [$1];"
+    owner, source = _owned_registers(ctx, ptr)
+    masks = ctx.elements(mask) if mask is not None else [None] * len(ctx.elements(ptr))
+    result_ty = ctx.element_type(op.results[0].type)
+    values: list[ir.Value] = []
+    for index, (p, m) in enumerate(zip(ctx.elements(ptr), masks)):
+        if source[index] != index:
+            values.append(values[source[index]])
+            continue
+        (word,) = ctx.inline_asm(asm, f"=&{_letter(register)},l,b", [p, _and(ctx, owner, m)], [reg_ty])
+        values.append(_loaded_value(ctx, word, mem_type, kind, result_ty))
+    if str_attr_value(op, "sem") == "acquire" and not publishes_old_values(op):
+        ctx.barrier()  # the other threads' later accesses come after the owners' acquire
+    _publish(ctx, op, ptr, owner, values)
+
+
+def _loaded_value(ctx: LoweringContext, word: ir.Value, mem_type: ir.Type, kind: str, ty: ir.Type) -> ir.Value:
+    """The per-thread value of type `ty` from the register an ld wrote (zero-extended)."""
+    if word.type.width != mem_type.width:
+        word = ctx.arith("trunci", word, result_type=ir.IntegerType.get_signless(mem_type.width))
+    if kind == "bool":
+        return ctx.arith("cmpi", word, ctx.const(0, word.type), result_type=ctx.i1,
+                         attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 1)})  # ne
+    if kind == "ptr":
+        return create_op("llvm.inttoptr", [ctx.ptr_global], [word]).result
+    return _from_bits(ctx, word, ty)
+
+
+@lowers("tile.atomic_store")
+def lower_atomic_store(ctx: LoweringContext, op: ir.Operation) -> None:
+    ptr, value, mask = (g[0] if g else None for g in operand_groups(op))
+    mem_type, kind = memory_type(ptr.type)
+    bits = mem_type.width
+    register = max(16, bits)
+    asm = f"@$2 st{_access_qualifiers(op)}.b{bits} [$0], $1;"
+    if str_attr_value(op, "sem") == "release":
+        ctx.barrier()  # every thread's earlier writes come before the owners' release
+    owner, registers = ctx.owners(ptr)
+    ptrs, values = ctx.elements(ptr), ctx.elements(value)
+    masks = ctx.elements(mask) if mask is not None else [None] * len(ptrs)
+    for index in registers:
+        word = values[index]
+        if kind == "bool":
+            word = ctx.arith("extui", word, result_type=ctx.i8)
+        elif kind == "ptr":
+            word = create_op("llvm.ptrtoint", [ctx.i64], [word]).result
+        word = _as_bits(ctx, word, bits)
+        if register != bits:
+            word = ctx.arith("extui", word, result_type=ir.IntegerType.get_signless(register))
+        ctx.inline_asm(asm, f"l,{_letter(register)},b", [ptrs[index], word, _and(ctx, owner, masks[index])], [])
+
+
+def _poll_asm(bits: int, scope: str, acquire: bool, timed: bool) -> str:
+    """One element's poll: $0 (out) 1 once *$1 == $2, 0 if `timed` and $5 nanoseconds
+    passed since $3 (a %globaltimer reading) first; only where the predicate $4 holds."""
+    lines = ["{",
+             ".reg .pred matched;",
+             f".reg .b{bits} value;",
+             ".reg .b64 elapsed;" if timed else "",
+             "mov.u32 $0, 0;",
+             "@!$4 bra done;",
+             "poll:",
+             f"ld.relaxed.{scope}.global.b{bits} value, [$1];",
+             f"setp.eq.b{bits} matched, value, $2;",
+             "@matched bra found;"]
+    if timed:
+        lines += ["mov.u64 elapsed, %globaltimer;",
+                  "sub.u64 elapsed, elapsed, $3;",
+                  "setp.lt.u64 matched, elapsed, $5;",
+                  "@matched bra poll;",
+                  "bra done;"]
+    else:
+        lines += ["bra poll;"]
+    lines += ["found:",
+              f"fence.acq_rel.{scope};" if acquire else "",
+              "mov.u32 $0, 1;",
+              "done:",
+              "}"]
+    return "\n".join(line for line in lines if line)
+
+
+@lowers("tile.atomic_poll")
+def lower_atomic_poll(ctx: LoweringContext, op: ir.Operation) -> None:
+    ptr, expected, timeout = (g[0] if g else None for g in operand_groups(op))
+    bits = pointee_type(element_type(ptr.type)).width
+    scope = str_attr_value(op, "scope")
+    asm = _poll_asm(bits, scope, str_attr_value(op, "sem") == "acquire", timeout is not None)
+    owner, source = _owned_registers(ctx, ptr)
+    predicate = owner if owner is not None else ctx.const(1, ctx.i1)
+    if timeout is not None:  # one start for every element: the timeout bounds the whole op
+        (start,) = ctx.inline_asm("mov.u64 $0, %globaltimer;", "=l", [], [ctx.i64])
+        limit = ctx.lowered(timeout)
+    else:
+        start = limit = ctx.const(0, ctx.i64)
+    letter = _letter(bits)
+    matched: list[ir.Value] = []
+    for index, (p, e) in enumerate(zip(ctx.elements(ptr), ctx.elements(expected))):
+        if source[index] != index:
+            matched.append(matched[source[index]])
+            continue
+        (flag,) = ctx.inline_asm(asm, f"=&r,l,{letter},l,b,l", [p, e, start, predicate, limit], [ctx.i32])
+        matched.append(ctx.arith("cmpi", flag, ctx.const(0), result_type=ctx.i1,
+                                 attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 1)}))  # ne
+    if timeout is None:
+        # Nobody leaves the loop unmatched: the result is all true, and the barrier makes
+        # every thread wait for the polls (and see what the acquire made visible).
+        ctx.barrier()
+        true = ctx.const(1, ctx.i1)
+        result = op.results[0]
+        ctx.set(result, [true] * len(matched) if is_tensor(result.type) else true)
+        return
+    if not publishes_old_values(op):
+        ctx.barrier()
+    _publish(ctx, op, ptr, owner, matched)

@@ -204,14 +204,25 @@ def lower_libdevice_math(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("arith.divf")
 def lower_divf(ctx: LoweringContext, op: ir.Operation) -> None:
-    """fp32 `/` is the hardware's full-range division (within 2 ulp), as in Triton.
-    Other widths divide with IEEE rounding."""
+    """fp32 `/` is the hardware's full-range division (within 2 ulp), as in Triton; an
+    fp32 division allowed to approximate (`fastmath<afn>`, from tl.fdiv(approx=True)) is
+    the fast one, `div.approx.f32` (2 ulp for |y| below 2**126, 0 above). Other widths
+    divide with IEEE rounding."""
     ty = ctx.element_type(op.results[0].type)
     if ty == ctx.f32:
+        instruction = "div.approx.f32" if _allows_approximation(op) else "div.full.f32"
         _per_element(ctx, op, lambda operands: ctx.inline_asm(
-            "div.full.f32 $0, $1, $2;", "=f,f,f", operands, [ctx.f32], side_effects=False))
+            f"{instruction} $0, $1, $2;", "=f,f,f", operands, [ctx.f32], side_effects=False))
     else:
         _per_element(ctx, op, lambda operands: [create_op("arith.divf", [ty], operands).result])
+
+
+def _allows_approximation(op: ir.Operation) -> bool:
+    """Whether an arith op's fast-math flags include `afn` (approximate functions)."""
+    if "fastmath" not in op.attributes:
+        return False
+    flags = str(op.attributes["fastmath"])  # "#arith.fastmath<afn>", "#arith.fastmath<fast>", ...
+    return "afn" in flags or "fast>" in flags
 
 
 @lowers("tile.extern_elementwise")
@@ -418,8 +429,12 @@ def _unpack_result(ctx: LoweringContext, value: ir.Value, ty: ir.Type, per: int)
 @lowers("tile.map_elementwise")
 def lower_map_elementwise(ctx: LoweringContext, op: ir.Operation) -> None:
     """The body, inlined once per register: its arguments are that register's operand
-    elements, its gpu.yield gives the results' (scf.if and loops in it lower in place)."""
+    elements, its gpu.yield gives the results' (scf.if and loops in it lower in place).
+    With `pack` > 1, once per `pack` consecutive registers (convert-tile-to-tilegpu gave
+    every thread a multiple of `pack`): the arguments are those registers of the first
+    operand, then of the second, ...; the yield gives those of each result in turn."""
     block = op.regions[0].blocks[0]
+    pack = int_attr_value(op, "pack")
 
     def emit(operands):
         for arg, value in zip(block.arguments, operands):
@@ -431,4 +446,19 @@ def lower_map_elementwise(ctx: LoweringContext, op: ir.Operation) -> None:
                 lower_op(ctx, inner)
         raise LoweringError("map_elementwise body has no gpu.yield")
 
-    _per_element(ctx, op, emit)
+    if pack == 1:
+        _per_element(ctx, op, emit)
+        return
+    results = list(op.results)
+    count = ctx.num_registers(results[0])
+    if count % pack:
+        raise LoweringError(f"map_elementwise with pack={pack} needs a multiple of {pack} elements per thread; "
+                            f"the layout gives each thread {count}")
+    operands = [ctx.elements(v) for v in op.operands]
+    outputs: list[list[ir.Value]] = [[] for _ in results]
+    for start in range(0, count, pack):
+        values = emit([elements[start + i] for elements in operands for i in range(pack)])
+        for index, value in enumerate(values):
+            outputs[index // pack].append(value)
+    for result, values in zip(results, outputs):
+        ctx.set(result, values)

@@ -21,7 +21,7 @@ from ...dialects.tile import load_operands, store_operands
 from ...layout.encodings import REGISTER
 from .context import LoweringContext, lowers, memory_type
 
-_LOAD_CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cv": ".cv"}
+_LOAD_CACHE = {"": "", ".ca": ".ca", ".cg": ".cg", ".cv": ".cv", ".cs": ".cs"}
 _STORE_CACHE = {"": "", ".wb": ".wb", ".cg": ".cg", ".cs": ".cs", ".wt": ".wt"}
 _EVICTION = {"": "", "evict_normal": "", "evict_first": ".L1::evict_first", "evict_last": ".L1::evict_last"}
 _CONSTRAINT = {16: "h", 32: "r", 64: "l"}
