@@ -208,6 +208,17 @@ def test_only_aggregates_can_be_inherited():
             x: tl.constexpr
 
 
+def test_a_jit_constructor_is_refused():
+    with pytest.raises(TypeError, match="the __init__ of aggregate Made cannot be a @jit function"):
+        @tilec.aggregate
+        class Made:
+            x: tl.tensor
+
+            @tilec.jit
+            def __init__(self, x):
+                pass
+
+
 # ----------------------------------------------------------------------------- refused in kernels
 
 

@@ -249,6 +249,9 @@ def aggregate_class(cls: type) -> type:
             value = _JitMethod(value)
         namespace[name] = value
     user_init = namespace.pop("__init__", None)
+    if isinstance(user_init, _JitMethod):
+        raise TypeError(f"the __init__ of aggregate {cls.__name__} cannot be a @jit function: make it a plain "
+                        "method or a @tilec.constexpr_function")
     namespace.update(__tilec_fields__=builtins.tuple(annotations), __tilec_annotations__=annotations,
                      __tilec_defaults__=defaults, __tilec_user_init__=user_init, __annotations__=dict(own))
     made = type(cls.__name__, builtins.tuple(parents) or (UserAggregate,), namespace)
