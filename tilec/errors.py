@@ -132,6 +132,8 @@ class CompilationError(UserError):
         cause = _EXCEPTION_CAUSE.__get__(self)
         if cause is None:
             cause = self.__dict__.get("original")
+            if getattr(cause, "caused_by_nothing", False):  # a failed tl.static_assert: no cause, as in Triton
+                return None
         if cause is None:  # made from a rule of the language: the sentence, as an error of its own
             cause = self.__dict__.setdefault("_message_error", SemanticRuleError(self.message))
         return cause
@@ -181,6 +183,21 @@ def dtype_argument_error(kernel: str, name: str, value: object) -> str:
     """The message for a type (tl.float16) passed to a parameter that is not tl.constexpr."""
     return (f"argument '{name}' of {kernel}() is the type {value!r}, which only a tl.constexpr parameter can take: "
             f"declare it `{name}: tl.constexpr`")
+
+
+def too_many_arguments(function: str, takes: int, given: int, parameters: list[str],
+                       keyword_only: list[str] | None = None) -> str:
+    """The message for a call of `function` with `given` positional arguments where it
+    takes `takes`, in Python's grammar ("takes 1 argument but 2 were given"): then the
+    parameters, or those after `*` that only a keyword can pass."""
+    were = "was" if given == 1 else "were"
+    if keyword_only:
+        noun = "positional argument" if takes == 1 else "positional arguments"
+        verb = "is" if len(keyword_only) == 1 else "are"
+        return (f"{function}() takes {takes} {noun} but {given} {were} given; {', '.join(keyword_only)} (after `*`) "
+                f"{verb} passed by keyword only")
+    noun = "argument" if takes == 1 else "arguments"
+    return f"{function}() takes {takes} {noun} but {given} {were} given (its parameters: {', '.join(parameters)})"
 
 
 class UsageError(UserError, TypeError, ValueError):

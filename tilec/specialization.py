@@ -110,8 +110,8 @@ def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[t
     for index, element in enumerate(value):
         leaf = f"{name}.{index}"
         constant = index < len(fields) and fields[index] in constant_fields
-        if not constant and (isinstance(element, tuple) or is_descriptor_argument(element)):
-            flatten = flatten_tuple_argument if isinstance(element, tuple) else flatten_descriptor_argument
+        flatten = None if constant else _composite_flattener(element)
+        if flatten is not None:
             layout, inner = flatten(leaf, element)
             items.append(layout)
             leaves.extend(inner)
@@ -122,6 +122,18 @@ def flatten_tuple_argument(name: str, value: tuple) -> tuple[TupleLayout, list[t
                 element = constexpr(element)
             leaves.append((leaf, element))
     return TupleLayout(type(value), tuple(items)), leaves
+
+
+def _composite_flattener(value: Any) -> Any:
+    """How a tuple, a host descriptor or a host aggregate inside an argument is passed as
+    leaves (its flatten_* function); None for a leaf."""
+    if isinstance(value, tuple):
+        return flatten_tuple_argument
+    if is_descriptor_argument(value):
+        return flatten_descriptor_argument
+    if is_aggregate_argument(value):
+        return flatten_aggregate_argument
+    return None
 
 
 @functools.lru_cache(maxsize=256)
@@ -190,3 +202,70 @@ def _descriptor_leaf_names(name: str, rank: int) -> tuple[str, tuple, tuple, str
 def _descriptor_layout(name: str, rank: int, block_shape: tuple, padding: str, whole_rows: bool) -> DescriptorLayout:
     base, shape, strides, tensormap = _descriptor_leaf_names(name, rank)
     return DescriptorLayout(base, shape, strides, block_shape, padding, tensormap, whole_rows)
+
+
+@dataclass(frozen=True)
+class AggregateLayout(ArgumentLayout):
+    """An aggregate built on the host (`@tilec.aggregate`) passed to a kernel: each field
+    `f` of an argument `a` is passed as a leaf `a.f` (or, for a tuple, a descriptor or
+    another aggregate, as its own leaves): a `tl.constexpr` field as a constant the
+    kernel is specialised on, a `tl.tensor` field as a pointer (an array) or a scalar (a
+    number). `code` identifies the class: its fields, defaults and the sources of its
+    methods (classes of one name from one factory differ by it); it enters the key."""
+    cls: Any
+    fields: tuple
+    code: str
+
+    def __repr__(self) -> str:
+        return f"AggregateLayout({self.cls.__module__}.{self.cls.__qualname__}@{self.code}, {self.fields!r})"
+
+    def rebuild(self, scope: dict, make_tuple: Any) -> Any:
+        values = [item.rebuild(scope, make_tuple) if isinstance(item, ArgumentLayout) else scope[item]
+                  for item in self.fields]
+        return object.__new__(self.cls).tilec_replace(values)
+
+
+def is_aggregate_argument(value: Any) -> bool:
+    """An aggregate built on the host (language/aggregates.py's UserAggregate)."""
+    return getattr(type(value), "__tilec_aggregate__", False) is True
+
+
+def flatten_aggregate_argument(name: str, value: Any) -> tuple[AggregateLayout, list[tuple[str, Any]]]:
+    """`value`'s layout and its leaves as (name, value) pairs, field by field."""
+    from .language.core import constexpr, is_constexpr_annotation, tensor
+    cls = type(value)
+    leaves: list[tuple[str, Any]] = []
+    items = []
+    for field in cls.__tilec_fields__:
+        element = getattr(value, field)
+        leaf = f"{name}.{field}"
+        flatten = None if is_constexpr_annotation(cls.__tilec_annotations__.get(field)) else \
+            _composite_flattener(element)
+        if flatten is not None:
+            layout, inner = flatten(leaf, element)
+            items.append(layout)
+            leaves.extend(inner)
+            continue
+        items.append(leaf)
+        if cls.__tilec_annotations__.get(field) is tensor and isinstance(element, constexpr):
+            element = element.value  # a number in a tl.tensor field: a scalar argument
+        elif getattr(element, "__tilec_jit__", False) or element is None or isinstance(element, (str, bool, int, float)):
+            element = constexpr(element)
+        leaves.append((leaf, element))
+    return AggregateLayout(cls, tuple(items), _aggregate_code(cls)), leaves
+
+
+@functools.lru_cache(maxsize=256)
+def _aggregate_code(cls: type) -> str:
+    """A digest of what `cls` compiles to: its fields, defaults and methods' sources (the
+    @jit methods' with their callees)."""
+    import hashlib
+    from .language.aggregates import cache_key_parts
+    texts, jit_methods = cache_key_parts(cls)
+    digest = hashlib.sha256()
+    for text in texts:
+        digest.update(text.encode())
+    for method in jit_methods:
+        hash_of = getattr(method, "cache_hash", None) or method.source_hash
+        digest.update(hash_of().encode())
+    return digest.hexdigest()[:16]

@@ -136,7 +136,7 @@ def k(x_ptr):
 
 tilec.compile(k, signature={"x_ptr": "*fp32"}, target="sm_90")
 """)
-    assert_user_traceback(stderr, path, "tilec.compile(k", r"the number of elements must be a power of 2$",
+    assert_user_traceback(stderr, path, "tilec.compile(k", r"the number of elements must be a power of 2 \(Triton: arange's range must be a power of 2\)$",
                           max_lines=15)
     assert_points_at(stderr, path, "x = load_block(x_ptr, 100)", role="called from")
     assert_points_at(stderr, path, "return tl.load(ptr + tl.arange(0, BLOCK))", kernel="load_block")

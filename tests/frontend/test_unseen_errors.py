@@ -259,13 +259,6 @@ def dot_int8_fp16(x_ptr):
     c = tl.dot(a, b)  # <-
 
 
-# Triton: "Input shapes should have M >= 1, N >= 1 and K >= 16".
-@bad(r"dot needs K of at least 16, got M=8, N=8, K=8 \(Input shapes should have M >= 1, N >= 1 and K >= 16\)")
-def dot_too_small(x_ptr):
-    a = tl.zeros((8, 8), tl.float16)
-    c = tl.dot(a, a)  # <-
-
-
 @bad(r"dot accumulator has shape \[32, 32\]; expected \[16, 16\]")
 def dot_acc_wrong_shape(x_ptr):
     a = tl.zeros((16, 16), tl.float16)

@@ -68,6 +68,6 @@ def positional_call_kernel(x_ptr):
 
 
 def test_a_helper_called_with_a_keyword_only_parameter_by_position():
-    message = r"_affine\(\) takes 1 positional arguments but 2 were given; scale, SHIFT \(after `\*`\) are passed"
+    message = r"_affine\(\) takes 1 positional argument but 2 were given; scale, SHIFT \(after `\*`\) are passed"
     with pytest.raises(tilec.CompilationError, match=message):
         tilec.compile(positional_call_kernel, signature={"x_ptr": "*fp32"})

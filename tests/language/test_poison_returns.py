@@ -49,7 +49,7 @@ def poison_kernel(x_ptr, out_ptr, flag, BLOCK: tl.constexpr):
     p = _offset_pointer_if(out_ptr, flag)
     pair = _pair_if(x, flag)
     tl.static_assert(_only_when(x, False) is None)
-    if flag > 0:  # the results are used only where they are defined (the interpreter's are None elsewhere)
+    if flag > 0:  # the results are used only where they are defined (zeros elsewhere: test_undefined_results.py)
         tl.static_assert(pair[1] == 7)  # a constant returned on one path stays that constant
         tl.store(out_ptr + offs, y + pair[0])
         tl.store(p + BLOCK + offs, _only_when(x, True))

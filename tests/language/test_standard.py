@@ -351,7 +351,7 @@ def softmax_kernel(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, RANK: tl.co
     if DEFAULTS:
         y = tl.softmax(x)
     else:
-        y = tl.softmax(x, DIM, KEEP, IEEE)
+        y = tl.softmax(x, DIM, ieee_rounding=IEEE)  # keep_dims is keyword-only, deprecated and ignored
     # fp16/bf16 are computed and returned in fp32, as in Triton.
     if x.dtype == tl.float64:
         tl.static_assert(y.dtype == tl.float64)

@@ -13,7 +13,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.config import config
-from tilec.errors import LaunchError, OutOfResources
+from tilec.errors import CompilationError, LaunchError, OutOfResources
 from tilec_testing import device_array, to_numpy
 
 
@@ -23,14 +23,17 @@ class FakeKernel:
     __name__ = "fake"
     arg_names = ["x", "n", "BLOCK"]
 
-    def __init__(self, times=None, fail=()):
+    def __init__(self, times=None, fail=(), errors=None):
         self.calls = []
         self.times = times or {}
         self.fail = set(fail)
+        self.errors = errors or {}  # BLOCK -> the exception compiling that config raises
 
     def run(self, *args, grid, **kwargs):
         if kwargs.get("BLOCK") in self.fail:
             raise OutOfResources("shared memory", 1 << 20, 228 << 10, "fake")
+        if kwargs.get("BLOCK") in self.errors:
+            raise self.errors[kwargs["BLOCK"]]
         self.calls.append((args, grid, dict(kwargs)))
 
 
@@ -133,9 +136,32 @@ def test_meta_parameters_must_not_also_be_passed(compiled_mode):
         tuned[(1,)]("x", 5, BLOCK=32)
 
 
+def test_a_failed_static_assert_skips_a_config_but_other_compile_errors_are_raised(compiled_mode):
+    """As Triton's autotuner: a config is ruled out by a static_assert or a resource
+    limit; any other compile error is the kernel's, raised rather than timed as infinite."""
+    static = CompilationError("static_assert failed: BLOCK <= 128")
+    kernel = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0}, errors={128: static})
+    tuned = tilec.autotune(CONFIGS, key=["n"], do_bench=fake_bench(kernel))(kernel)
+    tuned[(1,)]("x", 5)
+    assert tuned.best_config.kwargs == {"BLOCK": 256}
+    broken = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0}, errors={128: CompilationError("name 'y' is not defined")})
+    tuned = tilec.autotune(CONFIGS, key=["n"], do_bench=fake_bench(broken))(broken)
+    with pytest.raises(CompilationError, match="name 'y' is not defined"):
+        tuned[(1,)]("x", 5)
+
+
+def test_a_key_naming_no_parameter_is_ignored_with_a_warning(compiled_mode):
+    """Triton skips key names that are not parameters (its tutorial 08 misspells one)."""
+    kernel = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0})
+    with pytest.warns(UserWarning, match="@autotune key names 'm', not parameters of fake"):
+        tuned = tilec.autotune(CONFIGS, key=["n", "m"], do_bench=fake_bench(kernel))(kernel)
+    tuned[(1,)]("x", 5)
+    assert tuned.best_config.kwargs == {"BLOCK": 128} and set(tuned.cache) == {(5,)}
+
+
 def test_bad_declarations():
     with pytest.raises(ValueError, match="'m', which is not a parameter of fake"):
-        tilec.autotune(CONFIGS, key=["m"])(FakeKernel())
+        tilec.autotune(CONFIGS, key=["n"], reset_to_zero=["m"])(FakeKernel())
     with pytest.raises(TypeError, match="tilec.Config"):
         tilec.autotune([{"BLOCK": 64}], key=["n"])(FakeKernel())
     with pytest.raises(ValueError, match="'B', which is not a parameter"):

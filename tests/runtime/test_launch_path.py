@@ -335,7 +335,7 @@ def test_a_kernel_without_parameters(fake_gpu):
     fn = JITFunction(no_parameters_kernel)
     for _ in range(2):
         fn[(3,)]()
-    with pytest.raises(LaunchError, match=r"takes 0 arguments but 1 were given"):
+    with pytest.raises(LaunchError, match=r"takes 0 arguments but 1 was given"):
         fn[(3,)](1)
     assert [launch[0] for launch in fake_gpu.instances[0].launches] == [(3, 1, 1)] * 2
 

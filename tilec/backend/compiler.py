@@ -78,7 +78,7 @@ def make_ttir(state: _Compilation) -> None:
                                  target=state.options.target, num_warps=state.options.num_warps)
     with state.context:
         _add_tensormap_params(state)
-    _passes(state, "ttir", "canonicalize,cse,tile-dce")
+    _passes(state, "ttir", "canonicalize,cse,tile-combine,tile-dce")
     state.asm["ttir"] = print_module(state.module)
 
 
@@ -218,7 +218,8 @@ def _set_target(state: _Compilation) -> None:
     uses_libdevice = any(op.operation.name == "llvm.func" and not len(op.operation.regions[0].blocks)
                          and ir.StringAttr(op.operation.attributes["sym_name"]).value.startswith("__nv_")
                          for op in gpu_module.regions[0].blocks[0].operations)
-    link = f', link = ["{toolkit.libdevice_path()}"]' if uses_libdevice else ""
+    libdevice = state.options.libdevice or toolkit.libdevice_path() if uses_libdevice else ""
+    link = f', link = ["{libdevice}"]' if uses_libdevice else ""
     target = state.options.target
     attribute = ir.Attribute.parse(f'#nvvm.target<O = {_LLVM_OPT_LEVEL}, chip = "{target.chip}", features = "{target.features}"{link}>')
     gpu_module.attributes["targets"] = ir.ArrayAttr.get([attribute])

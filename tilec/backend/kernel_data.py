@@ -9,6 +9,7 @@ cache hit together. `backend/compiler.py` re-exports them.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -27,6 +28,9 @@ class CompileOptions:
     target: Target = field(default_factory=lambda: Target.parse("sm_90"))
     debug: bool = False
     enable_fp_fusion: bool = True  # a*b + c may become one fma (as in Triton)
+    # A libdevice bitcode file linked instead of the toolkit's (Triton's launch option
+    # `extern_libs={"libdevice": path}`); "" for the toolkit's.
+    libdevice: str = ""
 
     def __post_init__(self):
         if isinstance(self.num_warps, bool) or self.num_warps not in (1, 2, 4, 8, 16, 32):
@@ -53,6 +57,9 @@ def options_cache_key(values: dict[str, Any]) -> str:
         raise ValueError(f"options_cache_key needs exactly the CompileOptions fields {names}, got {sorted(values)}")
     ordered = {name: values[name] for name in names}
     ordered["target"] = str(ordered["target"])  # Target.__str__ is its name
+    if ordered["libdevice"]:  # a file of the user's: its path and which version of it
+        stat = os.stat(ordered["libdevice"])
+        ordered["libdevice"] = f"{ordered['libdevice']}@{stat.st_size}:{stat.st_mtime_ns}"
     return repr(ordered)
 
 

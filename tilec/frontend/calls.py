@@ -20,15 +20,16 @@ import types
 from typing import Any
 
 from .. import language as tl_package
-from ..errors import CompilationError
+from ..errors import CompilationError, too_many_arguments
 from ..language import builtins as lang
 from ..language import core as tl
 from ..language.aggregates import BoundJitMethod, UserAggregate, is_user_aggregate_class
-from ..language.compile_time import ConstexprFunction, constexpr_type
+from ..language.compile_time import ConstexprFunction, constexpr_type, tuple_type
 from ..language.core import _unwrap, constexpr, is_builtin, tensor
 from .kernel_function import KernelFunction, kernel_function_of
 from .early_returns import NO_RESULT, NO_RESULT_FUNCTION
 from .loop_exits import FLAG_FUNCTION
+from .undefined_results import call_key, has_paths_without_return, record_result
 
 # Python builtins a kernel may call (on compile-time values, or as noted).
 _ALLOWED_PYTHON_BUILTINS = {
@@ -38,6 +39,11 @@ _ALLOWED_PYTHON_BUILTINS = {
 }
 
 MAX_CALL_DEPTH = 64
+
+
+def is_namedtuple_class(value: Any) -> bool:
+    """A `typing.NamedTuple` or `collections.namedtuple` class: a kernel may build one."""
+    return isinstance(value, type) and issubclass(value, tuple) and hasattr(value, "_fields")
 
 
 def _sanitize(value: Any) -> Any:
@@ -91,11 +97,7 @@ def _arguments_problem(name: str, signature: inspect.Signature, args: list[Any],
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) > len(positional) and inspect.Parameter.VAR_POSITIONAL not in kinds:
         keyword_only = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
-        if keyword_only:
-            return f"{name}() takes {len(positional)} positional arguments but {len(args)} were given; " \
-                   f"{', '.join(keyword_only)} (after `*`) are passed by keyword only"
-        return f"{name}() takes {len(positional)} arguments but {len(args)} were given " \
-               f"(its parameters: {', '.join(p.name for p in params)})"
+        return too_many_arguments(name, len(positional), len(args), [p.name for p in params], keyword_only)
     given = set(positional[:len(args)])
     for keyword in kwargs:
         if keyword in given:
@@ -148,6 +150,11 @@ class CallRules:
                 return fn(*args, **kwargs)
             except (TypeError, AttributeError) as exc:
                 raise self.error(node, str(exc)) from None
+        if is_namedtuple_class(fn):  # a tuple whose items also have names, as a host namedtuple argument
+            try:
+                return fn(*args, **kwargs)
+            except TypeError as exc:  # "Point.__new__() missing 1 required positional argument: 'y'"
+                raise self.error(node, re.sub(r"^[\w.]*__new__\(\)", f"{fn.__name__}()", str(exc))) from None
         if fn is py.range:
             fn = lang.range
         if isinstance(fn, type) and issubclass(fn, lang.range):
@@ -169,6 +176,10 @@ class CallRules:
             if len(args) != 1 or kwargs or isinstance(args[0], tensor):
                 raise self.error(node, f"tl.{fn.__name__}(value) takes one compile-time value")
             return constexpr(_unwrap(args[0])) if fn is constexpr else constexpr(constexpr_type(args[0]))
+        if fn is tuple_type:  # `c.type == tl.tuple_type([tl.int32, tl.int32])`
+            if any(isinstance(a, tensor) for a in [*args, *kwargs.values()]):
+                raise self.error(node, "tl.tuple_type(types, fields=None) takes types known when compiling")
+            return constexpr(self.call_language(fn, args, kwargs, node))
         if isinstance(fn, tl.dtype):
             raise self.error(node, f"{fn!r} is a type, not a function: use `x.to({fn!r})` to convert a value")
         if isinstance(fn, type) and issubclass(fn, tl.dtype):
@@ -267,6 +278,8 @@ class CallRules:
                 generator.visit(callee.parse())
         except CompilationError as exc:
             raise exc.with_call_site(self.location(node)) from None
+        if has_paths_without_return(callee):  # for the interpreter (undefined_results.py)
+            record_result(callee, call_key(callee, args, kwargs), generator.return_value)
         return generator.return_value
 
     def call_from_language(self, fn: Any, args: list[Any], kwargs: dict[str, Any] | None = None) -> Any:

@@ -29,6 +29,7 @@ from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
 from .early_returns import NO_RESULT, RESULT_NAME
 from .loop_exits import BREAK_FLAG_ATTRIBUTE
+from .undefined_results import undefined_like
 
 _BINARY_OPERATORS = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -421,7 +422,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
                 continue
             if tv is NO_RESULT or ev is NO_RESULT:  # a path of a function that returns no value (poison)
                 with ir.InsertionPoint(then_block if tv is NO_RESULT else else_block):
-                    tv, ev = (self._undefined_like(ev), ev) if tv is NO_RESULT else (tv, self._undefined_like(tv))
+                    tv, ev = (undefined_like(ev, self.semantic), ev) if tv is NO_RESULT \
+                        else (tv, undefined_like(tv, self.semantic))
             try:
                 tv, ev = self._join(tv, ev, name, node, then_block, else_block)
             except _Mismatch:
@@ -494,25 +496,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         a, b = (_describe(_flatten(v)[1]) for v in (first, second))
         if name == RESULT_NAME:
             return (f"Return type mismatch: {self.fn.__name__}() returns {a} on one path and {b} on another; every "
-                    "`return` must give the same type (numbers become tensors to meet a tensor)")
+                    "`return` must give the same type (numbers become tensors to meet a tensor) (Triton: Inconsistent "
+                    "return types)")
         return (f"'{name}' is {a} in the `if` branch but {b} in the `else` branch; both branches of an `if` whose "
-                "condition is known only at run time must give it the same type")
-
-    def _undefined_like(self, value: Any) -> Any:
-        """A value of `value`'s type whose contents are undefined (Triton's poison): the
-        result of a path that ends without a `return` in a function whose other paths
-        return `value`. Constants stay (they need no value at run time); tensors are zeros."""
-        leaves, _ = _flatten(value)
-        return _rebuild(value, iter(self._zeros(leaf.type) for leaf in leaves))
-
-    def _zeros(self, ty: Any) -> tensor:
-        scalar = ty.scalar
-        if scalar.is_ptr():  # null pointers
-            return self.semantic.cast(self._zeros(tl.block_type(tl.int64, ty.shape) if ty.is_block() else tl.int64),
-                                      scalar)
-        if ty.is_block():
-            return self.semantic.full(ty.shape, 0, scalar)
-        return self.semantic.to_tensor(0, scalar)
+                f"condition is known only at run time must give it the same type (Triton: Mismatched type for {name} "
+                "between the then and else blocks)")
 
     def _promote(self, value: Any, other: Any, name: str, node: ast.AST) -> tensor:
         """A constexpr value that meets a tensor (or another constant) at a control-flow join.
@@ -918,7 +906,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
                                           else promoted_then, "the conditional expression", node)
         if promoted_then.type != promoted_else.type:
             raise self.error(node, f"the two sides of this conditional expression have different types "
-                                   f"({promoted_then.type} and {promoted_else.type})")
+                                   f"({promoted_then.type} and {promoted_else.type}) (Triton: Ternary expression with "
+                                   "dynamic condition has inconsistent types)")
         with ir.InsertionPoint(then_block):
             self.builder.scf_yield([promoted_then.handle])
         with ir.InsertionPoint(else_block):
@@ -929,6 +918,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         base = self.visit(node.value)
         target = base if isinstance(base, tensor) else _unwrap(base)
+        if node.attr == "type" and isinstance(base, tuple):  # a tuple's is its tl.tuple_type
+            return self.rule(node, rules.type_attribute, base)
         try:
             try:
                 value = getattr(target, node.attr)

@@ -22,8 +22,9 @@ A function that returns a value on some paths and reaches its end on others (Tri
 its result there is *poison*, an undefined value of the returned type) ends those paths
 with `return __tilec_no_result__()`: the code generator gives that path an undefined
 value of the type the other paths return when an `if` decided at run time joins them,
-and no value (None) when only that path remains; the interpreter returns None there, as
-Python does. A bare `return` in a function that returns values elsewhere returns None.
+and no value (None) when only that path remains; the interpreter gives the same
+(undefined_results.py). A bare `return` in a function that returns values elsewhere
+returns None.
 
 Only `if` statements are rewritten; a `return` inside a loop stays (and is refused by the
 code generator). The interpreter runs the rewritten kernel too (interpretable.py).

@@ -11,6 +11,7 @@ syntax whose meaning in a kernel differs from Python's replaced by calls of
     a < b <= c          __tilec_rules__.compare_chain(a, [("lt", lambda: b), ("le", lambda: c)])
     a + b, x += b       __tilec_rules__.binary("add", a, b), x = __tilec_rules__.binary("add", x, b)
     a if c else b       __tilec_rules__.if_exp(c, lambda: a, lambda: b)
+    x.type              __tilec_rules__.type_attribute(x)
     if c: / while c:    if __tilec_rules__.truth(__tilec_rules__.condition(c, "an `if`")):
     for i in it: ...    __tilec_loop_3 = __tilec_rules__.Loop(it)
                         if __tilec_loop_3.runtime:      (for each name the body assigns)
@@ -38,7 +39,9 @@ RULES = "__tilec_rules__"
 
 # What the rewritten code finds in its globals beside the kernel's own.
 GLOBALS = {RULES: python_rules, FLAG_FUNCTION: python_rules.flag,
-           NO_RESULT_FUNCTION: lambda: None}  # a path without `return` gives None, as in Python
+           # A path without `return` gives None, as in Python; the interpreter's launcher
+           # replaces it with zeros of the type the compiler gave (undefined_results.py).
+           NO_RESULT_FUNCTION: lambda: None}
 
 
 def interpreted_code(kernel: KernelFunction) -> CodeType:
@@ -150,6 +153,13 @@ class _Rewriter(ast.NodeTransformer):
         links = ast.List(elts=[ast.Tuple(elts=[name, self._located(_thunk(right), right)], ctx=ast.Load())
                                for name, right in zip(names, node.comparators)], ctx=ast.Load())
         return self._located(_rule("compare_chain", node.left, links), node)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        """`x.type` reads python_rules.type_attribute (a tuple's is its tl.tuple_type)."""
+        self.generic_visit(node)
+        if node.attr == "type" and isinstance(node.ctx, ast.Load):
+            return self._located(_rule("type_attribute", node.value), node)
+        return node
 
     def visit_IfExp(self, node: ast.IfExp):
         self.generic_visit(node)

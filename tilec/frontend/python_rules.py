@@ -15,6 +15,7 @@ decided here only:
 - a condition (`if`, `while`, a conditional expression's test) is a compile-time value,
   or a scalar (a one-element block is its element) compared with 0; a pointer has no
   truth value;
+- `x.type` of a tuple is the `tl.tuple_type` of its items;
 - a runtime loop (`range`, `tl.range`, `while`) carries the names its body assigns that
   exist before it, a Python number among them as a tensor of its natural type (so
   `acc = 2147483000; for ...: acc += 400` wraps as int32 on both backends), and its
@@ -33,6 +34,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ..language import builtins as lang
 from ..language.aggregates import UserAggregate
+from ..language.compile_time import type_of
 from ..language import core as tl
 from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
 
@@ -230,6 +232,15 @@ def loop_carried(value: Any) -> Any:
     if isinstance(value, (bool, int, float)):
         return current_semantic().to_tensor(value)
     return value
+
+
+def type_attribute(value: Any) -> Any:
+    """`value.type`: the value's own attribute (a tensor's type, a constant's, a
+    namedtuple's field named `type`), and for a tuple, which has none, the
+    `tl.tuple_type` of its items (as Triton's tuples have one)."""
+    if isinstance(value, tuple) and "type" not in getattr(value, "_fields", ()):
+        return type_of(value)
+    return value.type
 
 
 class Loop:

@@ -69,7 +69,7 @@ def interpret_kernel(fn: KernelFunction, grid: Any, args: tuple, kwargs: dict) -
         for index, name, value in parameters:
             if (index < 0 or index not in fn.constexprs) and _is_array(value):
                 arrays[name] = mirror.host_array(name, value, fn.__name__)
-        memory = Memory(arrays)
+        memory = Memory(arrays, to_host=mirror.to_host)
         # Every parameter as compiled (a tuple argument's leaves, then its layout), and the
         # kernel's arguments: a tuple rebuilt from its leaves, as the frontend rebuilds it.
         made: dict[str, Any] = {}
@@ -108,7 +108,7 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool, num_
         # tl.static_print prints while the program runs; this check is not a compilation to show.
         with contextlib.redirect_stdout(io.StringIO()):
             generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()), num_warps=num_warps)
-    except CompilationError:
+    except (CompilationError, Warning):  # a warning the caller turned into an error is theirs too
         raise
     except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works
         pass
@@ -216,7 +216,7 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if ty is not None:
         if specialize.is_folded_one(ty, value) and name not in getattr(fn, "do_not_specialize", ()):
-            return 1  # compiled as the constant 1 (JITFunction._arg_spec)
+            return tl.constexpr(1)  # compiled as the constant 1 (JITFunction._arg_spec), a constexpr there
         return tensor(np.array(value, dtype=numpy_dtype(ty)), ty)
     if name in arrays:
         element = specialize.dtype_of_array(value)
@@ -229,8 +229,9 @@ def _kernel_argument(fn: KernelFunction, index: int, name: str, value: Any, memo
 class _DeviceMirror:
     """Host copies of CUDA torch tensors for the duration of a launch.
 
-    The interpreter can only address host memory, so each CUDA *storage* an argument
-    lives in is copied to the host whole (views keep their offsets and strides, and two
+    The interpreter can only address host memory, so each CUDA *storage* an argument (or
+    an integer device address the kernel converts to a pointer) lives in is copied to the
+    host whole (views keep their offsets and strides, and two
     views of one storage keep sharing it), and copied back when the grid has run, even
     after an error, as the GPU would have kept the writes done so far.
     """
@@ -241,6 +242,16 @@ class _DeviceMirror:
     def host_array(self, name: str, value: Any, kernel: str) -> Any:
         if isinstance(value, TensorWrapper):  # tilec.reinterpret: the memory is the base's
             value = value.base
+        host = self.to_host(value)
+        if host is None:
+            raise LaunchError(f"argument '{name}' of {kernel}() is a {specialize.describe(value)}; the "
+                              "interpreter supports NumPy arrays and torch tensors (CPU or CUDA)")
+        return host
+
+    def to_host(self, value: Any) -> Any | None:
+        """`value` itself for a host array; for a CUDA tensor, a host tensor over the host
+        copy of its storage (made once per storage); None for anything else. Also how the
+        memory reaches an array found through an integer address (a table of data_ptr()s)."""
         if isinstance(value, np.ndarray):
             return value
         if is_torch_tensor(value):
@@ -255,8 +266,7 @@ class _DeviceMirror:
                 host = self._storages[key][1]
                 return torch.empty(0, dtype=value.dtype).set_(host, value.storage_offset(), value.size(),
                                                              value.stride())
-        raise LaunchError(f"argument '{name}' of {kernel}() is a {specialize.describe(value)}; the interpreter "
-                          "supports NumPy arrays and torch tensors (CPU or CUDA)")
+        return None
 
     def __enter__(self) -> "_DeviceMirror":
         return self

@@ -16,14 +16,32 @@ in unmapped space (never in the next buffer) until it is 1 TiB away. A view's po
 its buffer's base plus its byte offset inside the buffer, so views of one array share
 memory exactly as on the GPU, and reading a view's parent outside the view is legal.
 
+Virtual addresses start at 2**48, above every address a process is given on x86-64 and
+arm64, so a real host address is never mistaken for a virtual one.
+
 Every access is checked on its *active* lanes only (masked-off lanes are never touched):
 the element must lie entirely inside one buffer, at an offset aligned to the element
 size. A bad access raises `MemoryFault`, which the launcher turns into an
 `OutOfBoundsAccess` naming the kernel line and program (see launcher.py).
+
+Integer addresses. A kernel may also load real addresses from memory -- a table built on
+the host with `x.data_ptr()` -- and convert them to pointers (`.to(tl.pointer_type(...))`,
+grouped GEMM's table of matrices). Each such conversion goes through
+`pointers_from_integers`: an address inside a mapped buffer's real memory becomes that
+buffer's virtual address; any other one is looked up among the NumPy arrays and torch
+tensors alive in the process (`LiveArrays`), and the buffer holding it is mapped as one
+more region, so the pointer is bounds-checked inside that buffer from then on exactly as
+an argument's is. Translating at the conversion, not at the access, keeps that check
+precise: a block that runs off the end of the array fails, rather than landing in
+whichever array the allocator placed next. An address inside no live array stays as it
+is, and accessing through it fails like any address outside every buffer.
 """
 from __future__ import annotations
 
 import ctypes
+import gc
+import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -32,7 +50,7 @@ import numpy as np
 from ..errors import UserError
 
 REGION_SPAN = 1 << 40
-FIRST_BASE = 1 << 44
+FIRST_BASE = 1 << 48
 _REGION_SHIFT = np.uint64(40)
 _OFFSET_MASK = np.uint64(REGION_SPAN - 1)
 
@@ -77,10 +95,20 @@ class MemoryFault(Exception):
 
 @dataclass
 class _Argument:
-    name: str
+    """Where a kernel's pointers start: an array argument, or an array the kernel reached
+    through an integer address (`name` None); error messages name the nearest one."""
+    name: str | None  # the parameter's name; None for an array found through an integer address
     address: int  # virtual address of its first element
     description: str  # e.g. "numpy float32 array of shape (1000,)"
     region: int
+    real_address: int = 0  # for a found array: the address the kernel had for its first element
+
+    @property
+    def label(self) -> str:
+        if self.name is not None:
+            return f"argument '{self.name}' ({self.description})"
+        return (f"the {self.description} at address {self.real_address:#x} (reached through an "
+                "integer address the kernel converted to a pointer)")
 
 
 @dataclass
@@ -92,6 +120,14 @@ class _Region:
     base: int = 0  # virtual address of the first byte
     data: np.ndarray | None = None  # uint8 alias of the buffer
     typed: dict[np.dtype, np.ndarray] = field(default_factory=dict)
+    # Other addresses of the same bytes: the device range of a CUDA storage whose host copy
+    # this region is, found through an integer (device) address.
+    aliases: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def real_ranges(self) -> list[tuple[int, int]]:
+        """The [start, end) ranges of real addresses that name this region's bytes."""
+        return [(self.lo, self.hi), *self.aliases]
 
     @property
     def size(self) -> int:
@@ -123,20 +159,133 @@ def _alias(lo: int, size: int) -> np.ndarray:
     """A writable uint8 NumPy array over real memory [lo, lo + size)."""
     if size == 0:
         return np.empty(0, dtype=np.uint8)
-    return np.frombuffer((ctypes.c_uint8 * size).from_address(lo), dtype=np.uint8)
+    buffer = (ctypes.c_uint8 * size).from_address(lo)
+    buffer._tilec_memory_alias = True  # not a user's array: LiveArrays passes it by
+    return np.frombuffer(buffer, dtype=np.uint8)
+
+
+def _is_memory_alias(obj: Any) -> bool:
+    """True for the arrays `_alias` makes (and views of them), which a `Memory` still alive
+    from an earlier launch may hold: finding one instead of the user's array would lose its
+    description and its read-only flag."""
+    if not isinstance(obj, np.ndarray):
+        return False
+    while isinstance(obj.base, np.ndarray):
+        obj = obj.base
+    return getattr(obj.base, "_tilec_memory_alias", False)
 
 
 def _describe(obj: Any) -> str:
     if is_torch_tensor(obj):
-        return f"torch {str(obj.dtype).replace('torch.', '')} tensor of shape {tuple(obj.shape)}"
+        device = "" if obj.device.type == "cpu" else f" on {obj.device}"
+        return f"torch {str(obj.dtype).replace('torch.', '')} tensor of shape {tuple(obj.shape)}{device}"
     return f"numpy {obj.dtype} array of shape {obj.shape}"
+
+
+def host_only(obj: Any) -> Any | None:
+    """The default `Memory(to_host=...)`: host arrays are addressed in place, nothing else."""
+    if is_torch_tensor(obj):
+        return obj if obj.device.type == "cpu" else None
+    return obj if isinstance(obj, np.ndarray) else None
+
+
+# Arrays found by earlier lookups, so that launch after launch over the same table of
+# addresses does not scan the process again. Weak: an array freed since is not revived,
+# and its address (which the allocator may reuse) is not trusted.
+_recently_found: list[weakref.ref] = []
+_RECENT_LIMIT = 64
+
+
+class LiveArrays:
+    """Finds the NumPy array or torch tensor, alive somewhere in the process, whose buffer
+    holds a real address.
+
+    There is no registry of arrays, so the first lookup a cache of recent finds cannot
+    answer collects every array the process holds: those the garbage collector tracks
+    (torch tensors, and NumPy arrays inside lists, dicts, objects, closures) and those
+    held only by the local variables of the functions running in this thread (NumPy
+    arrays are not tracked themselves). About a tenth of a second per million objects, once per launch, and only
+    for a launch that converts an integer address outside its arguments.
+    """
+
+    def __init__(self):
+        self._spans: list[tuple[int, int, Any]] | None = None  # (buffer start, end, array)
+
+    def find(self, address: int) -> Any | None:
+        """The array whose buffer holds `address` (its device's address space for a CUDA
+        tensor), or None."""
+        for ref in list(_recently_found):
+            obj = ref()
+            if obj is None:
+                _recently_found.remove(ref)
+                continue
+            span = _buffer_span(obj)
+            if span is not None and span[0] <= address < span[1]:
+                return obj
+        if self._spans is None:
+            self._spans = []
+            for obj in _live_array_objects():
+                span = None if _is_memory_alias(obj) else _buffer_span(obj)
+                if span is not None:
+                    self._spans.append((*span, obj))
+        for lo, hi, obj in self._spans:
+            if lo <= address < hi:
+                try:
+                    _recently_found.append(weakref.ref(obj))
+                    del _recently_found[:-_RECENT_LIMIT]
+                except TypeError:  # an array type without weak references: found again next time
+                    pass
+                return obj
+        return None
+
+
+def _buffer_span(obj: Any) -> tuple[int, int] | None:
+    """[start, end) of the buffer an array lives in; None for an empty or unaddressable one."""
+    try:
+        _, lo, hi, _, _ = _host_span(obj)
+    except Exception:  # noqa: BLE001  sparse, meta or otherwise storage-less tensors
+        return None
+    return (lo, hi) if lo and hi > lo else None
+
+
+def _live_array_objects() -> list[Any]:
+    """Every NumPy array and torch tensor the process holds (see `LiveArrays`)."""
+    torch = sys.modules.get("torch")
+    # Types are tested with issubclass(type(x)): isinstance would ask odd objects for their
+    # __class__, which some modules turn into deprecation warnings.
+    kinds: tuple[type, ...] = (np.ndarray,) if torch is None else (np.ndarray, torch.Tensor)
+    holders = gc.get_objects()
+    frame = sys._getframe()  # the launching thread's running functions (others' are left alone)
+    while frame is not None:
+        holders.append(frame.f_locals)
+        frame = frame.f_back
+    found, seen = [], set()
+    objects = [*holders, *gc.get_referents(*holders)]
+    while objects:
+        # CPython stops tracking a dict or tuple that holds only untracked objects (as a
+        # dict of NumPy arrays): such containers are searched here, the next level down.
+        untracked = []
+        for obj in objects:
+            kind = type(obj)
+            if issubclass(kind, kinds):
+                if id(obj) not in seen:
+                    seen.add(id(obj))
+                    found.append(obj)
+            elif (kind is dict or kind is tuple) and not gc.is_tracked(obj):
+                untracked.append(obj)
+        objects = gc.get_referents(*untracked) if untracked else []
+    return found
 
 
 class Memory:
     """The virtual address space of one launch: one region per distinct buffer."""
 
-    def __init__(self, arrays: dict[str, Any]):
-        """`arrays` maps argument names to host arrays (NumPy arrays, CPU torch tensors)."""
+    def __init__(self, arrays: dict[str, Any], to_host: Callable[[Any], Any | None] = host_only):
+        """`arrays` maps argument names to host arrays (NumPy arrays, CPU torch tensors).
+
+        `to_host(array)` gives the host array through which an array found by an integer
+        address is accessed (itself for a host array, a host copy the caller writes back
+        for a device one), or None when it cannot be."""
         spans = {name: _host_span(obj) for name, obj in arrays.items()}
         # Arguments whose buffers overlap (views of one array, or two arrays over one
         # foreign buffer) must share a region, or a store through one would be invisible
@@ -161,10 +310,67 @@ class Memory:
             index = next(i for i, r in enumerate(self._regions) if r.lo <= lo and hi <= r.hi)
             region = self._regions[index]
             self._arguments[name] = _Argument(name, region.base + (ptr - region.lo), _describe(arrays[name]), index)
+        self._found: list[_Argument] = []  # arrays reached through integer addresses
+        self._to_host = to_host
+        self._live = LiveArrays()
 
     def address_of(self, name: str) -> int:
         """The virtual address of argument `name`'s first element."""
         return self._arguments[name].address
+
+    # ------------------------------------------------------------------ integer addresses
+    def pointers_from_integers(self, addresses: np.ndarray) -> np.ndarray:
+        """`addresses` (uint64) as pointers of this launch: a real address inside a buffer
+        of the process becomes that buffer's virtual address (mapping the buffer if no
+        argument lives in it); virtual addresses, null and addresses inside no live array
+        stay as they are."""
+        result = np.array(addresses, dtype=np.uint64)
+        flat = result.reshape(-1)
+        pending = (flat != 0) & (flat < np.uint64(FIRST_BASE))
+        while pending.any():
+            address = int(flat[np.flatnonzero(pending)[0]])
+            region = self._region_holding(address)
+            if region is None and self._map_array_at(address):
+                region = self._region_holding(address)
+            if region is None:
+                pending &= flat != np.uint64(address)  # stays as it is: an access through it fails
+                continue
+            for start, end in region.real_ranges:  # every lane this region holds, at once
+                inside = pending & (flat >= np.uint64(start)) & (flat < np.uint64(end))
+                flat[inside] += np.uint64(region.base - start)
+                pending &= ~inside
+        return result
+
+    def _region_holding(self, address: int) -> _Region | None:
+        """The region one of whose real address ranges holds real `address`."""
+        for region in self._regions:
+            if any(start <= address < end for start, end in region.real_ranges):
+                return region
+        return None
+
+    def _map_array_at(self, address: int) -> bool:
+        """Makes real `address` addressable: maps the live array holding it (or records its
+        device range as an alias of the region of its host copy). False if none holds it."""
+        found = self._live.find(address)
+        host = None if found is None else self._to_host(found)
+        if host is None:
+            return False
+        ptr, lo, hi, writable, owner = _host_span(host)
+        found_lo = _buffer_span(found)[0]
+        host_address = lo + (address - found_lo)
+        region = self._region_holding(host_address)
+        if region is None:
+            if hi - lo >= REGION_SPAN:
+                raise ValueError("the interpreter cannot address a buffer of 1 TiB or more")
+            index = len(self._regions)
+            region = _Region(lo, hi, writable, [owner], FIRST_BASE + index * REGION_SPAN, _alias(lo, hi - lo))
+            self._regions.append(region)
+            self._sizes = np.append(self._sizes, region.size)
+            real = int(found.data_ptr()) if is_torch_tensor(found) else int(found.__array_interface__["data"][0])
+            self._found.append(_Argument(None, region.base + (ptr - lo), _describe(found), index, real))
+        if found is not host:  # a device array: its addresses name the host copy's bytes
+            region.aliases.append((found_lo, found_lo + (hi - lo)))
+        return True
 
     # ------------------------------------------------------------------ access
     def load(self, addresses: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None,
@@ -209,7 +415,7 @@ class Memory:
         for r, selected in groups:  # refuse before writing anything, as for bounds
             if not self._regions[r].writable:
                 arg = self._nearest_argument(int(flat[selected][0]))
-                raise MemoryFault(access, f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
+                raise MemoryFault(access, f"{arg.label} is read-only", arg.name, None)
         for r, selected in groups:
             self._typed(r, storage)[index[selected]] = data[selected]
 
@@ -231,7 +437,7 @@ class Memory:
         for r, selected in _by_region(regions):
             if not self._regions[r].writable:
                 arg = self._nearest_argument(int(active[selected][0]))
-                raise MemoryFault(access, f"argument '{arg.name}' ({arg.description}) is read-only", arg.name, None)
+                raise MemoryFault(access, f"{arg.label} is read-only", arg.name, None)
         storage = _storage_dtype(dtype)
         old = np.zeros(flat.shape, dtype=dtype)
         targets = np.arange(flat.size) if lanes is None else lanes
@@ -276,7 +482,8 @@ class Memory:
 
     # ------------------------------------------------------------------ error messages
     def _nearest_argument(self, address: int) -> _Argument | None:
-        """The argument whose buffer is nearest to `address` (None when none is near)."""
+        """The argument (or array found through an integer address) whose buffer is nearest
+        to `address` (None when none is near)."""
         best, best_distance = None, REGION_SPAN // 2
         for index, region in enumerate(self._regions):
             if region.base <= address < region.base + region.size:
@@ -287,7 +494,7 @@ class Memory:
                 best, best_distance = index, distance
         if best is None:
             return None
-        candidates = [a for a in self._arguments.values() if a.region == best]
+        candidates = [a for a in [*self._arguments.values(), *self._found] if a.region == best]
         below = [a for a in candidates if a.address <= address]
         return max(below, key=lambda a: a.address) if below else min(candidates, key=lambda a: a.address)
 
@@ -306,21 +513,22 @@ class Memory:
             count = f"{len(bad)} of {len(addresses)} active lanes are invalid; the first is lane {lane}"
         arg = self._nearest_argument(address)
         if arg is None:
+            # A real address (below the virtual space) is one no live array holds.
+            also = " (and of every live NumPy array and torch tensor)" if address < FIRST_BASE else ""
             raise MemoryFault(access, f"{count}, at address {address:#x}, which is outside the memory of "
-                              "every array argument", None, None)
+                              f"every array argument{also}", None, None)
         region = self._regions[arg.region]
         delta = address - arg.address
         start = region.base - arg.address
         end = start + region.size
         if (address - region.base) % itemsize:
-            raise MemoryFault(access, f"{count}: its address, byte offset {delta} from argument "
-                              f"'{arg.name}' ({arg.description}), is not aligned to the {itemsize}-byte "
-                              f"size of {type_name}", arg.name, None)
+            raise MemoryFault(access, f"{count}: its address, byte offset {delta} from "
+                              f"{arg.label}, is not aligned to the {itemsize}-byte size of {type_name}", arg.name, None)
         element = delta // itemsize
         lo_el, hi_el = start // itemsize, end // itemsize
         where = "beyond its end" if element >= hi_el else "before its start"
         raise MemoryFault(access, f"{count}: it {'reads' if access in _READS else 'writes'} {type_name} "
-                          f"element offset {element} from argument '{arg.name}' ({arg.description}), "
+                          f"element offset {element} from {arg.label}, "
                           f"whose memory spans element offsets [{lo_el}, {hi_el}): {where}",
                           arg.name, element)
 

@@ -246,6 +246,8 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
     debugging (numpy_ops_misc.py) live in mixins.
     """
 
+    reports_warnings = False  # the frontend check before the run reports them (see Builder)
+
     def __init__(self, memory: Memory, grid: tuple[int, int, int], kernel_name: str = "kernel",
                  debug: bool = False):
         self.memory = memory
@@ -348,6 +350,8 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
             result = x.astype(np.uint64).view(dt) if dt.itemsize == 8 else x.astype(dt)
         else:
             raise TilecSemanticError(f"the interpreter does not implement the conversion {op!r}")
+        if ty.scalar.is_ptr():  # an integer made a pointer: a host address (data_ptr()) is mapped
+            result = self.memory.pointers_from_integers(result)
         return _array(result, dt)
 
     # -- shape
@@ -368,8 +372,11 @@ class NumpyBuilder(ShapeOps, AtomicOps, MiscOps, Builder):
 
     def load(self, ptr: np.ndarray, mask: np.ndarray | None, other: np.ndarray | None, ty: dtype, *,
              cache_modifier: str, eviction_policy: str, volatile: bool) -> np.ndarray:
-        return self.memory.load(np.asarray(ptr, dtype=np.uint64), None if mask is None else np.asarray(mask),
-                                other, numpy_dtype(ty))
+        values = self.memory.load(np.asarray(ptr, dtype=np.uint64), None if mask is None else np.asarray(mask),
+                                  other, numpy_dtype(ty))
+        if ty.scalar.is_ptr():  # pointers read from memory hold host addresses: map them
+            values = self.memory.pointers_from_integers(values)
+        return values
 
     def store(self, ptr: np.ndarray, value: np.ndarray, mask: np.ndarray | None, *,
               cache_modifier: str, eviction_policy: str) -> None:

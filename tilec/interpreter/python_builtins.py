@@ -13,6 +13,10 @@ for the compiler. The @jit functions a kernel calls are
 reached through its globals and closure, and through modules it reads them from; those
 references are replaced by proxies that run copies made the same way, so nested calls
 see the same builtins. Non-tensor arguments fall back to Python's builtins.
+
+A copy of a function that returns a value on some paths and reaches its end on others
+notes the signature of each call while it runs: the end of such a path gives zeros of
+the type the compiler gave that call's result (frontend/undefined_results.py).
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ from typing import Any, Callable
 
 from ..frontend.interpretable import GLOBALS as INTERPRETER_GLOBALS
 from ..frontend.interpretable import inner_codes, interpreted_code
+from ..frontend.early_returns import NO_RESULT_FUNCTION
 from ..frontend.kernel_function import KernelFunction, kernel_function_of
+from ..frontend.undefined_results import NOTHING, call_key, has_paths_without_return, recorded_result, undefined_like
 from ..language import builtins as lang
 from ..language.core import LibraryFunction, TilecSemanticError, _unwrap, constexpr, current_semantic, tensor
 
@@ -127,6 +133,7 @@ class KernelFunctions:
         self._copies: dict[int, Callable] = {}
         self._globals: dict[int, dict] = {}
         self._modules: dict[int, bool] = {}
+        self._calls: list[tuple[KernelFunction, Any]] = []  # the running functions with paths without `return`
         self.codes: dict = {}
 
     def get(self, kernel: KernelFunction | LibraryFunction) -> Callable:
@@ -145,9 +152,31 @@ class KernelFunctions:
             copy = types.FunctionType(code, names, fn.__name__, fn.__defaults__)
             copy.__kwdefaults__ = fn.__kwdefaults__
             copy.__qualname__ = fn.__qualname__
+            if has_paths_without_return(source):
+                copy = self._tracking_calls(copy, source)
             self._copies[id(kernel)] = copy
             self.codes.update(dict.fromkeys(inner_codes(code), source))
         return copy
+
+    def _tracking_calls(self, copy: Callable, source: KernelFunction) -> Callable:
+        """`copy` of a function with paths that end without `return`, noting each call's
+        signature while it runs, for `_undefined_result` (undefined_results.py)."""
+        def call(*args, **kwargs):
+            self._calls.append((source, call_key(source, list(args), kwargs)))
+            try:
+                return copy(*args, **kwargs)
+            finally:
+                self._calls.pop()
+        return call
+
+    def _undefined_result(self) -> Any:
+        """The result of a path without `return` (the rewritten code's NO_RESULT_FUNCTION
+        call): zeros of the type the compiler gave the call it ends, None without one."""
+        source, key = self._calls[-1]
+        template = recorded_result(source, key)
+        if template is None or template is NOTHING:
+            return None
+        return undefined_like(template, current_semantic())
 
     def wrap(self, value: Any) -> Any:
         """`value` as a kernel sees it: @jit functions become proxies, (user) modules
@@ -184,6 +213,7 @@ class KernelFunctions:
             patched = {name: self.wrap(value) for name, value in original.items()}
             patched["__builtins__"] = KERNEL_BUILTINS
             patched.update(INTERPRETER_GLOBALS)
+            patched[NO_RESULT_FUNCTION] = self._undefined_result
             self._globals[id(original)] = patched
         return patched
 

@@ -21,7 +21,7 @@ from .core import (bfloat16, block_type, builtin, const, constexpr, dtype, float
                    float8e5, float8e5b16, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type,
                    tensor, uint8, uint16, uint32, uint64, void)
 
-from .compile_time import constexpr_function, constexpr_type  # noqa: E402
+from .compile_time import constexpr_function, constexpr_type, tuple_type  # noqa: E402
 from .aggregates import aggregate_class as _aggregate, aggregate_replace  # noqa: E402
 from . import core as _core  # noqa: E402
 

@@ -24,7 +24,10 @@ tensors, as block pointers are: it is a `core.aggregate`). What the decorator gi
 - methods: `@jit` methods receive the aggregate as `self` (and serve as operators:
   `__add__`, `__lt__`, `__getitem__`, ...), `@constexpr_function` methods run while
   compiling, plain methods run as Python with the kernel's values, static methods too;
-- inheritance from other aggregates only.
+- inheritance from other aggregates only;
+- construction on the host: a `tl.tensor` field then takes an array or a number, a
+  `tl.tensor_descriptor` field a host descriptor; passed to a kernel, each field is an
+  argument of its own (specialization.AggregateLayout).
 
 The decorated class is a new class (deriving from `UserAggregate`) with the user's
 name, module and methods.
@@ -85,7 +88,7 @@ class UserAggregate(aggregate):
         if isinstance(init, ConstexprFunction):  # as Triton: run on the values, tensors included
             init.fn(self, *[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         elif init is not None:
-            init(self, *args, **kwargs)
+            init(self, *args, **_triton_keywords(init), **kwargs)
         else:
             _generated_init(self, args, kwargs)
         for name in cls.__tilec_fields__:
@@ -116,6 +119,17 @@ class UserAggregate(aggregate):
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={_unwrap(getattr(self, name, None))!r}" for name in self.__tilec_fields__)
         return f"{type(self).__name__}({fields})"
+
+
+def _triton_keywords(init: Any) -> dict[str, None]:
+    """What a plain `__init__` with Triton's `_semantic` or `_generator` parameter gets for
+    it: None (Triton passes its semantic layer; tilec's builtins, which the constructor
+    passes it to, accept and ignore it: core.builtin)."""
+    try:
+        parameters = inspect.signature(init).parameters
+    except (TypeError, ValueError):
+        return {}
+    return {name: None for name in ("_semantic", "_generator") if name in parameters}
 
 
 def is_user_aggregate_class(value: Any) -> bool:
@@ -185,7 +199,9 @@ def _field_value(cls: type, name: str, value: Any) -> Any:
         if isinstance(raw, (bool, int, float)) and inside_kernel():
             return current_semantic().to_tensor(raw)  # as Triton, whose assignment makes a number a tensor
         if isinstance(raw, (bool, int, float)):
-            return constexpr(raw)  # built outside a kernel: kept constant
+            return constexpr(raw)  # built on the host: a scalar argument when passed to a kernel
+        if not inside_kernel() and (is_host_array(raw) or _is_number(raw)):
+            return raw  # built on the host: a pointer (a scalar) argument when passed to a kernel
         raise TypeError(f"field '{name}' of {cls.__name__} is a tl.tensor, not a {type(raw).__name__} (Triton: "
                         f"Expected tl.tensor for attribute '{name}', got {type(raw)})")
     if _is_tuple_annotation(annotation):
@@ -195,12 +211,37 @@ def _field_value(cls: type, name: str, value: Any) -> Any:
                             f"Expected tuple for attribute '{name}', got {type(raw)})")
         return _as_kernel_value(raw if isinstance(raw, builtins.tuple) else builtins.tuple(raw))
     if isinstance(annotation, type) and annotation is not object:
+        if not inside_kernel() and _is_host_descriptor_for(annotation, value):
+            return value  # built on the host: a descriptor argument when passed to a kernel
         if not isinstance(value, annotation) and not isinstance(_unwrap(value), annotation):
             raise TypeError(f"field '{name}' of {cls.__name__} is a {annotation.__name__}, not a "
                             f"{type(_unwrap(value)).__name__} (Triton: Expected {annotation} for attribute "
                             f"'{name}', got {type(value)})")
         return value
     return _as_kernel_value(value)
+
+
+def is_host_array(value: Any) -> bool:
+    """An array a launch passes as a pointer (a torch tensor, a NumPy array, an object
+    with `__cuda_array_interface__`, a `tilec.reinterpret` view); the launch checks it."""
+    if isinstance(value, (tensor, constexpr, type)):
+        return False
+    # (a NumPy array has `ctypes`; a NumPy scalar, a number, has not)
+    return hasattr(value, "data_ptr") or hasattr(value, "__cuda_array_interface__") or hasattr(value, "ctypes")
+
+
+def _is_number(value: Any) -> bool:
+    """A NumPy (or other) scalar number: it has a dtype and no shape of its own."""
+    return hasattr(value, "dtype") and getattr(value, "shape", None) == () and not hasattr(value, "ctypes") \
+        and not hasattr(value, "data_ptr")
+
+
+def _is_host_descriptor_for(annotation: type, value: Any) -> bool:
+    """A host tensor descriptor (tilec.tools.tensor_descriptor's, or Triton's) for a field
+    annotated `tl.tensor_descriptor`."""
+    from .block_pointer import TensorDescriptor
+    return annotation is TensorDescriptor and type(value).__name__ == "TensorDescriptor" and \
+        hasattr(value, "block_shape") and hasattr(value, "base")
 
 
 def _resolved_annotations(cls: type) -> dict[str, Any]:

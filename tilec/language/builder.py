@@ -39,6 +39,13 @@ Handle = Any
 class Builder:
     """Abstract builder. Every method returns a handle (or None for stores)."""
 
+    # Whether the semantic layer reports its compile-time warnings (a deprecated argument,
+    # a suspicious type) while building through this builder. The compiler's builders do;
+    # the interpreter's does not: an interpreted launch first runs the frontend over the
+    # kernel, which reports them once per specialisation, as a compilation would, and then
+    # runs the kernel once per program, which would repeat them.
+    reports_warnings = True
+
     # -- constants and creation
     def constant(self, value: int | float | bool, ty: dtype) -> Handle:
         """A scalar constant of scalar type `ty`."""

@@ -262,7 +262,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=None) -> tensor:
     """acc + input @ other (see Semantic.dot for the types)."""
-    return _sem().dot(input, other, acc, input_precision, allow_tf32, out_dtype)
+    return _sem().dot(input, other, acc, input_precision, allow_tf32, out_dtype, max_num_imprecise_acc)
 
 
 @builtin
@@ -345,10 +345,13 @@ def minimum(x, y, propagate_nan=False) -> tensor:
 
 
 def _propagate_nan(value) -> bool:
+    """True for tl.PropagateNan.ALL (or True); False for .NONE, None or False."""
     value = _unwrap(value)
     if isinstance(value, PropagateNan):
         return value is PropagateNan.ALL
-    return bool(value)
+    if value is None or isinstance(value, (bool, int)):
+        return bool(value)
+    raise core.TilecSemanticError(f"propagate_nan must be tl.PropagateNan.ALL or tl.PropagateNan.NONE, got {value!r}")
 
 
 class PropagateNan:
@@ -455,21 +458,27 @@ def sum(input, axis=None, keep_dims=False, dtype=None) -> tensor:
 
 
 @builtin(method=True)
-def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    """Maximum along `axis` (NaN ignored); with return_indices, (maximum, its index)."""
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=None):
+    """Maximum along `axis`; with return_indices, (maximum, its index). NaNs are ignored
+    unless `propagate_nan=tl.PropagateNan.ALL`, where a NaN wins (and its index is kept)."""
+    nan_wins = _propagate_nan(propagate_nan)
     if _unwrap(return_indices):
         return core.tuple_value(_sem().arg_reduction(input, axis, True, bool(_unwrap(return_indices_tie_break_left)),
-                                                     bool(_unwrap(keep_dims))))
-    return _sem().max(input, axis, keep_dims)
+                                                     bool(_unwrap(keep_dims)), nan_wins))
+    return _sem().max(input, axis, keep_dims, nan_wins)
 
 
 @builtin(method=True)
-def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
-    """Minimum along `axis` (NaN ignored); with return_indices, (minimum, its index)."""
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False,
+        propagate_nan=None):
+    """Minimum along `axis`; with return_indices, (minimum, its index). NaNs are ignored
+    unless `propagate_nan=tl.PropagateNan.ALL`, where a NaN wins (and its index is kept)."""
+    nan_wins = _propagate_nan(propagate_nan)
     if _unwrap(return_indices):
         return core.tuple_value(_sem().arg_reduction(input, axis, False, bool(_unwrap(return_indices_tie_break_left)),
-                                                     bool(_unwrap(keep_dims))))
-    return _sem().min(input, axis, keep_dims)
+                                                     bool(_unwrap(keep_dims)), nan_wins))
+    return _sem().min(input, axis, keep_dims, nan_wins)
 
 
 @builtin(method=True)
@@ -547,7 +556,8 @@ def static_assert(cond, msg="") -> None:
         raise core.ConstexprRequired("static_assert needs a compile-time (constexpr) condition", cond,
                                      hint="use tl.device_assert to check a value known only at run time")
     if not cond:
-        raise core.TilecSemanticError(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg) else "static_assert failed")
+        raise core.StaticAssertionFailure(f"static_assert failed: {_unwrap(msg)}" if _unwrap(msg)
+                                          else "static_assert failed")
 
 
 # ----------------------------------------------------------------------------- gather, histogram, inline asm

@@ -71,6 +71,69 @@ class constexpr_type:
         return getattr(natural, name)
 
 
+class tuple_type:
+    """The type of a tuple of kernel values (Triton's `tl.tuple_type`): the types of its
+    items, and a namedtuple's field names (None for a plain tuple). Two are equal when
+    both are, so `c.type == tl.tuple_type([tl.int32, tl.int32])` checks what a call
+    returned (a constant item's type equals the dtype a tensor of it would have)."""
+
+    def __init__(self, types: Any, fields: Any = None):
+        self.types = [_unwrap(t) for t in types]
+        fields = _unwrap(fields)
+        self.fields = tuple(_unwrap(f) for f in fields) if fields is not None else None
+
+    @property
+    def name(self) -> str:
+        if self.fields is None:
+            return "[" + ",".join(str(t) for t in self.types) + "]"
+        return "[" + ",".join(f"{field}:{t}" for field, t in zip(self.fields, self.types)) + "]"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"tuple_type{self.name}"
+
+    def __iter__(self):
+        return iter(self.types)
+
+    def __len__(self) -> int:
+        return len(self.types)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.types[_unwrap(index)]
+
+    def __eq__(self, other: Any) -> bool:
+        if not isinstance(other, tuple_type):
+            return NotImplemented
+        return len(self.types) == len(other.types) and all(a == b for a, b in zip(self.types, other.types)) \
+            and self.fields == other.fields
+
+    def __ne__(self, other: Any) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(("tuple_type", len(self.types), self.fields))
+
+    def is_block(self) -> bool:
+        return False
+
+    def is_ptr(self) -> bool:
+        return False
+
+
+def type_of(value: Any) -> Any:
+    """The type of a kernel value as Triton names it: a tensor's or a constant's own
+    `type`; for a tuple (or namedtuple), the `tuple_type` of its items."""
+    if isinstance(value, tuple):
+        return tuple_type([type_of(item) for item in value], getattr(value, "_fields", None))
+    ty = getattr(value, "type", None)
+    if ty is not None:
+        return ty
+    return constexpr_type(value)
+
+
 class ConstexprFunction:
     """A Python function that kernels call on compile-time values (`@tilec.constexpr_function`)."""
 
@@ -140,10 +203,12 @@ cdiv.runtime_hint = "tl.cdiv divides values known only at run time"
 
 @constexpr_function
 def next_power_of_2(n: int) -> int:
-    """The smallest power of 2 that is at least `n` (1 for n <= 1)."""
+    """The smallest power of 2 that is at least `n`; 0 for n <= 0, as Triton's (whose bit
+    trick gives 0 there), so `next_power_of_2(0)` stays 0."""
     n = int(n)
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+    return 0 if n <= 0 else 1 << (n - 1).bit_length()
 
 
 
-__all__ = ["ConstexprFunction", "cdiv", "constexpr_function", "constexpr_type", "next_power_of_2"]
+__all__ = ["ConstexprFunction", "cdiv", "constexpr_function", "constexpr_type", "next_power_of_2", "tuple_type",
+           "type_of"]

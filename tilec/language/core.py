@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
+import types
 from typing import Any, Callable, Sequence
 
 # ----------------------------------------------------------------------------- dtypes
@@ -217,7 +218,7 @@ class pointer_type(dtype):
         return f"tl.pointer_type({self.element_ty!r}{', const=True' if self.const else ''})"
 
     def __str__(self) -> str:
-        return f"*{self.element_ty}"
+        return f"*const {self.element_ty}" if self.const else f"*{self.element_ty}"
 
 
 class block_type(dtype):
@@ -680,7 +681,7 @@ class tensor:
                         "build a new tensor with tl.where")
 
     # -- methods (Triton's tensor methods)
-    def to(self, dtype, fp_downcast_rounding=None, bitcast=False):
+    def to(self, dtype, fp_downcast_rounding=None, bitcast=False, _semantic=None):  # _semantic: as builtin()'s
         return current_semantic().cast(self, _unwrap(dtype), bitcast=bool(_unwrap(bitcast)),
                                        fp_downcast_rounding=_unwrap(fp_downcast_rounding))
 
@@ -760,14 +761,32 @@ def builtin(fn=None, *, method: bool = False):
     """Marks a function as a language builtin callable from kernels.
 
     `method=True` also exposes it as a tensor method (`x.sum()` for `tl.sum(x)`).
+
+    A builtin also accepts, and ignores, the keywords `_semantic` and `_generator`, which
+    Triton's builtins take and which Triton programs pass by hand in the plain methods of
+    their aggregates (`self.offs = tl.arange(0, 4, _semantic=_semantic)`): tilec's
+    builtins talk to the active semantic layer (`current_semantic`) instead.
     """
 
     def wrap(f):
+        if isinstance(f, types.FunctionType):
+            f = _accepting_triton_keywords(f)
         f.__tilec_builtin__ = True
         f.__tilec_method__ = method
         return f
 
     return wrap(fn) if fn is not None else wrap
+
+
+def _accepting_triton_keywords(f: Callable) -> Callable:
+    """`f`, also accepting Triton's `_semantic` and `_generator` keywords (dropped)."""
+    @functools.wraps(f)  # the signature shown, and checked, stays `f`'s
+    def call(*args, **kwargs):
+        if kwargs:
+            kwargs.pop("_semantic", None)
+            kwargs.pop("_generator", None)
+        return f(*args, **kwargs)
+    return call
 
 
 def is_builtin(fn: Any) -> bool:
@@ -779,6 +798,14 @@ class TilecSemanticError(Exception):
 
 
 _NO_POWER = "`**` is not supported on tensors; use tl.exp/tl.log or repeated multiplication"
+
+
+class StaticAssertionFailure(TilecSemanticError):
+    """A failed `tl.static_assert`: the user's own assertion, not a rule of the language.
+    Its CompilationError has no `__cause__` (as Triton's CompileTimeAssertionFailure):
+    the assertion's message is all there is to say."""
+
+    caused_by_nothing = True
 
 
 class ConstexprRequired(TilecSemanticError):

@@ -9,15 +9,15 @@ already provide as builtins, with Triton 3.6's names, parameters and defaults:
     topk(x, k, dim=None, descending=True)   the k largest (or smallest) along one dimension
     bitonic_merge(x, dim=None, descending=0)  the last merge of a bitonic sort
     flip(x, dim=None)                       reverse the order along one dimension
-    softmax(x, dim=None, keep_dims=False, ieee_rounding=False)
+    softmax(x, dim=None, *, keep_dims=None, ieee_rounding=False)
     swizzle2d(i, j, size_i, size_j, size_g) grouped reordering of a 2-D program grid
     reduce_or(input, axis, keep_dims=False) bitwise OR reduction
 
 Where tilec goes beyond Triton 3.6 (code written for Triton behaves the same):
 - sort, topk and bitonic_merge work along any dimension (negative ones counting from
   the end), not only the last; flip too;
-- softmax's result always has the input's shape and is right for every `dim`: Triton
-  broadcasts the reduced max/sum back only when keep_dims=True or dim is 0 (see softmax);
+- softmax's result always has the input's shape and is right for every `dim` (as in
+  newer Triton, which deprecates keep_dims; see softmax);
 - fp8 tensors sort (compared exactly in fp32) and topk returns what Triton's promotion
   rules give.
 Not there: the tensor-method spellings (`x.flip()`, `x.softmax()`, `x.reduce_or(...)`).
@@ -60,7 +60,7 @@ import math as _math
 
 import tilec.language as tl  # (still loading when this module is imported; read only inside kernels)
 
-from .core import _unwrap, builtin, constexpr, library_function, tensor_method
+from .core import _unwrap, builtin, constexpr, current_semantic, library_function, tensor_method
 
 __all__ = ["bitonic_merge", "flip", "reduce_or", "softmax", "sort", "swizzle2d", "topk"]
 
@@ -175,6 +175,16 @@ def _is_narrow_int(x):
 @builtin
 def _is_fp8(x):
     return constexpr(x.dtype.is_fp8())
+
+
+@builtin
+def _warn_deprecated_softmax_keep_dims(keep_dims):
+    """softmax's keep_dims does nothing (the result always has x's shape); passing it warns,
+    with Triton's words."""
+    if _unwrap(keep_dims) is not None:
+        current_semantic().warn("keep_dims argument to tl.softmax is deprecated and ignored: the result always "
+                                "has the input's shape")
+    return constexpr(None)
 
 
 @builtin
@@ -387,15 +397,17 @@ def flip(x, dim=None):
 
 @tensor_method
 @library_function
-def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+def softmax(x, dim=None, *, keep_dims=None, ieee_rounding=False):
     """exp(x) / sum(exp(x)) along dimension `dim` (None: dimension 0, as in Triton),
     computed as exp(x - max) for range. fp16/bf16 (and fp8) inputs are computed, and
     returned, in fp32, as Triton's do; `ieee_rounding=True` asks for a correctly rounded
     division (fp32 and fp64).
 
-    `keep_dims` is accepted for compatibility; the result always has `x`'s shape (the
+    `keep_dims` and `ieee_rounding` are keyword-only, as in Triton. `keep_dims` is
+    deprecated and ignored (passing it warns): the result always has `x`'s shape (the
     maximum and the sum are broadcast back along `dim` whatever `dim` is).
     """
+    _warn_deprecated_softmax_keep_dims(keep_dims)
     _dim: tl.constexpr = _normalized_dim(x, dim, 0)
     tl.static_assert(_rank(x) > 0, "softmax: x must be a tensor, not a scalar")
     tl.static_assert(_dim >= 0, "softmax: dim must be None or a dimension of x (-rank <= dim < rank)")

@@ -21,10 +21,11 @@ from __future__ import annotations
 import builtins
 import os
 import time
+import warnings
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import CompilationError, LaunchError, OutOfResources, hide_internal_frames
+from ..errors import CompilationError, LaunchError, OutOfResources, ToolkitError, hide_internal_frames
 from ..frontend.kernel_function import called_without_grid
 
 _config = _config_module.config
@@ -96,6 +97,12 @@ class _Wrapper:
             fn = fn.fn
         return fn
 
+    @property
+    def base_fn(self) -> Any:
+        """The Python function the @jit function underneath was made from, as Triton's
+        Autotuner/Heuristics name it (`kernel.base_fn.__name__` is the kernel's name)."""
+        return getattr(self.kernel, "fn", self.kernel)
+
     def _named(self, args: tuple, kwargs: dict) -> dict[str, Any]:
         if len(args) > len(self.arg_names):
             raise LaunchError(f"{self.__name__}() takes {len(self.arg_names)} arguments but {len(args)} were given "
@@ -150,8 +157,14 @@ class Autotuner(_Wrapper):
         for config in self.configs:
             if not isinstance(config, Config):
                 raise TypeError(f"@autotune configs must be tilec.Config objects, got {config!r}")
-        self.keys = list(key)
-        for name in [*self.keys, *(reset_to_zero or ()), *(restore_value or ())]:
+        # A key that names no parameter is skipped, as Triton does (Triton's tutorial 08
+        # has one, misspelt), with a warning; what the hooks reset or restore must exist.
+        self.keys = [name for name in key if name in self.arg_names]
+        unknown = [name for name in key if name not in self.arg_names]
+        if unknown:
+            warnings.warn(f"@autotune key names {', '.join(repr(n) for n in unknown)}, not parameters of "
+                          f"{self.__name__}(); ignored", UserWarning, stacklevel=3)
+        for name in [*(reset_to_zero or ()), *(restore_value or ())]:
             if name not in self.arg_names:
                 raise ValueError(f"@autotune names '{name}', which is not a parameter of {self.__name__}()")
         prune_configs_by = prune_configs_by or {}
@@ -283,7 +296,9 @@ class Autotuner(_Wrapper):
             for config in configs:
                 try:
                     timings[config] = self._bench(config, args, grid, kwargs, named)
-                except (OutOfResources, CompilationError) as error:
+                except (OutOfResources, CompilationError, ToolkitError) as error:
+                    if not _config_cannot_run(error):
+                        raise
                     timings[config] = float("inf")
                     first_error = first_error or error
         finally:
@@ -363,3 +378,15 @@ def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable:
         return Heuristics(fn, values)
 
     return decorate
+
+
+def _config_cannot_run(error: BaseException) -> bool:
+    """Whether a config's failure only rules that config out, as Triton's autotuner
+    judges it: it needs more of the GPU than there is, a `tl.static_assert` refused its
+    values, or ptxas refused the kernel. Any other compile error is the kernel's and is
+    raised, not hidden behind an infinite time."""
+    if isinstance(error, OutOfResources):
+        return True
+    if isinstance(error, CompilationError):
+        return error.message.startswith("static_assert failed")
+    return isinstance(error, ToolkitError) and "ptxas failed" in str(error)

@@ -8,6 +8,7 @@ the C++ launcher on the current stream (torch's when torch is present).
 from __future__ import annotations
 
 import inspect
+import os
 import operator
 import re
 import sys
@@ -16,15 +17,16 @@ from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
 from ..backend.kernel_data import options_cache_key, signature_specs
-from ..errors import LaunchError, LaunchOptionError, UsageError, dtype_argument_error, hide_internal_frames
+from ..errors import (LaunchError, LaunchOptionError, UsageError, dtype_argument_error, hide_internal_frames,
+                      too_many_arguments)
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
 from ..language.aggregates import cache_key_parts as aggregate_cache_key_parts
 from ..language.aggregates import is_user_aggregate_class
 from ..language.compile_time import ConstexprFunction
-from ..specialization import (ArgSpec, ArgumentLayout, flatten_descriptor_argument, flatten_tuple_argument,
-                              is_tuple_argument)
+from ..specialization import (ArgSpec, ArgumentLayout, flatten_aggregate_argument, flatten_descriptor_argument,
+                              flatten_tuple_argument, is_aggregate_argument, is_tuple_argument)
 from ..target import Target
 from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
@@ -52,7 +54,7 @@ except ImportError:  # the extension is not built (or older than this file): lau
 _config = _config_module.config
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "enable_fp_fusion", "stream",
-                  "target", "launch_cooperative_grid", "launch_pdl")
+                  "target", "launch_cooperative_grid", "launch_pdl", "extern_libs")
 
 
 class JITFunction(KernelFunction):
@@ -178,7 +180,7 @@ class JITFunction(KernelFunction):
         # when torch is imported).
         stream_of = driver._torch_stream_accessor() if torch is not None else None
         namespace: dict[str, Any] = {"_kernels_get": self._kernels.get, "_self": self, "_config": _config,
-                                     "_desc": _fast_descriptor,
+                                     "_desc": _fast_descriptor, "_ko": _keyed_option,
                                      "_vk": _value_key, "_uk": _unspecialized_key, "_constexpr": tl.constexpr,
                                      "_Tensor": torch.Tensor if torch is not None else _NoTensor,
                                      "_stream_of": stream_of, "_hide": hide_internal_frames}
@@ -231,7 +233,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
   try:
     if _config.interpret or _config.always_compile:
         return {run}
-{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join(o + ', ' for o in keyed)}_config.wgmma, _config.tma)
+{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join((f'(None if {o} is None else _ko({o}))' if o == 'extern_libs' else o) + ', ' for o in keyed)}_config.wgmma, _config.tma)
     try:
         _kernel = _kernels_get(_key)
     except TypeError:  # an unhashable argument: run() names it
@@ -270,7 +272,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             options, values = _NO_OPTIONS, args
         # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
-        key += tuple(options.get(name) for name in _KEYED_OPTIONS if name not in self.arg_names)
+        key += tuple(_keyed_option(options.get(name)) for name in _KEYED_OPTIONS if name not in self.arg_names)
         key += (_config.wgmma, _config.tma)  # the code-generation switches (config.codegen_flags)
         launch_values = self._launch_values(values)
         if launch_values is not values:  # tuple and descriptor arguments
@@ -309,7 +311,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 continue
             if is_tensor_descriptor(value):
                 parts[index] = self._descriptor_argument(self.arg_names[index], value)[2]
-            elif is_tuple_argument(value):
+            elif is_tuple_argument(value) or is_aggregate_argument(value):
                 return None
         return tuple(parts)
 
@@ -367,12 +369,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         if n == self._n_params and not kwargs and n == self._n_positional:
             return options, list(args)
         if n > self._n_positional:
-            if self._n_positional < self._n_params:
-                raise LaunchError(f"{self.__name__}() takes {self._n_positional} positional arguments but {n} were "
-                                  f"given; {', '.join(self.arg_names[self._n_positional:])} (after `*`) are passed "
-                                  "by keyword only")
-            raise LaunchError(f"{self.__name__}() takes {self._n_params} arguments but {n} were given "
-                              f"(its parameters: {', '.join(self.arg_names)})")
+            raise LaunchError(too_many_arguments(self.__name__, self._n_positional, n, self.arg_names,
+                                                 self.arg_names[self._n_positional:]))
         values = list(args) + [_MISSING] * (self._n_params - n)
         for name, value in kwargs.items():
             try:
@@ -436,7 +434,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
     def _parameters(self, values: list) -> list[tuple[int, str, Any]]:
         """(index, name, value) of each parameter as compiled: a tuple argument gives its
         leaves (index -1, named `t.0`, `t.1`, ...) and then its TupleLayout; a host
-        tensor descriptor its base, shape and strides and then its DescriptorLayout."""
+        tensor descriptor its base, shape and strides and then its DescriptorLayout; an
+        aggregate built on the host its fields (`a.offs`, ...) and then its AggregateLayout."""
         parameters = []
         for index, (name, value) in enumerate(zip(self.arg_names, values)):
             if index in self.constexprs:
@@ -447,6 +446,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             elif is_tuple_argument(value):
                 self._check_nested_descriptors(name, value)
                 layout, leaves = flatten_tuple_argument(name, value)
+            elif is_aggregate_argument(value):
+                layout, leaves = flatten_aggregate_argument(name, value)
             else:
                 parameters.append((index, name, value))
                 continue
@@ -468,7 +469,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
     def _launch_values(self, values: list) -> list:
         """The values a launch passes, parallel to `specialization(values)`."""
-        if not any(is_tuple_argument(v) or is_tensor_descriptor(v)
+        if not any(is_tuple_argument(v) or is_tensor_descriptor(v) or is_aggregate_argument(v)
                    for i, v in enumerate(values) if i not in self.constexprs):
             return values
         return [value for _, _, value in self._parameters(values)]
@@ -557,6 +558,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             "target": target,
             "debug": bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
             "enable_fp_fusion": bool(options.get("enable_fp_fusion", True)),
+            "libdevice": _libdevice_option(options.get("extern_libs")),
         }
         by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values), _config.codegen_flags())
         kernel = None if _config.always_compile else self._by_spec.get(by_spec)
@@ -582,6 +584,17 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 _target(options["target"])
             except ValueError as error:
                 raise LaunchError(f"{self.__name__}(): launch option {error}") from None
+        extern_libs = options.get("extern_libs")
+        if extern_libs is not None:
+            if not isinstance(extern_libs, dict) or set(extern_libs) - {"libdevice"}:
+                raise LaunchError(f"{self.__name__}(): launch option extern_libs maps 'libdevice' to the path of a "
+                                  f"libdevice bitcode file (the only library CUDA kernels link), got {extern_libs!r}")
+            path = extern_libs.get("libdevice")
+            if path is not None and not os.path.isfile(path):
+                raise LaunchError(f"{self.__name__}(): extern_libs['libdevice'] is {str(path)!r}, which is not a file")
+            if path is not None and not _is_llvm_bitcode(path):
+                raise LaunchError(f"{self.__name__}(): extern_libs['libdevice'] is {str(path)!r}, which is not LLVM "
+                                  "bitcode (libdevice.10.bc)")
         num_warps = options.get("num_warps")
         if num_warps is not None and num_warps not in (1, 2, 4, 8, 16, 32):
             raise LaunchOptionError(f"{self.__name__}(): launch option num_warps must be a power of 2 between 1 and "
@@ -642,7 +655,7 @@ def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, 
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else _config.debug
     option_values = {"num_warps": num_warps, "num_stages": num_stages, "target": target or "sm_90",
-                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion)}
+                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion), "libdevice": ""}
     return LaunchableKernel.of(load_or_compile(fn, specs, option_values))
 
 
@@ -702,6 +715,24 @@ def _dependencies(fn: KernelFunction, seen: set | None = None) -> set[str]:
 _NO_OPTIONS: dict = {}
 
 
+def _libdevice_option(extern_libs: dict | None) -> str:
+    """CompileOptions.libdevice of a launch's `extern_libs` (checked by _check_options):
+    the file's absolute path, or "" for the toolkit's libdevice."""
+    path = (extern_libs or {}).get("libdevice")
+    return os.path.abspath(path) if path else ""
+
+
+def _is_llvm_bitcode(path: str) -> bool:
+    """Whether a file starts as LLVM bitcode does (raw, or in its wrapper header)."""
+    with open(path, "rb") as f:
+        return f.read(4) in (b"BC\xc0\xde", b"\xde\xc0\x17\x0b")
+
+
+def _keyed_option(value: Any) -> Any:
+    """A launch option as the in-memory kernel key holds it (extern_libs is a dict)."""
+    return tuple(sorted(value.items())) if type(value) is dict else value
+
+
 def launch_flags(options: dict[str, Any]) -> int:
     """The C launcher's flags for a launch's options: 1 for `launch_cooperative_grid`
     (every program resident at once), 2 for `launch_pdl` (programmatic dependent launch:
@@ -710,8 +741,9 @@ def launch_flags(options: dict[str, Any]) -> int:
     return (1 if options.get("launch_cooperative_grid") else 0) | (2 if options.get("launch_pdl") else 0)
 # The names the generated launcher uses besides the kernel's parameters (and _p<i>, _default_<i>).
 _GENERATED_NAMES = frozenset({"_grid", "_key", "_kernel", "_values", "_flags", "_desc", "_x", "_y", "_z", "_error",
-                              "_self", "_config", "_vk", "_uk", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
-_KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target")
+                              "_self", "_config", "_vk", "_uk", "_ko", "_constexpr", "_Tensor", "_stream_of", "_kernels_get"})
+_KEYED_OPTIONS = ("num_warps", "num_stages", "debug", "maxnreg", "num_ctas", "enable_fp_fusion", "target",
+                  "extern_libs")
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _INT64_MAX = (1 << 63) - 1
 

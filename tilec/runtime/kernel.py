@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 from .. import _launcher
 from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
-from ..errors import LaunchError, OutOfResources, hide_internal_frames
+from ..errors import LaunchError, OutOfResources, hide_internal_frames, too_many_arguments
 from . import driver
 
 # Signature type (as in CompiledKernel.metadata.params) -> the launcher's type code.
@@ -166,8 +166,7 @@ class LaunchableKernel(CompiledKernel):
         interpreter, runs the @jit function it came from."""
         fn = self.fn
         if fn is not None and len(args) != fn._n_params:
-            raise LaunchError(f"{self.name}() takes {fn._n_params} arguments but {len(args)} were given "
-                              f"(its parameters: {', '.join(fn.arg_names)})")
+            raise LaunchError(too_many_arguments(self.name, fn._n_params, len(args), fn.arg_names))
         if config.interpret:
             if fn is None:
                 raise LaunchError(f"{self.name}: the interpreter runs a kernel from its source; launch it as "

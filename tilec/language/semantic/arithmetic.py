@@ -248,6 +248,9 @@ class ArithmeticRules(SemanticState):
     def where(self, condition: Any, x: Any, y: Any) -> tensor:
         condition = self.to_tensor(condition)
         if not condition.dtype.is_bool():
+            # As Triton: accepted (true where non-zero), but deprecated there.
+            self.warn(f"tl.where with a non-boolean condition is deprecated and will error out in a future triton "
+                      f"release. Got {condition.dtype}; compare it (`cond != 0`) to get a boolean")
             condition = self._to_bool(condition)
         x, y = self._same_type_operands(x, y)
         if condition.type.is_block() or x.type.is_block():

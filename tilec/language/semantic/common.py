@@ -136,3 +136,10 @@ class SemanticState:
     capability: int | None  # compute capability (90 for "sm_90"), None when not known
     num_warps: int  # warps per program of the launch being compiled or interpreted
     _combining: int  # > 0 while a reduce/scan combine function is being built
+
+    def warn(self, message: str) -> None:
+        """A compile-time UserWarning (once per compilation, not once per interpreted
+        program: see Builder.reports_warnings)."""
+        if getattr(self.builder, "reports_warnings", True):
+            import warnings
+            warnings.warn(message, UserWarning, stacklevel=3)

@@ -43,7 +43,8 @@ class CreationRules(SemanticState):
             raise _error(f"arange({start}, {end}) does not fit in int32")
         size = end - start
         if not tl.is_power_of_2(size):
-            raise _error(f"arange({start}, {end}) has {size} elements; the number of elements must be a power of 2")
+            raise _error(f"arange({start}, {end}) has {size} elements; the number of elements must be a power of 2 "
+                         "(Triton: arange's range must be a power of 2)")
         self.validate_block_shape([size])
         ty = block_type(tl.int32, [size])
         return tensor(self.builder.make_range(start, end, ty), ty)

@@ -25,14 +25,19 @@ class MatrixProductRules(SemanticState):
     """tl.dot: operand types, shapes and precisions."""
 
     def dot(self, a: Any, b: Any, acc: Any = None, input_precision: Any = None, allow_tf32: Any = None,
-            out_dtype: Any = None) -> tensor:
+            out_dtype: Any = None, max_num_imprecise_acc: Any = None) -> tensor:
         """acc + a @ b for [M, K] x [K, N] tensors, or batches of them ([..., M, K] x
-        [..., K, N], the leading dimensions equal), K at least 16 (4 for fp64). fp16/fp8
+        [..., K, N], the leading dimensions equal), any M, N and K from 1. fp16/fp8
         accumulate in fp32 (or out_dtype fp16), bf16 in fp32, int8 in int32, fp32 in fp32
         (input_precision tf32, tf32x3, bf16x3, bf16x6 or ieee), fp64 in fp64.
 
         More than one batch dimension (as Triton since 3.6) is one batch dimension to the
-        builders: the batch dimensions are merged by a reshape, and split again after."""
+        builders: the batch dimensions are merged by a reshape, and split again after.
+
+        `max_num_imprecise_acc` (how many products of an fp8 dot Hopper may add in its
+        reduced-precision accumulator before adding them into the fp32 one) is checked as
+        Triton checks it, at most K for fp8 operands, and otherwise not used: Hopper's fp8
+        dots accumulate as wgmma does, Triton's default."""
         a, b = self._block(a, "dot"), self._block(b, "dot")
         rank = len(a.type.shape)
         if len(b.type.shape) != rank or rank < 2:
@@ -41,13 +46,16 @@ class MatrixProductRules(SemanticState):
         (*batch_a, m, k), (*batch_b, k2, n) = a.type.shape, b.type.shape
         if k != k2 or batch_a != batch_b:
             raise _error(f"dot shapes do not match: {list(a.type.shape)} @ {list(b.type.shape)}")
+        imprecise = _unwrap(max_num_imprecise_acc)
+        if imprecise is not None and a.dtype.is_fp8() and b.dtype.is_fp8() and imprecise > k:
+            raise _error(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
         if rank > 3:
             return self._dot_of_batches(a, b, acc, input_precision, allow_tf32, out_dtype)
         ta, tb = a.dtype, b.dtype
-        min_k = 4 if ta.is_fp64() else 16  # as Triton on NVIDIA GPUs (M and N from 1: a matrix-vector dot)
-        if k < min_k:
-            raise _error(f"dot needs K of at least {min_k}, got M={m}, N={n}, K={k} "
-                         f"(Input shapes should have M >= 1, N >= 1 and K >= {min_k})")
+        # Any K >= 1, M >= 1, N >= 1: a K below the tensor-core instruction's keeps the dot on
+        # the FMA path (tilegpu-accelerate-matmul), where every K computes exactly.
+        if min(m, n, k) < 1:
+            raise _error(f"dot needs M, N and K of at least 1, got M={m}, N={n}, K={k}")
         if ta != tb:
             if ta.is_fp8() and tb.is_fp8():
                 pass

@@ -210,11 +210,13 @@ class ReductionRules(SemanticState):
         return self.broadcast_to(index, shape)
 
     def arg_reduction(self, x: Any, axis: Any, largest: bool, tie_break_left: bool = True,
-                      keep_dims: bool = False) -> tuple[tensor, tensor]:
+                      keep_dims: bool = False, nan_wins: bool = False) -> tuple[tensor, tensor]:
         """(extreme value, its index) along `axis`: NaNs are skipped, as by `tl.max`/`tl.min`
         and Triton 3.8's argmax/argmin (a NaN ranks below every number for argmax, above for
-        argmin); ties go to the lowest index (the highest without `tie_break_left`), so a
-        line of NaNs only gives its first NaN (its last)."""
+        argmin); with `nan_wins` (propagate_nan=ALL) a NaN ranks above every number for both.
+        Ties go to the lowest index (the highest without `tie_break_left`); NaNs tie with each
+        other, so a line with NaNs gives its first NaN (its last) when they win, or when the
+        line holds nothing else."""
         x = self._bf16_to_fp32(x)
         if x.dtype.is_fp8():  # fp8 values compare exactly in fp32
             x = self.cast(x, tl.float32)
@@ -228,9 +230,12 @@ class ReductionRules(SemanticState):
             (va, ia), (vb, ib) = a, b
             better = self.compare("gt" if largest else "lt", va, vb)
             same = self.compare("eq", va, vb)
-            if is_float:  # a NaN loses to every number; two NaNs tie
+            if is_float:  # a NaN loses to every number (wins over every one with nan_wins); two NaNs tie
                 a_nan, b_nan = self.compare("ne", va, va), self.compare("ne", vb, vb)
-                better = self.or_(better, self.and_(b_nan, self.logical_not(a_nan)))
+                if nan_wins:
+                    better = self.or_(better, self.and_(a_nan, self.logical_not(b_nan)))
+                else:
+                    better = self.or_(better, self.and_(b_nan, self.logical_not(a_nan)))
                 same = self.or_(same, self.and_(a_nan, b_nan))
             earlier = self.compare("lt" if tie_break_left else "gt", ia, ib)
             take_a = self.or_(better, self.and_(same, earlier))
@@ -255,10 +260,12 @@ class ReductionRules(SemanticState):
             x = self.cast(x, tl.float32 if x.dtype.is_floating() else tl.int32)
         return x
 
-    def max(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+    def max(self, x: Any, axis: Any, keep_dims: bool = False, propagate_nan: bool = False) -> tensor:
+        """Maximum along `axis`: NaNs ignored (a line of NaNs gives NaN), or with
+        `propagate_nan` any NaN makes the result NaN."""
         x = self._widen_for_extremum(x)
-        return self.reduction([x], axis, lambda a, b: [self.maximum(a[0], b[0])], keep_dims)[0]
+        return self.reduction([x], axis, lambda a, b: [self.maximum(a[0], b[0], propagate_nan)], keep_dims)[0]
 
-    def min(self, x: Any, axis: Any, keep_dims: bool = False) -> tensor:
+    def min(self, x: Any, axis: Any, keep_dims: bool = False, propagate_nan: bool = False) -> tensor:
         x = self._widen_for_extremum(x)
-        return self.reduction([x], axis, lambda a, b: [self.minimum(a[0], b[0])], keep_dims)[0]
+        return self.reduction([x], axis, lambda a, b: [self.minimum(a[0], b[0], propagate_nan)], keep_dims)[0]

@@ -27,9 +27,10 @@ class ShapeRules(SemanticState):
                 raise _error(f"shape dimensions must be constexpr integers, got {dim!r}; mark the size tl.constexpr")
         shape = tuple(dims)
         numel = 1
-        for dim in shape:
+        for index, dim in enumerate(shape):
             if not tl.is_power_of_2(dim):
-                raise _error(f"shape {list(shape)}: every dimension must be a power of 2, and {dim} is not")
+                raise _error(f"shape {list(shape)}: every dimension must be a power of 2, and {dim} is not "
+                             f"(Triton: Shape element {index} must be a power of 2)")
             numel *= dim
         if numel > MAX_TENSOR_NUMEL:
             raise _error(f"shape {list(shape)} has {numel} elements; a tensor may have at most {MAX_TENSOR_NUMEL}")
