@@ -952,6 +952,15 @@ def format_seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}s"
 
 
+def _row_summary(mine: Outcome, theirs: Outcome) -> str:
+    """One variant's result on one line, printed as soon as it is known."""
+    ratio = f"{theirs.ms / mine.ms:.2f}x" if mine.ms and theirs.ms else "-"
+    times = f"{mine.ms:.4f}/{theirs.ms:.4f} ms" if mine.ms and theirs.ms else ""
+    first = f"first call {format_seconds(mine.first_s)}/{format_seconds(theirs.first_s)}"
+    detail = f"; tilec: {mine.detail}" if mine.detail else ""
+    return f"{mine.status}/{theirs.status} {times} Triton/tilec {ratio}, {first}{detail}"
+
+
 def print_table(rows: list[tuple[Case, Outcome, Outcome]], hardware: Hardware) -> None:
     header = ("tutorial", "variant", "shape", "correct tilec/Triton", "ms tilec", "ms Triton", "Triton/tilec",
               "first call tilec/Triton")
@@ -1067,6 +1076,7 @@ def main() -> None:
             other = run_case(case, theirs, inputs, hardware, time_it) \
                 if theirs is not None and not case.tilec_only else Outcome("n/a" if not case.tilec_only else "-")
             rows.append((case, outcome, other))
+            print(f"    -> {_row_summary(outcome, other)}", flush=True)  # a run cut short still reports
             del inputs
             if any(GPU_FAULT.search(o.detail) for o in (outcome, other)):
                 lost = f"{number} {case.variant} [{case.shape}]"

@@ -112,3 +112,43 @@ def test_rings_too_large_raise_out_of_resources_when_compiled():
         compile_matmul("sm_80", num_stages=6, block=(128, 128, 64), num_warps=8)
     assert error.value.required >= 196608 and error.value.available == 163 * 1024
     assert "196608" in str(error.value) and "166912" in str(error.value)
+
+
+@tilec.jit
+def pointer_table_matmul(a_table, b_table, c_ptr, lda, ldb, K, BM: tl.constexpr, BN: tl.constexpr,
+                         BK: tl.constexpr, HINT: tl.constexpr):
+    """Operands through pointers read from memory (tutorial 08's grouped GEMM): nothing
+    is known of their alignment but what the loop's discarded `tl.multiple_of` says of
+    the loop-carried pointers, as in that tutorial."""
+    a_base = tl.load(a_table).to(tl.pointer_type(tl.float16))
+    b_base = tl.load(b_table).to(tl.pointer_type(tl.float16))
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    a_ptrs = a_base + rm[:, None] * lda + rk[None, :]
+    b_ptrs = b_base + rk[:, None] * ldb + rn[None, :]
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, tl.cdiv(K, BK)):
+        if HINT:
+            tl.multiple_of(a_ptrs, [16, 16])
+            tl.multiple_of(b_ptrs, [16, 16])
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))
+        a_ptrs += BK
+        b_ptrs += BK * ldb
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("hint", [True, False])
+def test_hints_on_loop_carried_pointers_reach_the_pipeline(hint):
+    """A hint on a loop-carried value holds in every iteration (Triton applies it to the
+    loop's block argument): the loads become 16-byte cp.async copies, the prologue's too,
+    and the product accumulates in place (`acc += dot` folded). Without the hint, the
+    2-byte alignment allows no cp.async at all."""
+    kernel = tilec.compile(pointer_table_matmul, signature={"a_table": "*u64:16", "b_table": "*u64:16",
+                                                            "c_ptr": "*fp16:16", "lda": "i32", "ldb": "i32", "K": "i32"},
+                           constexprs={"BM": 128, "BN": 128, "BK": 32, "HINT": hint}, target="sm_90", num_stages=3)
+    ptx = kernel.asm["ptx"]
+    copies = re.findall(r"cp\.async\.(?:cg|ca)\.shared\.global \[[^]]*\], \[[^]]*\], (\d+)", ptx)
+    if hint:
+        assert copies and set(copies) == {"16"}, copies
+        assert kernel.n_spills == 0
+    else:
+        assert not copies

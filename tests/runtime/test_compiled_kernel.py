@@ -49,6 +49,18 @@ def test_compile_and_warmup_return_launchable_kernels(fresh_cache):
     assert warm.asm["ttir"] == compiled.asm["ttir"]
 
 
+def test_a_second_warmup_returns_the_same_kernel(fresh_cache, monkeypatch):
+    """Triton's softmax tutorial warms up before every launch: the second warmup is a
+    lookup in memory (no disk read), returning the object whose modules its earlier
+    launches loaded; other options are another kernel."""
+    warm = copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), num_warps=8)
+    from tilec.runtime import cache
+    monkeypatch.setattr(cache, "load", lambda key: pytest.fail("read the disk cache again"))
+    assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), num_warps=8) is warm
+    monkeypatch.undo()
+    assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), num_warps=4) is not warm
+
+
 def test_serialized_kernel_becomes_launchable_again():
     compiled = tilec.compile(copy_kernel, signature=SIGNATURE, constexprs={"BLOCK": 128})
     again = CompiledKernel.deserialize(compiled.serialize())

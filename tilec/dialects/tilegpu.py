@@ -39,7 +39,7 @@ from mlir import ir
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
 from ..layout.shared import NVMMASharedEncoding, SwizzledSharedEncoding
 from ..layout.syntax import encoding_text, parse_encoding  # noqa: F401  (part of this module's API)
-from ._mlir import create_op, is_tensor, operand_groups, register_irdl, tensor_type
+from ._mlir import create_op, i32_attr, is_tensor, operand_groups, register_irdl, tensor_type
 from .op_facts import define_op, verifier
 
 # Every encoding is an attribute holding one dictionary of its fields (parsed back by
@@ -311,10 +311,14 @@ def extract_slice(src: ir.Value, offsets: list[int], shape: list[int]) -> ir.Val
                      attributes={"offsets": ir.DenseI32ArrayAttr.get(list(offsets))}).result
 
 
-def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None) -> ir.Operation:
+def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None,
+                               width: int = 0) -> ir.Operation:
     """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
-    elements are written as zeros. Complete after async_wait and a barrier."""
-    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask])
+    elements are written as zeros. Complete after async_wait and a barrier. `width`:
+    elements per copy instruction, when the caller decided it (attribute `vec`; else the
+    lowering derives it from what is known of `src`)."""
+    attributes = {"vec": i32_attr(width)} if width else None
+    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask], attributes=attributes)
 
 
 def init_barriers(barriers: ir.Value) -> ir.Operation:

@@ -285,9 +285,15 @@ class IRBuilder(Builder):
         return x
 
     def _hint_argument(self, x, block: ir.Block, name: str, values: Sequence[int]) -> None:
-        """Kernel arguments take a divisibility hint (the others mean nothing for a scalar);
-        loop-carried values take none: their value changes from one iteration to the next."""
+        """Kernel arguments take a divisibility hint (the others mean nothing for a
+        scalar). A loop-carried value takes any hint, as a fact of every iteration (a
+        hint written in the loop body holds each time the body runs): recorded on the
+        loop as `<hint>_arg<N>` for its block argument N, which tilegpu's axis analysis
+        reads (`tl.multiple_of(a_ptrs, [16, 16])` in tutorial 08's K loop)."""
         fn = block.owner.operation
+        if fn.name == "scf.for" and block == fn.regions[0].blocks[0] and x.arg_number > 0:
+            fn.attributes[f"{name}_arg{x.arg_number}"] = ir.DenseI32ArrayAttr.get([int(v) for v in values])
+            return
         if name != "tile.divisibility" or fn.name != "func.func" or block != fn.regions[0].blocks[0]:
             return
         attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else None

@@ -125,12 +125,13 @@ class AxisInfoAnalysis:
         body = op.regions[0].blocks[0]
         self.info[body.arguments[0]] = AxisInfo((1,), (gcd(lower.divisibility[0], step.divisibility[0]),), (1,))
         carried = list(zip(body.arguments[1:], list(op.operands)[3:]))
-        for arg, init in carried:
-            self.info[arg] = self.get(init)
+        for index, (arg, init) in enumerate(carried, start=1):
+            self.info[arg] = _apply_hints(op, self.get(init), suffix=f"_arg{index}")
         yielded = list(block_ops(body)[-1].operands)
         for _ in range(_MAX_LOOP_ROUNDS):
             self._visit_block(body)
-            joined = [_join(self.get(arg), self.get(value)) for (arg, _), value in zip(carried, yielded)]
+            joined = [_apply_hints(op, _join(self.get(arg), self.get(value)), suffix=f"_arg{index}")
+                      for index, ((arg, _), value) in enumerate(zip(carried, yielded), start=1)]
             if all(new == self.get(arg) for (arg, _), new in zip(carried, joined)):
                 break
             for (arg, _), new in zip(carried, joined):
@@ -179,10 +180,12 @@ def _unknown(analysis: "AxisInfoAnalysis", op: ir.Operation) -> list[AxisInfo]:
     return [AxisInfo.unknown(len(_rank_shape(result))) for result in op.results]
 
 
-def _apply_hints(op: ir.Operation, info: AxisInfo) -> AxisInfo:
-    """The user's promises replace what the analysis derived."""
+def _apply_hints(op: ir.Operation, info: AxisInfo, suffix: str = "") -> AxisInfo:
+    """The user's promises replace what the analysis derived: of `op`'s result, or with
+    `suffix` "_arg<N>", of a loop's carried block argument N (frontend's _hint_argument)."""
     fields = {"contiguity": info.contiguity, "divisibility": info.divisibility, "constancy": info.constancy}
-    for attr, field in _HINTS.items():
+    for hint, field in _HINTS.items():
+        attr = hint + suffix
         if attr in op.attributes:
             values = tuple(ir.DenseI32ArrayAttr(op.attributes[attr]))
             if field == "divisibility":  # the analysis tracks powers of two

@@ -116,6 +116,10 @@ class _Load:
     tensormap: ir.Value | None = None
     offsets: list | None = None
     barriers: ir.Value | None = None
+    # Elements per cp.async, decided on the load in the loop (its pointers are the
+    # carried ones, which the user's hints may describe) and kept for every copy of the
+    # ring, the prologue's included.
+    width: int = 0
 
     @property
     def is_tma(self) -> bool:
@@ -270,8 +274,8 @@ def _can_copy(load: _Load, analysis: AxisInfoAnalysis) -> bool:
     if free.get(LANE, 0) or free.get(WARP, 0):
         return False
     try:
-        copy_width(_CopyFacts(analysis), load.ptr, load.mask, load.buffer,
-                   tile.memory_bits(load.buffer.element_type) // 8)
+        load.width = copy_width(_CopyFacts(analysis), load.ptr, load.mask, load.buffer,
+                                tile.memory_bits(load.buffer.element_type) // 8)
     except LoweringError:
         return False
     return True
@@ -427,7 +431,7 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
         mask = tile.splat(exists, mask_type)
         if load.mask is not None:
             mask = arith.andi(mapping.get(load.mask, load.mask), mask)
-        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask)
+        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width)
     if _copies_async(loop):
         tilegpu.async_commit_group()
 

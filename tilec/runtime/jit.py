@@ -351,7 +351,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         from .kernel import LaunchableKernel
         try:
             options, values = self._split_call(args, kwargs)
-            return LaunchableKernel.of(self._get_kernel(values, options, load=False), fn=self)
+            return self._get_kernel(values, options, load=False)
         except Exception as error:
             hide_internal_frames(error)
             raise
@@ -565,10 +565,14 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         if kernel is not None:
             return kernel
         compiled = load_or_compile(self, specs, option_values)
-        if not load:
-            return compiled
         from .kernel import LaunchableKernel, LoadedKernel
-        kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
+        if not load:
+            # warmup's kernel, kept (under device None): a program that warms up before
+            # every launch (Triton's softmax tutorial) gets the same object back, with the
+            # modules it loaded at its own launches, instead of a disk read and a module load.
+            kernel = LaunchableKernel.of(compiled, fn=self)
+        else:
+            kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
         self._by_spec[by_spec] = kernel
         return kernel
 

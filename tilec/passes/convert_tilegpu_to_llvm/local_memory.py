@@ -252,7 +252,8 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
     buffer = view.buffer
     size = _element_bytes(ctx, buffer)
     layout = ctx.layout(src)
-    vec = copy_width(ctx, src, mask, buffer, size)
+    # The pipeliner's width (decided on the loop's own load) where it set one.
+    vec = int_attr_value(op, "vec") if "vec" in op.attributes else copy_width(ctx, src, mask, buffer, size)
     owner, registers = ctx.owners(src)
     if owner is not None:
         raise LoweringError("async copy from a layout that repeats elements across threads")
