@@ -249,8 +249,9 @@ def flatten_aggregate_argument(name: str, value: Any) -> tuple[AggregateLayout, 
         items.append(leaf)
         if cls.__tilec_annotations__.get(field) is tensor and isinstance(element, constexpr):
             element = element.value  # a number in a tl.tensor field: a scalar argument
-        elif getattr(element, "__tilec_jit__", False) or element is None or isinstance(element, (str, bool, int, float)):
-            element = constexpr(element)
+        elif getattr(element, "__tilec_jit__", False) or element is None or \
+                isinstance(element, (str, bool, int, float)):
+            element = constexpr(element)  # a constant the kernel is specialised on
         leaves.append((leaf, element))
     return AggregateLayout(cls, tuple(items), _aggregate_code(cls)), leaves
 

@@ -46,8 +46,8 @@ def has_paths_without_return(fn: KernelFunction) -> bool:
     (early_returns.py ended those with a NO_RESULT_FUNCTION call)."""
     found = fn.__dict__.get("_tilec_no_result_paths")
     if found is None or found[0] is not fn.parse():
-        calls = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == NO_RESULT_FUNCTION
-                    for node in ast.walk(fn.parse()))
+        calls = any(isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id == NO_RESULT_FUNCTION for node in ast.walk(fn.parse()))
         found = fn.__dict__["_tilec_no_result_paths"] = (fn.parse(), calls)
     return found[1]
 

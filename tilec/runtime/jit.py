@@ -83,6 +83,7 @@ class JITFunction(KernelFunction):
         for kernel in list(_ALL_KERNELS):
             kernel._kernels.clear()
             kernel._by_spec.clear()
+            kernel._warm.clear()
             kernel._cache_hash = None
             kernel.__dict__.pop("_checked_by_frontend", None)
 
@@ -90,6 +91,7 @@ class JITFunction(KernelFunction):
         self.do_not_specialize = {self.arg_names[i] if isinstance(i, int) else i for i in self._do_not_specialize}
         self._kernels: dict[tuple, Any] = {}  # launch key (see _value_key) -> LoadedKernel
         self._by_spec: dict[tuple, Any] = {}  # (device, specialisation, options) -> LoadedKernel
+        self._warm: dict[tuple, Any] = {}  # warmup's cheap key (as a launch's) -> LaunchableKernel
         # host descriptor arguments seen before (see _descriptor_argument)
         self._descriptors: dict[tuple, tuple] = {}
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
@@ -351,7 +353,22 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         from .kernel import LaunchableKernel
         try:
             options, values = self._split_call(args, kwargs)
-            return self._get_kernel(values, options, load=False)
+            # The launch's cheap key first: a program that warms up before every launch
+            # (Triton's softmax tutorial) pays a dictionary lookup, not a specialisation.
+            try:
+                key = (tuple([f(v) for f, v in zip(self._key_fns, values)])
+                       + tuple(_keyed_option(options.get(name)) for name in _KEYED_OPTIONS)
+                       + (_config.wgmma, _config.tma, _config.interpret))
+                kernel = None if _config.always_compile else self._warm.get(key)
+            except TypeError:  # unhashable arguments: the slow path names them
+                key, kernel = None, None
+            if kernel is None:
+                kernel = self._get_kernel(values, options, load=False)
+                if key is not None and not any(is_tuple_argument(v) or is_tensor_descriptor(v) for v in values):
+                    if len(self._warm) >= 1024:
+                        self._warm.clear()
+                    self._warm[key] = kernel
+            return kernel
         except Exception as error:
             hide_internal_frames(error)
             raise
