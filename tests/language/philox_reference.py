@@ -38,17 +38,17 @@ def key_of_seed(seed: int) -> tuple[int, int]:
     return seed & 0xFFFFFFFF, seed >> 32
 
 
+def counter_of_offset(offset: int, offset_bits: int) -> tuple[int, int, int, int]:
+    """Triton's counter: (low word, high word if the offset type is wider than 32 bits, 0, 0)."""
+    low = offset & 0xFFFFFFFF
+    high = (offset >> 32) & 0xFFFFFFFF if offset_bits > 32 else 0
+    return low, high, 0, 0
+
+
 def randint4x(seed: int, offsets, offset_bits: int = 32, rounds: int = 10) -> np.ndarray:
-    """Array of shape (4, len(offsets)): the four words of each offset's block, as Triton
-    computes them. The counter is (offset, 0, 0, 0). A 64-bit offset type runs Philox-4x64
-    with the key (seed as uint64, 0) and gives uint64 words; narrower offsets run
-    Philox-4x32 with the key (low, high) words of the seed and give uint32 words."""
-    if offset_bits == 64:
-        mask = (1 << 64) - 1
-        words = [philox((int(o) & mask, 0, 0, 0), (seed & mask, 0), rounds, PHILOX_4x64) for o in offsets]
-        return np.array(words, dtype=np.uint64).T.reshape(4, len(words))
+    """uint32 array of shape (4, len(offsets)): the four words of each offset's block."""
     key = key_of_seed(seed)
-    words = [philox((int(o) & 0xFFFFFFFF, 0, 0, 0), key, rounds) for o in offsets]
+    words = [philox(counter_of_offset(int(o), offset_bits), key, rounds) for o in offsets]
     return np.array(words, dtype=np.uint64).T.astype(np.uint32).reshape(4, len(words))
 
 

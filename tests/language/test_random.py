@@ -116,8 +116,7 @@ def random_kernel(seed, offset_ptr, out_ptr, n, WHAT: tl.constexpr, N_ROUNDS: tl
     offset = tl.load(offset_ptr + offs, mask=mask, other=0)
     if WHAT == "randint4x":
         r0, r1, r2, r3 = tl.randint4x(seed, offset, N_ROUNDS)
-        tl.static_assert(r0.dtype.is_int_unsigned())
-        tl.static_assert(r0.dtype.primitive_bitwidth == offset.dtype.primitive_bitwidth)
+        tl.static_assert(r0.dtype == tl.uint32)
     elif WHAT == "rand4x":
         r0, r1, r2, r3 = tl.rand4x(seed, offset, N_ROUNDS)
         tl.static_assert(r0.dtype == tl.float32)
@@ -126,8 +125,7 @@ def random_kernel(seed, offset_ptr, out_ptr, n, WHAT: tl.constexpr, N_ROUNDS: tl
         tl.static_assert(r0.dtype == tl.float32)
     elif WHAT == "randint":
         r0 = tl.randint(seed, offset, N_ROUNDS)
-        tl.static_assert(r0.dtype.is_int_unsigned())
-        tl.static_assert(r0.dtype.primitive_bitwidth == offset.dtype.primitive_bitwidth)
+        tl.static_assert(r0.dtype == tl.uint32)
     elif WHAT == "rand":
         r0 = tl.rand(seed, offset, n_rounds=N_ROUNDS)
     else:
@@ -156,17 +154,14 @@ def _offsets(dtype, seed: int = 0) -> np.ndarray:
 
 
 def _run(backend, what, seed, offsets, rounds=10):
-    """The generator's outputs: (rows, N) words for randint* (uint64 for 64-bit offsets,
-    uint32 otherwise), float32 otherwise."""
+    """The generator's outputs: uint32 (rows, N) for randint*, float32 otherwise."""
     integer = what.startswith("randint")
-    wide = offsets.dtype.itemsize == 8
-    word = np.int64 if wide else np.int32
-    poison = np.full(ROWS[what] * N, POISON if integer else np.nan, word if integer else np.float32)
+    poison = np.full(ROWS[what] * N, POISON if integer else np.nan, np.int32 if integer else np.float32)
     out = device_array(poison, backend)
     random_kernel[(tilec.cdiv(N, BLOCK),)](seed, device_array(offsets, backend), out, N, WHAT=what,
                                          N_ROUNDS=rounds, BLOCK=BLOCK)
     got = to_numpy(out).reshape(ROWS[what], N)
-    return got.view(np.uint64 if wide else np.uint32) if integer else got
+    return got.view(np.uint32) if integer else got
 
 
 # Seeds passed as kernel arguments: int32 (zero, positive, negative: sign-extended to 64
@@ -193,7 +188,7 @@ SEED, OFFSET_DTYPE = -123456789, np.int64
 def reference_outputs():
     offsets = _offsets(OFFSET_DTYPE, 5)
     words = ref.randint4x(SEED, offsets.tolist(), 64)
-    uniforms = ref.uniform(words, 64)
+    uniforms = ref.uniform(words)
     normals = np.stack(ref.box_muller(uniforms[0], uniforms[1]) + ref.box_muller(uniforms[2], uniforms[3]))
     return offsets, words, uniforms, normals
 
@@ -239,11 +234,11 @@ def test_determinism_and_independence(backend):
     assert len(np.unique(first)) == 4 * N                    # different offsets and words differ
     other_seed = _run(backend, "randint4x", 2025, offsets)
     assert np.mean(other_seed == first) < 0.01                # another seed: another stream
-    # An int32 offset of -1 is the counter 2**32 - 1 of Philox-4x32; int64 offsets run
-    # Philox-4x64, a different generator.
+    # Only offsets wider than 32 bits have a high counter word: int32 -1 and int64 2**32 - 1
+    # are the same counter, int64 -1 is another.
     narrow = ref.randint4x(2024, [-1], 32)
-    assert np.array_equal(narrow, ref.randint4x(2024, [(1 << 32) - 1], 32))
-    assert not np.array_equal(narrow.astype(np.uint64), ref.randint4x(2024, [(1 << 32) - 1], 64))
+    assert np.array_equal(narrow, ref.randint4x(2024, [(1 << 32) - 1], 64))
+    assert not np.array_equal(narrow, ref.randint4x(2024, [-1], 64))
 
 
 # ----------------------------------------------------------------------------- mappings
@@ -277,21 +272,20 @@ def test_uint_to_uniform_float(backend, rng, dtype):
 
 
 @tilec.jit
-def scalar_offset_kernel(seed, out_ptr, wide_ptr):
-    """Scalar offsets: the program id (int32) and a 64-bit one above 2**32; both give scalars."""
+def scalar_offset_kernel(seed, out_ptr):
+    """Scalar offsets: the program id (int32) and a 64-bit one with a high word."""
     pid = tl.program_id(0)
     tl.store(out_ptr + pid, tl.randint(seed, pid))
-    tl.store(wide_ptr + pid, tl.randint(seed, pid.to(tl.int64) + (3 << 32)))
+    tl.store(out_ptr + tl.num_programs(0) + pid, tl.randint(seed, pid.to(tl.int64) + (3 << 32)))
 
 
 def test_scalar_offsets(backend):
     programs = 4
-    out = device_array(np.full(programs, POISON, np.int32), backend)
-    wide = device_array(np.full(programs, POISON, np.int64), backend)
-    scalar_offset_kernel[(programs,)](99, out, wide)
-    np.testing.assert_array_equal(to_numpy(out).view(np.uint32), ref.randint4x(99, range(programs), 32)[0])
-    np.testing.assert_array_equal(to_numpy(wide).view(np.uint64),
-                                  ref.randint4x(99, [p + (3 << 32) for p in range(programs)], 64)[0])
+    out = device_array(np.full(2 * programs, POISON, np.int32), backend)
+    scalar_offset_kernel[(programs,)](99, out)
+    got = to_numpy(out).view(np.uint32)
+    np.testing.assert_array_equal(got[:programs], ref.randint4x(99, range(programs), 32)[0])
+    np.testing.assert_array_equal(got[programs:], ref.randint4x(99, [p + (3 << 32) for p in range(programs)], 64)[0])
 
 
 @tilec.jit

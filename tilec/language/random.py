@@ -10,13 +10,12 @@ Conventions, chosen to give the same bits as Triton 3.x for the same arguments:
 - the seed (any integer type, or a Python int) is first converted to uint64 (signed
   types sign-extend: seed -1 is 0xFFFF_FFFF_FFFF_FFFF); its low 32 bits are the key
   word k0, its high 32 bits k1;
-- `randint4x(seed, offset)` runs Philox on the counter (offset, 0, 0, 0). The width of
-  the offset picks the generator: a 64-bit offset (int64 or uint64) runs Philox-4x64 with
-  the key (seed as uint64, 0) and gives uint64 words; any narrower offset is converted to
-  uint32 and runs Philox-4x32 with the key (low, high) 32 bits of the seed, giving uint32
-  words. An int32 offset of -1 is the counter (0xFFFF_FFFF, 0, 0, 0);
-- the outputs are the four words of the Philox block in order; `randint` returns the
-  first word;
+- `randint4x(seed, offset)` runs Philox on the counter (c0, c1, c2, c3) =
+  (low 32 bits of offset, high 32 bits of offset or 0, 0, 0). Only offsets of more than
+  32 bits contribute a high word: an int32 offset of -1 is the counter
+  (0xFFFF_FFFF, 0, 0, 0), while an int64 offset of -1 is (0xFFFF_FFFF, 0xFFFF_FFFF, 0, 0);
+- the outputs are uint32 tensors, the four words of the Philox block in order;
+  `randint` returns the first word;
 - each round computes, with M0 = 0xD2511F53 and M1 = 0xCD9E8D57,
   (c0, c1, c2, c3) <- (hi(M1*c2) ^ c1 ^ k0, lo(M1*c2), hi(M0*c0) ^ c3 ^ k1, lo(M0*c0)),
   then advances the key by the Weyl increments (0x9E3779B9, 0xBB67AE85);
@@ -27,8 +26,8 @@ Conventions, chosen to give the same bits as Triton 3.x for the same arguments:
 - `randn` uses the Box-Muller transform of the first two uniforms (u1 clamped below
   at 1e-7): sqrt(-2 ln u1) * cos(2 pi u2); `randn4x` also returns the sine halves.
 
-`philox` takes the counter words directly: 32-bit words give Philox-4x32, 64-bit words
-Philox-4x64 with the 64-bit seed as k0 and k1 = 0.
+`philox` also accepts 64-bit counters, as Triton's does: then it runs Philox-4x64 with
+the 64-bit seed as k0 and k1 = 0.
 """
 from __future__ import annotations
 
@@ -126,31 +125,30 @@ def philox(seed, c0, c1, c2, c3, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
         tl.static_assert(c0.dtype.primitive_bitwidth == 64, "philox: counter words must have 32 or 64 bits")
         word = tl.uint64
         key_lo = seed
-        key_hi = seed * 0  # a scalar zero: a scalar counter keeps scalar words (Triton's are [1] blocks)
+        key_hi = tl.full((1,), 0, tl.uint64)  # a one-element block, as in Triton
     return philox_impl(c0.to(word, bitcast=True), c1.to(word, bitcast=True), c2.to(word, bitcast=True),
                        c3.to(word, bitcast=True), key_lo, key_hi, n_rounds)
 
 
 @library_function
 def randint4x(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
-    """Four blocks of random bits for `seed` (a scalar) and the block `offset`: uint64
-    words (Philox-4x64) for a 64-bit offset, uint32 words (Philox-4x32) otherwise.
+    """Four blocks of random uint32 for `seed` (a scalar) and the block `offset`.
 
     This is the cheapest way to get random bits: one Philox evaluation gives all four.
     """
     offset = _as_tensor(offset)
-    if offset.dtype.primitive_bitwidth == 64:
-        counter = offset.to(tl.uint64, bitcast=True)
+    low = offset.to(tl.uint32)
+    zero = low * 0
+    if offset.dtype.primitive_bitwidth > 32:
+        high = (offset >> 32).to(tl.uint32)
     else:
-        counter = offset.to(tl.uint32)  # narrower integers widen; int32 keeps its bits
-    zero = counter * 0
-    return philox(seed, counter, zero, zero, zero, n_rounds)
+        high = zero
+    return philox(seed, low, high, zero, zero, n_rounds)
 
 
 @library_function
 def randint(seed, offset, n_rounds: tl.constexpr = N_ROUNDS_DEFAULT):
-    """A block of random bits for `seed` and `offset`: the first word of randint4x
-    (uint64 for a 64-bit offset, uint32 otherwise)."""
+    """A block of random uint32 for `seed` and `offset`: the first word of randint4x."""
     first, _, _, _ = randint4x(seed, offset, n_rounds)
     return first
 
