@@ -128,6 +128,8 @@ SHIMS = [
     "pytest markers interpreter/cpu/enable_warmup and fixtures fresh_knobs/with_allocator when the conftest lacks them",
     "triton.tools.mxfp: Triton's own torch helper (MX-format test data), loaded from .triton-tests/python/triton/",
     "child Python processes (print_helper.py of test_subprocess.py) get the same alias through a sitecustomize",
+    "interpret mode on a CPU-only torch: torch.cuda.get_device_capability() answers (0, 0) (skipif decorators read "
+    "it at import), and a test failing with 'Torch not compiled with CUDA enabled' counts as skipped",
 ]
 
 
@@ -491,11 +493,29 @@ class Recorder:
             elif report.skipped:
                 entry["outcome"], entry["message"] = "skipped", _skip_reason(report)
             else:
-                entry["outcome"], entry["message"] = "failed", first_error_line(report)
+                message = first_error_line(report)
+                if not self.args.gpu and any(text in message for text in _NEEDS_CUDA):
+                    # written for a GPU (a "cuda" tensor, a CUDA stream): not a verdict on the interpreter
+                    entry["outcome"], entry["message"] = "skipped", f"needs a CUDA device: {message}"
+                else:
+                    entry["outcome"], entry["message"] = "failed", message
         elif report.failed and entry["outcome"] != "failed":
             entry["outcome"], entry["message"] = "error", f"[{report.when}] " + first_error_line(report)
         elif report.skipped and report.when == "setup":
             entry["outcome"], entry["message"] = "skipped", _skip_reason(report)
+
+
+# Failures of a test that needs a CUDA device, run in interpret mode on a CPU-only torch.
+_NEEDS_CUDA = ("Torch not compiled with CUDA enabled", "Found no NVIDIA driver")
+
+
+def _cpu_torch_capability() -> None:
+    """On a torch without CUDA, torch.cuda.get_device_capability() answers (0, 0) instead of
+    raising, so that skip conditions evaluated at import (test_matmul.py's skipif
+    decorators) can be read: they then skip as for a GPU older than any they ask for."""
+    import torch
+    if not torch.cuda.is_available():
+        torch.cuda.get_device_capability = lambda device=None: (0, 0)
 
 
 def _fallback_fixtures(pytest) -> types.ModuleType:
@@ -573,6 +593,8 @@ def run_worker(args) -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     install_alias(mode)
     _alias_child_processes(mode)
+    if mode == "interpret":
+        _cpu_torch_capability()
     import pytest
 
     recorder = Recorder(args)
@@ -648,6 +670,24 @@ def summarize(results_dir: Path) -> str:
     return text
 
 
+def _record_wholly_internal(file: str, mode: str) -> bool:
+    """A file every test of which is internal (INTERNAL_PATTERNS with an empty pattern) is
+    not run: importing it may need Triton modules tilec does not mirror (test_frontend.py
+    imports triton._filecheck and gluon). Its test functions are recorded as internal."""
+    reasons = [reason for pattern_file, pattern, reason in INTERNAL_PATTERNS if pattern_file == file and not pattern]
+    if not reasons:
+        return False
+    import ast
+    tree = ast.parse((LANGUAGE / file).read_text())
+    names = [node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")]
+    internal = [{"nodeid": f"language/{file}::{name}", "file": file, "test": "(whole file)", "reason": reasons[0]}
+                for name in names]
+    (RESULTS / f"{file}.0.json").write_text(json.dumps(
+        {"file": file, "mode": mode, "chunk": 0, "chunks": 1, "sample": 0, "k": "", "exit_code": 0,
+         "seconds": 0.0, "results": {}, "internal": internal, "collect_errors": []}, indent=1))
+    return True
+
+
 def _interpreter_marked(file: str) -> set[str]:
     """The test functions of `file` decorated with @pytest.mark.interpreter (read from its source)."""
     import ast
@@ -706,6 +746,9 @@ def main() -> int:
         sys.exit(f"{LANGUAGE} is missing: fetch Triton's test files first (see .triton-tests/README.txt)")
     files = args.files or [f for f in DEFAULT_FILES if (LANGUAGE / f).exists()]
     for file in files:
+        if _record_wholly_internal(file, "gpu" if args.gpu else "interpret"):
+            print(f"{file}: internal as a whole, not run (see INTERNAL_PATTERNS)", flush=True)
+            continue
         for chunk in range(args.chunks):
             command = [sys.executable, __file__, "--worker", file, "--chunk", str(chunk), "--chunks",
                        str(args.chunks), "--sample", str(args.sample), "--timeout", str(args.timeout),

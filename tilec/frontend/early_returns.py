@@ -55,7 +55,7 @@ def rewrite_early_returns(fn: ast.FunctionDef) -> ast.FunctionDef:
     if not any(_branch_returns(stmt) for stmt in fn.body):
         return fn
     body = fn.body
-    if any(r.value is not None for r in _all_returns(body)) and not _always_returns(body):
+    if any(r.value is not None for r in _tail_returns(body)) and not _always_returns(body):
         end = ast.Return(value=ast.Call(func=ast.Name(id=NO_RESULT_FUNCTION, ctx=ast.Load()), args=[], keywords=[]))
         body = body + [ast.copy_location(end, body[-1])]
     body = _move_tails(body)
@@ -101,17 +101,8 @@ def _move_tails(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return stmts
 
 
-def _all_returns(stmts: list[ast.stmt]):
-    """The returns of `stmts` outside loops (through nested ifs)."""
-    for stmt in stmts:
-        if isinstance(stmt, ast.Return):
-            yield stmt
-        elif isinstance(stmt, ast.If):
-            yield from _all_returns(stmt.body)
-            yield from _all_returns(stmt.orelse)
-
-
 def _tail_returns(stmts: list[ast.stmt]):
+    """The returns of `stmts` outside loops (through nested ifs)."""
     for stmt in stmts:
         if isinstance(stmt, ast.Return):
             yield stmt
