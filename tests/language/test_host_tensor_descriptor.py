@@ -205,6 +205,22 @@ def test_descriptors_inside_tuple_arguments(backend, rng):
         pair_sum_kernel[(3, 2)](bad, _described(out, m, n, [16, 32]), BM=16, BN=32)
 
 
+def test_blocks_wider_than_a_tensor_map_box(backend, rng):
+    """A block of 512 rows (a tensor map's box spans at most 256 per dimension) is
+    accepted, as Triton accepts any power of two; it is read and written through
+    pointers, not TMA."""
+    x = rng.standard_normal((600, 32)).astype(np.float32)
+    out = device_array(np.full((600, 32), POISON, np.float32), backend)
+    x_dev = device_array(x, backend)
+    scale_kernel[(2, 1)](TensorDescriptor.from_tensor(x_dev, [512, 32]), TensorDescriptor.from_tensor(out, [512, 32]),
+                         BM=512, BN=32)
+    np.testing.assert_allclose(to_numpy(out), x * 2 + 1, rtol=1e-6)
+    host = np.zeros((600, 32), np.float32)
+    ptx = scale_kernel.warmup(TensorDescriptor.from_tensor(host, [512, 32]), TensorDescriptor.from_tensor(host, [512, 32]),
+                              BM=512, BN=32, grid=(1,), target="sm_90").asm["ptx"]
+    assert "cp.async.bulk.tensor" not in ptx
+
+
 def _set_block_shapes(meta):
     """An autotuner pre-hook in the style of Triton's tutorials: the descriptors were
     made with a placeholder block, the config gives the real one."""

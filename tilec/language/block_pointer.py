@@ -247,7 +247,8 @@ class BlockPointer(aggregate):
         recipe = _unwrap(self.recipe)
         from ..config import config
         if (recipe is None or not config.tma or getattr(sem, "capability", None) != 90
-                or not tma_copies(self.rank, self.element_ty.primitive_bitwidth, padding or "zero")
+                or not tma_copies(self.rank, self.element_ty.primitive_bitwidth, padding or "zero",
+                                  _as_list(_unwrap(self.block_shape)))
                 or (store and not _unwrap(self.whole_rows))):
             return None
         return sem.builder.tensormap_argument(json.dumps({**json.loads(recipe), "padding": padding or "zero"}))
@@ -409,7 +410,8 @@ class TensorDescriptor(aggregate):
         from ..config import config
         if ((self.tensormap is None and _unwrap(self.recipe) is None) or not config.tma
                 or getattr(sem, "capability", None) != 90
-                or not tma_copies(len(block_shape), self.dtype.primitive_bitwidth, _unwrap(self.padding_option))
+                or not tma_copies(len(block_shape), self.dtype.primitive_bitwidth, _unwrap(self.padding_option),
+                                  block_shape)
                 or (store and not _unwrap(self.whole_rows))):
             return None
         items = _as_list(offsets)
@@ -616,7 +618,7 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
     elt = base.dtype.element_ty
     size = elt.primitive_bitwidth // 8
     if (not config.tma or getattr(sem, "capability", None) != 90 or not hasattr(builder, "tensormap_argument")
-            or not tma_copies(len(block), elt.primitive_bitwidth, padding)):
+            or not tma_copies(len(block), elt.primitive_bitwidth, padding, block)):
         return None, False
     based = builder.kernel_argument(base.handle)
     if based is None or based[1] % 16:

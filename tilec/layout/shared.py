@@ -408,9 +408,16 @@ TMA_RANKS = (2,)
 TMA_ELEMENT_BITS = (8, 16, 32)
 
 
-def tma_copies(rank: int, element_bits: int, padding: str) -> bool:
-    """Whether a descriptor of this rank, element width and padding uses TMA."""
-    return rank in TMA_RANKS and element_bits in TMA_ELEMENT_BITS and (padding != "nan" or element_bits >= 16)
+def tma_copies(rank: int, element_bits: int, padding: str, block_shape: Sequence[int] = ()) -> bool:
+    """Whether a descriptor of this rank, element width, padding and block uses TMA. A
+    tensor map's box spans at most 256 elements per dimension; only the last dimension
+    is split into several copies (`tma_box`), so a wider outer dimension keeps pointers."""
+    return (rank in TMA_RANKS and element_bits in TMA_ELEMENT_BITS and (padding != "nan" or element_bits >= 16)
+            and all(int(b) <= TMA_MAX_BOX for b in list(block_shape)[:-1]))
+
+
+# The most elements a tensor map's box spans along one dimension.
+TMA_MAX_BOX = 256
 
 
 def tma_box(block_shape: Sequence[int], element_bits: int) -> tuple[NVMMASharedEncoding, list[int]]:

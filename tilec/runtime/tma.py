@@ -61,7 +61,7 @@ class TensorMap:
 
     def _read_key(self) -> tuple | None:
         size = _element_bytes(self.base)
-        if not tma_copies(len(self.shape), 8 * size, self.padding):
+        if not tma_copies(len(self.shape), 8 * size, self.padding, self.block_shape):
             return None
         from . import driver, specialize
         address = specialize.data_pointer(self.base)

@@ -21,16 +21,22 @@ block's row included; a bad field then is a `LaunchError` naming the argument.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, List
+
+
+# The most elements one block may hold (Triton's TRITON_MAX_TENSOR_NUMEL).
+MAX_BLOCK_ELEMENTS = 1 << 20
 
 
 @dataclass
 class TensorDescriptor:
     """A tensor (`base`: a GPU tensor, or a host array for the interpreter) of `shape`
     and `strides` (in elements; the last must be 1), read and written in blocks of
-    `block_shape` (powers of two, at most 256 each, at least 16 bytes along the last
-    dimension). The base address and every stride but the last must be multiples of 16
+    `block_shape` (powers of two, at least 16 bytes along the last dimension; a block
+    wider than 256 elements along an outer dimension is read through pointers, not
+    TMA). The base address and every stride but the last must be multiples of 16
     bytes, as the hardware's tensor maps need."""
     base: Any
     shape: List[int]
@@ -92,7 +98,8 @@ def descriptor_problem(desc: Any) -> str | None:
     except (TypeError, AttributeError, ValueError):
         return _describe_problem(desc)
     if (1 <= len(shape) <= 5 and len(strides) == len(shape) == len(block) and strides[-1] == 1
-            and all(0 < b <= 256 and not b & (b - 1) for b in block) and block[-1] * size >= 16
+            and all(0 < b and not b & (b - 1) for b in block) and math.prod(block) <= MAX_BLOCK_ELEMENTS
+            and block[-1] * size >= 16
             and not address % 16 and all(not (s * size) % 16 for s in strides[:-1])
             and getattr(desc, "padding", "zero") in ("zero", "nan")):
         return None
@@ -113,9 +120,11 @@ def _describe_problem(desc: Any, at_launch: bool = True) -> str | None:
     shape, strides, block = ([int(v) for v in values] for values in (shape, strides, block))
     if int(strides[-1]) != 1:
         return f"the last dimension must be contiguous (stride 1), got strides {strides}"
-    bad = [b for b in block if b < 1 or b > 256 or b & (b - 1)]
+    bad = [b for b in block if b < 1 or b & (b - 1)]
     if bad:
-        return f"block_shape {block} must hold powers of two from 1 to 256"
+        return f"block_shape {block} must hold powers of two (Shape element must be a power of 2)"
+    if math.prod(block) > MAX_BLOCK_ELEMENTS:
+        return f"block_shape {block} holds {math.prod(block)} elements, more than a block may ({MAX_BLOCK_ELEMENTS})"
     if getattr(desc, "padding", "zero") not in ("zero", "nan"):
         return f"padding must be 'zero' or 'nan', got {desc.padding!r}"
     size = _element_bytes(desc.base)
