@@ -436,6 +436,15 @@ def test_reinterpret_takes_numpy_and_torch_dtypes():
     assert tilec.reinterpret(x, "float8_e4m3fn").dtype == tl.float8e4nv  # torch's name for it
 
 
+def test_reinterpreted_arrays_make_new_ones_of_their_type(backend):
+    """Triton's TensorWrapper: `new_empty` keeps the element type; `.data` is the array's
+    (Triton's descriptor tests allocate outputs this way)."""
+    x = tilec.reinterpret(device_array(np.arange(6, dtype=np.uint8), backend), tl.float8e4nv)
+    made = x.new_empty((2, 3))
+    assert made.dtype == tl.float8e4nv and tuple(made.shape) == (2, 3)
+    assert x.data is not None and tuple(x.data.shape) == (6,)
+
+
 @tilec.jit
 def incremented(values):
     return tl.tuple([v + 1 for v in values])

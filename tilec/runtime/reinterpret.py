@@ -65,6 +65,18 @@ class TensorWrapper:
     def to(self, *args, **kwargs) -> "TensorWrapper":
         return TensorWrapper(self.base.to(*args, **kwargs), self.dtype)
 
+    def new_empty(self, sizes) -> "TensorWrapper":
+        """An uninitialised array of `sizes` like the one wrapped, read as the same type."""
+        if hasattr(self.base, "new_empty"):  # torch
+            return TensorWrapper(self.base.new_empty(sizes), self.dtype)
+        import numpy
+        return TensorWrapper(numpy.empty(sizes, self.base.dtype), self.dtype)
+
+    @property
+    def data(self) -> Any:
+        """The wrapped array's data (torch's `.data`: the tensor without autograd history)."""
+        return getattr(self.base, "data", self.base)
+
     def copy_(self, other: Any) -> "TensorWrapper":
         self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
         return self
