@@ -48,6 +48,31 @@ def test_load_and_store_with_boundary_tiles(backend, rng, m, n, stride, bm, bn):
     assert_block_written(got, x[:, :n] * 2 + 1, POISON, "a descriptor store")
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.float16, np.float32])
+@pytest.mark.parametrize("bm, bn", [(1, 1024), (2, 512), (4, 256), (8, 1024)])
+def test_thin_blocks_wider_than_a_swizzle_row(backend, rng, dtype, bm, bn):
+    """Blocks of fewer than 8 rows whose rows span several 128-byte swizzle columns (a
+    [1, 1024] block): TMA swizzles by address, so the layout must agree (they are
+    copied unswizzled)."""
+    m, n = 3 * bm, 4 * bn
+    if dtype == np.uint8:
+        x = rng.integers(0, 255, (m, n)).astype(np.uint8)
+    else:
+        x = rng.standard_normal((m, n)).astype(dtype)
+    out = np.zeros((m, n), dtype) + np.array(7, dtype)
+    x_dev, out_dev = device_array(x, backend), device_array(out, backend)
+    scale_copy_kernel[(3, 4)](x_dev, out_dev, m, n, BM=bm, BN=bn)
+    np.testing.assert_array_equal(to_numpy(out_dev), x)
+
+
+@tilec.jit
+def scale_copy_kernel(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    offsets = [tl.program_id(0) * BM, tl.program_id(1) * BN]
+    dst.store(offsets, src.load(offsets))
+
+
 @tilec.jit
 def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
                              BK: tl.constexpr, NUM_PROGRAMS: tl.constexpr):

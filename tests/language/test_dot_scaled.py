@@ -74,9 +74,9 @@ def mx_kernel(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr,
 
 
 def run_case(backend, a_fmt, b_fmt, a_kpack=True, b_kpack=True, b_scaled=True, scale_range=(118, 136), seed=0,
-             nan_group=False, nvfp4=False):
+             nan_group=False, nvfp4=False, int8_scales=False):
     """`nvfp4`: fp8 e4m3 scale factors, one per 16 elements of K (else e8m0 exponents,
-    one per 32)."""
+    one per 32; `int8_scales`: their bits passed as int8, as Triton's tests do)."""
     rng = np.random.default_rng(seed)
     a_stored, a_values = random_operand(a_fmt, (M, K), 1, a_kpack, rng)
     b_stored, b_values = random_operand(b_fmt, (K, N), 0, b_kpack, rng)
@@ -96,8 +96,9 @@ def run_case(backend, a_fmt, b_fmt, a_kpack=True, b_kpack=True, b_scaled=True, s
         want = a_ref @ b_ref + 0.25
         size = np.abs(a_ref) @ np.abs(b_ref) + 0.25
     c = device_array(np.full((M, N), -7.0, np.float32), backend)
-    mx_kernel[(1,)](device_array(a_stored, backend), device_array(a_scale, backend), device_array(b_stored, backend),
-                    device_array(b_scale, backend), c, AR=a_stored.shape[0], AC=a_stored.shape[1],
+    passed = (a_scale.view(np.int8), b_scale.view(np.int8)) if int8_scales else (a_scale, b_scale)
+    mx_kernel[(1,)](device_array(a_stored, backend), device_array(passed[0], backend), device_array(b_stored, backend),
+                    device_array(passed[1], backend), c, AR=a_stored.shape[0], AC=a_stored.shape[1],
                     BR=b_stored.shape[0], BC=b_stored.shape[1], M=M, N=N, K=K, A_FMT=a_fmt, B_FMT=b_fmt,
                     A_KPACK=a_kpack, B_KPACK=b_kpack, B_SCALED=b_scaled, G=group)
     got = to_numpy(c).astype(np.float64)
@@ -131,6 +132,13 @@ def test_dot_scaled_unscaled_rhs_nan_scale_and_tiny_scales(backend):
     want = run_case(backend, "e2m1", "e2m1", nan_group=True, seed=6)
     assert np.isnan(want[3]).all() and not np.isnan(want[4]).any()  # the NaN group's row only
     run_case(backend, "e2m1", "e2m1", scale_range=(0, 4), seed=7)  # 2**-127 and up: subnormal scales
+
+
+def test_dot_scaled_int8_scales_are_e8m0_bits(backend):
+    """int8 scales (Triton's tests pass them so) hold the same e8m0 bits as uint8 ones:
+    scales from 118 to 150 include bytes above 127, negative as int8."""
+    run_case(backend, "e2m1", "e4m3" if backend != "gpu" or _has_fp8_conversions() else "e2m1",
+             scale_range=(118, 150), seed=13, int8_scales=True)
 
 
 def test_dot_scaled_nvfp4_fp8_scales_per_16(backend):

@@ -554,3 +554,17 @@ def test_layout_conversion_between_blocked_encodings(src, dst, shape):
     assert x.in_dims == a_ll.in_dims and x.out_dims == b_ll.in_dims
     for a in all_inputs(a_ll):
         assert b_ll.apply(dict(zip(x.out_dims, x.apply(a)))) == a_ll.apply(a)
+
+
+@pytest.mark.parametrize("block, bits, swizzle, box", [
+    ([64, 64], 16, 128, [64, 64]),      # 128-byte rows: one swizzle column
+    ([64, 128], 16, 128, [64, 64]),     # two columns of 64 rows: the swizzle phases agree
+    ([2, 32], 32, 128, [2, 32]),        # one column, however few rows
+    ([1, 1024], 8, 0, [1, 16]),         # several columns of one row: TMA's address-based
+    ([4, 512], 16, 0, [4, 8]),          # swizzle would disagree with the layout's
+    ([8, 1024], 8, 128, [8, 128]),
+])
+def test_tma_box_swizzles_only_where_the_phases_agree(block, bits, swizzle, box):
+    from tilec.layout.shared import tma_box
+    encoding, got = tma_box(block, bits)
+    assert (encoding.swizzle_bytes, got) == (swizzle, box)

@@ -187,7 +187,15 @@ def compare(op: str, left: Any, right: Any) -> Any:
     if isinstance(left, tensor) or isinstance(right, tensor):
         return fn(left if isinstance(left, tensor) else _unwrap(left),
                   right if isinstance(right, tensor) else _unwrap(right))
-    return constexpr(fn(_unwrap(left), _unwrap(right)))
+    return constexpr(fn(_sequence_items(_unwrap(left)), _sequence_items(_unwrap(right))))
+
+
+def _sequence_items(value: Any) -> Any:
+    """A list or tuple as a plain tuple of its unwrapped items, so that lists, tuples and
+    tl.tuple compare item by item (`desc.block_shape == [M_BLOCK, N_BLOCK]`, as in Triton)."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return tuple(_sequence_items(_unwrap(item)) for item in value)
+    return value
 
 
 def compare_chain(left: Any, links: Sequence[tuple[str, Callable[[], Any]]]) -> Any:

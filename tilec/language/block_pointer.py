@@ -479,7 +479,19 @@ class TensorDescriptor(aggregate):
             sem.builder.descriptor_store(self._tensormap(sem), value.handle, tma, with_pointers)
 
 
+    # The element types a descriptor's atomics take: those TMA's reductions take, as in Triton.
+    _ATOMIC_TYPES = {
+        "add": ("uint32", "int32", "uint64", "fp32", "fp16", "bf16"),
+        "min": ("uint32", "int32", "uint64", "int64", "fp16", "bf16"),
+        "max": ("uint32", "int32", "uint64", "int64", "fp16", "bf16"),
+        **{kind: ("uint32", "int32", "uint64", "int64") for kind in ("and", "or", "xor")},
+    }
+
     def _atomic(self, kind: str, offsets, value) -> None:
+        allowed = self._ATOMIC_TYPES[kind]
+        if self.dtype.name not in allowed:
+            raise _error(f"descriptor atomic_{kind} takes {', '.join(allowed)} elements, not {self.dtype.name} (the "
+                         "element types of TMA's reductions, as in Triton)")
         sem = current_semantic()
         value = _stored_value(sem, value, self.dtype, _unwrap(self.block_shape), f"descriptor atomic_{kind}",
                               broadcast_scalars=False, cast=True)

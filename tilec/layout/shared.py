@@ -40,6 +40,7 @@ b * n + (chunk ^ a): distinct again. Rows narrower than 16 bytes cannot be read 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import Sequence, Union
 
@@ -416,6 +417,15 @@ def tma_copies(rank: int, element_bits: int, padding: str, block_shape: Sequence
             and all(int(b) <= TMA_MAX_BOX for b in list(block_shape)[:-1]))
 
 
+def _swizzle_fits(swizzle: int, row_bytes: int, rows: int) -> bool:
+    """Whether a block whose rows are cut into columns `swizzle` bytes wide can use that
+    swizzle. TMA swizzles a 16-byte chunk by the address bits above the swizzle row
+    (its phase repeats every 8 rows of 128 bytes); the layout swizzles by the row within
+    a column block. The two agree for a block that is one column wide, or whose column
+    blocks hold a multiple of 8 rows (a [1, 1024] uint8 block does not: unswizzled)."""
+    return swizzle == 0 or row_bytes <= swizzle or rows % 8 == 0
+
+
 # The most elements a tensor map's box spans along one dimension.
 TMA_MAX_BOX = 256
 
@@ -428,6 +438,7 @@ def tma_box(block_shape: Sequence[int], element_bits: int) -> tuple[NVMMASharedE
     landing one after another, as the layout's column blocks. The runtime encodes the
     tensor map with the same box and swizzle (runtime/tma.py)."""
     row_bytes = block_shape[-1] * element_bits // 8
-    swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes)
+    rows = math.prod(block_shape[:-1])
+    swizzle = next(s for s in (128, 64, 32, 0) if s <= row_bytes and _swizzle_fits(s, row_bytes, rows))
     encoding = NVMMASharedEncoding(swizzle, element_bits, False)
     return encoding, list(block_shape[:-1]) + [min(block_shape[-1], encoding.row_elements)]

@@ -243,17 +243,18 @@ def widen_fp8(op: ir.Operation) -> None:
 
 
 def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
-              chained: bool = False) -> MmaEncoding | None:
+              chained: bool = False, fed: bool = False) -> MmaEncoding | None:
     """The wgmma accumulator layout for `op`, or None to keep mma.sync. A dot of a chain
     (`chained`) keeps every warp on its own rows, as on mma.sync (see `warps_for`), or
-    stays on mma.sync when M is too short for that (or its operands are not 16-bit: A
-    from registers is done for those only)."""
+    stays on mma.sync when M is too short for that. A dot fed by another (`fed`: its A
+    operand from registers) needs 16-bit operands: A from registers is done for those
+    only."""
     if target.capability != 90 or kind.ptx_type not in _WGMMA_ACCUMULATOR:
         return None
     acc = str(tensor_type(op.operands[2].type).element_type)
     if acc != _WGMMA_ACCUMULATOR[kind.ptx_type] and not (acc == "f16" and kind.ptx_type in _WGMMA_F16_ACCUMULATOR):
         return None
-    if chained and kind.ptx_type not in _WGMMA_16_BIT:
+    if fed and kind.ptx_type not in _WGMMA_16_BIT:
         return None
     shape = list(shape_of(op.results[0].type))
     warps = mma_v3_warps_per_cta(shape, num_warps)
@@ -343,7 +344,7 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
             chained = op in fed or _feeds_another_dot(op)
             fp8 = fp8_kind(op)
             if fp8 is not None:
-                v3 = choose_v3(op, target, fp8, num_warps, chained) if wgmma else None
+                v3 = choose_v3(op, target, fp8, num_warps, chained, fed=op in fed) if wgmma else None
                 if v3 is not None:
                     accelerate_v3(op, v3, fp8)
                     continue
@@ -354,7 +355,7 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
             # In a chain of dots (attention's q @ k and p @ v) every warp keeps its own rows
             # and the second dot reads the first one's result as its A operand straight from
             # registers (staging it in shared memory measured about half as fast).
-            v3 = choose_v3(op, target, kind, num_warps, chained) if wgmma else None
+            v3 = choose_v3(op, target, kind, num_warps, chained, fed=op in fed) if wgmma else None
             if v3 is not None:
                 accelerate_v3(op, v3, kind, a_in_registers=op in fed)
                 continue

@@ -77,6 +77,11 @@ class TensorWrapper:
         """The wrapped array's data (torch's `.data`: the tensor without autograd history)."""
         return getattr(self.base, "data", self.base)
 
+    @data.setter
+    def data(self, array: Any) -> None:
+        """Wraps `array` instead (a view of the old one, say), read as the same type."""
+        self.base = array
+
     def copy_(self, other: Any) -> "TensorWrapper":
         self.base.copy_(other.base if isinstance(other, TensorWrapper) else other)
         return self

@@ -58,8 +58,8 @@ class AtomicRules(SemanticState):
                 raise _error(f"atomic_add needs 32- or 64-bit integers or floats, got {elt}")
         elif kind in ("max", "min"):
             if elt.is_floating():
-                if bits not in (32, 64):
-                    raise _error(f"atomic_{kind} supports fp32 and fp64 floats, got {elt}")
+                if elt.is_fp8():
+                    raise _error(f"atomic_{kind} supports fp16, bf16, fp32 and fp64 floats, got {elt}")
                 op = "f" + kind
             elif bits in (32, 64):
                 op = kind if elt.is_int_signed() else "u" + kind

@@ -212,7 +212,7 @@ class MatrixProductRules(SemanticState):
 
     def _mx_scale_factors(self, scale: Any, value: tensor, k_axis: int, side: str) -> tensor:
         """Scales [..., R, K // G] -> fp32 factors in the operand's layout, one per group of
-        G elements along K. uint8 scales are e8m0 exponents, 2**(s - 127) (255: NaN), for
+        G elements along K. uint8 (or int8) scales are e8m0 exponents, 2**(s - 127) (255: NaN), for
         groups of 32 (the MX formats) or 16; float8e4nv scales (NVFP4, groups of 16, or 32)
         are the factors themselves."""
         scale = self._block(scale, "dot_scaled")
@@ -221,9 +221,11 @@ class MatrixProductRules(SemanticState):
         rows = shape[-2] if side == "lhs" else shape[-1]  # M or N
         k = shape[k_axis]
         batch = shape[:-2]
+        if scale.dtype == tl.int8:  # the same e8m0 bits (Triton takes int8 scales too)
+            scale = self.cast(scale, tl.uint8, bitcast=True)
         if scale.dtype not in (tl.uint8, tl.float8e4nv):
-            raise _error(f"dot_scaled scales are uint8 e8m0 exponents or float8e4nv factors; {side}_scale is "
-                         f"{scale.dtype}")
+            raise _error(f"dot_scaled scales are uint8 (or int8) e8m0 exponents or float8e4nv factors; {side}_scale "
+                         f"is {scale.dtype}")
         groups = scale.type.shape[-1] if scale.type.shape else 0
         group = k // groups if groups and k % groups == 0 else 0
         if group not in (16, 32) or list(scale.type.shape) not in (batch + [rows, groups], [rows, groups]):

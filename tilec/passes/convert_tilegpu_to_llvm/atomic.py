@@ -13,7 +13,9 @@ its copy back.
 
 Float max/min use integer atomics on the bit patterns, chosen by the value's sign bit (a
 float with the sign bit clear orders like its signed integer bits, one with it set --
--0.0 included -- inversely like its unsigned bits), as PTX has no float atom.max/min.
+-0.0 included -- inversely like its unsigned bits), as PTX has no float atom.max/min;
+fp16 and bf16 max/min, which have no 16-bit integer atom either, are compare-and-swap
+loops ordering the bits the same way.
 
 Atomic loads, stores and polls follow the same ownership rule, and order the rest of
 the program with barriers, as CUTLASS's semaphores do: a release store comes after a
@@ -48,7 +50,14 @@ def _letter(bits: int) -> str:
 
 
 def _qualifiers(op: ir.Operation) -> str:
-    return f".{str_attr_value(op, 'sem')}.{str_attr_value(op, 'scope')}.global"
+    """The state space, scope and memory order, in the order Triton prints them (ptxas
+    takes them in any order), so PTX searched for Triton's text reads the same."""
+    return f".global.{str_attr_value(op, 'scope')}.{str_attr_value(op, 'sem')}"
+
+
+def _cas_qualifiers(op: ir.Operation) -> str:
+    """As `_qualifiers`, for atom.cas, which Triton prints memory order first."""
+    return f".global.{str_attr_value(op, 'sem')}.{str_attr_value(op, 'scope')}"
 
 
 def _owned_registers(ctx: LoweringContext, ptr: ir.Value) -> tuple[ir.Value | None, list[int]]:
@@ -79,6 +88,8 @@ def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
     if kind == "fadd":
         suffix = {16: "noftz.f16" if isinstance(ty, ir.F16Type) else "noftz.bf16", 32: "f32", 64: "f64"}[bits]
         return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.add.{suffix} $0, [$1], $2;"
+    if kind in ("fmax", "fmin") and bits == 16:
+        return _half_max_min_asm(kind, qualifiers)
     if kind in ("fmax", "fmin"):
         # The sign bit chooses (as in Triton): a value with it clear (+0.0, +inf, a
         # positive NaN) orders like its signed integer bits, one with it set (-0.0
@@ -94,6 +105,30 @@ def _rmw_asm(kind: str, ty: ir.Type, qualifiers: str) -> str:
                 f"@b atom{qualifiers}.{second}.u{bits} $0, [$1], $2;\n"
                 "}")
     return f"mov.b{bits} $0, 0;\n@$3 atom{qualifiers}.{_PTX_OP[kind]}.{_INT_SUFFIX[kind]}{bits} $0, [$1], $2;"
+
+
+def _half_max_min_asm(kind: str, qualifiers: str) -> str:
+    """fp16/bf16 max/min, which no atom instruction does: a compare-and-swap loop on the
+    16 bits, ordering by them as the 32-bit form does (the value's sign bit chooses the
+    signed or the inverse unsigned order)."""
+    first, second = ("max", "min") if kind == "fmax" else ("min", "max")
+    return ("{ .reg .pred nonneg, again;\n"
+            ".reg .b16 old, by_signed, by_unsigned, want, seen;\n"
+            "mov.b16 old, 0;\n"
+            "@!$3 bra done;\n"
+            "setp.ge.s16 nonneg, $2, 0;\n"
+            "ld.relaxed.gpu.global.b16 old, [$1];\n"
+            "retry:\n"
+            f"{first}.s16 by_signed, old, $2;\n"
+            f"{second}.u16 by_unsigned, old, $2;\n"
+            "selp.b16 want, by_signed, by_unsigned, nonneg;\n"
+            f"atom{qualifiers}.cas.b16 seen, [$1], old, want;\n"
+            "setp.ne.b16 again, seen, old;\n"
+            "mov.b16 old, seen;\n"
+            "@again bra retry;\n"
+            "done:\n"
+            "mov.b16 $0, old;\n"
+            "}")
 
 
 def publishes_old_values(op: ir.Operation) -> bool:
@@ -150,7 +185,7 @@ def lower_atomic_cas(ctx: LoweringContext, op: ir.Operation) -> None:
     ty = ctx.element_type(op.results[0].type)
     bits = ty.width
     letter = _letter(bits)
-    asm = f"mov.b{bits} $0, 0;\n@$4 atom{_qualifiers(op)}.cas.b{bits} $0, [$1], $2, $3;"
+    asm = f"mov.b{bits} $0, 0;\n@$4 atom{_cas_qualifiers(op)}.cas.b{bits} $0, [$1], $2, $3;"
     owner, source = _owned_registers(ctx, ptr)
     int_ty = ir.IntegerType.get_signless(bits)
     old: list[ir.Value] = []
