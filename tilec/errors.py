@@ -23,19 +23,30 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class SourceLocation:
-    """A place in a kernel's source: file, 1-based line and column, the line's text."""
+    """A place in a kernel's source: file, 1-based line and column, the line's text.
+
+    `function_line` and `function_col` give the same place as Triton counts it, when
+    known: the line within the function (its `def` line is 1) and the 0-based column
+    within its dedented source. Triton prints them as `at 2:4:`, and tests written for
+    Triton look for that text, so the rendering carries it too.
+    """
     filename: str
     lineno: int
     col: int
     source_line: str
     function: str
+    function_line: int | None = None
+    function_col: int | None = None
 
     def render(self) -> str:
         line = self.source_line.rstrip("\n")
         stripped = line.lstrip()
         indent = len(line) - len(stripped)
         caret = " " * max(self.col - 1 - indent, 0) + "^"
-        return f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
+        text = f"{self.filename}:{self.lineno}:{self.col} in {self.function}:\n    {stripped}\n    {caret}"
+        if self.function_line is not None and self.function_col is not None:
+            text += f"\n    (Triton: at {self.function_line}:{self.function_col}:)"
+        return text
 
 
 class TilecError(Exception):
@@ -111,12 +122,54 @@ class SemanticRuleError(Exception):
     from there, and tests match its text)."""
 
 
+_TRITON_PHRASE = "(Triton: "
+
+
+def triton_phrase(message: str) -> str | None:
+    """Triton's own words for an error, where tilec's message ends with them as
+    `... (Triton: <its words>)`; None for a message that does not."""
+    start = message.rfind(_TRITON_PHRASE)
+    if start < 0 or not message.endswith(")"):
+        return None
+    phrase = message[start + len(_TRITON_PHRASE):-1]
+    depth = 0
+    for char in phrase:  # the closing parenthesis must be the one that opened the phrase
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth < 0:
+            return None
+    return phrase if depth == 0 else None
+
+
+_FRONTEND_DIR = os.path.join(_TILEC_DIR, "frontend") + os.sep
+
+
+def _without_frontend_frames(error: BaseException) -> BaseException:
+    """`error` with the frames of the AST visitor (and of Python's `ast` module) that
+    caught it removed from the front of its traceback: it then starts where the language
+    was called, as the cause of Triton's CompilationError does (its tests look for
+    `core.py` there, and for no `code_generator.py`). TILEC_DEBUG=1 keeps every frame."""
+    from .config import config
+    if config.debug:
+        return error
+    tb = error.__traceback__
+    while tb is not None:
+        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
+        if not (path.startswith(_FRONTEND_DIR) or os.path.basename(path) == "ast.py"):
+            break
+        tb = tb.tb_next
+    error.__traceback__ = tb
+    return error
+
+
 class CompilationError(UserError):
     """A kernel could not be compiled: where, and one sentence saying why.
 
     `location` is where the error happened; `call_stack` lists the call sites that led
     there when it happened inside a called @jit function (outermost first).
     """
+
+    # Whether an error made from no other exception still has a cause (its sentence).
+    has_cause = True
 
     def __init__(self, message: str, location: SourceLocation | None = None,
                  call_stack: tuple[SourceLocation, ...] = ()):
@@ -126,21 +179,42 @@ class CompilationError(UserError):
 
     @property
     def __cause__(self):
-        """The error this one was located from, when it was made from another (as Triton's
-        CompilationError keeps it). Python's own traceback printing reads the underlying
-        field, so what users see stays one error; TILEC_DEBUG=1 prints the cause too."""
+        """The error this one was located from, as Triton's CompilationError keeps it:
+          - inside a called @jit function, the same error one call site further in
+            (Triton raises one error per call site, each the cause of the next outward);
+          - at the failing line, the exception it was made from, its traceback starting
+            where the language was called; for a message ending `(Triton: <words>)`, an
+            error of Triton's words alone (tests compare its text with Triton's);
+          - none for a failed tl.static_assert or a construct the language does not take
+            (as Triton's CompileTimeAssertionFailure and UnsupportedLanguageConstruct).
+        Python's own traceback printing reads the underlying field, so what users see
+        stays one error; TILEC_DEBUG=1 prints the cause too."""
         cause = _EXCEPTION_CAUSE.__get__(self)
-        if cause is None:
-            cause = self.__dict__.get("original")
-            if getattr(cause, "caused_by_nothing", False):  # a failed tl.static_assert: no cause, as in Triton
-                return None
-        if cause is None:  # made from a rule of the language: the sentence, as an error of its own
-            cause = self.__dict__.setdefault("_message_error", SemanticRuleError(self.message))
-        return cause
+        if cause is not None:
+            return cause
+        if "_cause" not in self.__dict__:
+            self.__dict__["_cause"] = self._located_cause()
+        return self.__dict__["_cause"]
 
     @__cause__.setter
     def __cause__(self, value) -> None:
         _EXCEPTION_CAUSE.__set__(self, value)
+
+    def _located_cause(self) -> BaseException | None:
+        if self.call_stack:
+            inner = type(self)(self.message, self.location, self.call_stack[1:])
+            inner.original = getattr(self, "original", None)
+            return inner
+        original = self.__dict__.get("original")
+        if getattr(original, "caused_by_nothing", False) or (original is None and not self.has_cause):
+            return None
+        phrase = triton_phrase(self.message)
+        if phrase is not None:
+            cause = SemanticRuleError(phrase)
+            return cause.with_traceback(_without_frontend_frames(original).__traceback__) if original else cause
+        if original is not None:
+            return _without_frontend_frames(original)
+        return SemanticRuleError(self.message)  # made from a rule of the language: the sentence alone
 
     @property
     def error_message(self) -> str:
@@ -148,7 +222,7 @@ class CompilationError(UserError):
         return self.message
 
     def with_call_site(self, site: SourceLocation) -> "CompilationError":
-        error = CompilationError(self.message, self.location, (site,) + self.call_stack)
+        error = type(self)(self.message, self.location, (site,) + self.call_stack)
         error.original = getattr(self, "original", None)  # the exception it was made from, if any
         return error
 
@@ -163,7 +237,15 @@ class CompilationError(UserError):
         return "\n".join(parts)
 
     def __reduce__(self):
-        return (CompilationError, (self.message, self.location, self.call_stack))
+        return (type(self), (self.message, self.location, self.call_stack))
+
+
+class UnsupportedLanguageConstruct(CompilationError):
+    """Python the language does not take (a `try`, a nested `def`, `not` of a tuple):
+    refused by the frontend itself, so it has no other error as its cause (Triton's class
+    of the same name)."""
+
+    has_cause = False
 
 
 class OutOfResources(UserError):

@@ -54,7 +54,8 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def kernels(tmp_path) -> str:
-    (tmp_path / "helper.py").write_text("SCALE = 2.0\n")
+    # A kernel reads only constant globals (as in Triton), so the imported one is a tl.constexpr.
+    (tmp_path / "helper.py").write_text("import tilec.language as tl\nSCALE = tl.constexpr(2.0)\n")
     (tmp_path / "kernels.py").write_text(KERNELS)
     return str(tmp_path / "kernels.py")
 

@@ -451,7 +451,8 @@ def cast_float_to_pointer(x_ptr):
     y = tl.load(x_ptr).to(tl.pointer_type(tl.float32))  # <-
 
 
-@bad(r"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16 and float64 -> float32, not int32 -> fp16")
+@bad(r"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16/float8e5 and float64 -> float32, "
+     r"not int32 -> fp16")
 def downcast_rounding_on_int(x_ptr):
     y = tl.arange(0, 16).to(tl.float16, fp_downcast_rounding="rtz")  # <-
 

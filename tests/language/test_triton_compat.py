@@ -497,7 +497,15 @@ def fp8_abs_kernel(x_ptr, y_ptr, FMT: tl.constexpr):
 def test_abs_of_fp8_clears_the_sign_bit(backend, fmt, nan):
     codes = np.arange(256, dtype=np.uint8)
     out = device_array(np.zeros(256, np.uint8), backend)
-    fp8_abs_kernel[(1,)](device_array(codes, backend), out, FMT=fmt)
+    fnuz = fmt in (tl.float8e4b8, tl.float8e5b16)  # AMD's formats: compiling them is refused, as in Triton
+    try:
+        fp8_abs_kernel[(1,)](device_array(codes, backend), out, FMT=fmt)
+    except tilec.CompilationError as error:  # (the interpreter ran before the fixture's compilation)
+        if not (fnuz and "not supported in this architecture" in str(error)):
+            raise
+        if backend == "gpu":
+            return
+    assert not (fnuz and backend == "gpu")
     want = codes & 0x7F
     if nan is not None:
         want[nan] = nan  # the fnuz NaN stays NaN

@@ -130,9 +130,10 @@ def test_a_caller_sees_its_callees_new_source(backend, rng):
 def test_update_src_of_a_kernel_naming_a_variable_assigned_later(backend, rng):
     """A kernel defined inside a function names `z`, a variable of that function
     assigned only after the definition (its cell is empty when the source is replaced;
-    the new source assigns `z` itself), and `scale`, a variable of that function the new
-    source still reads (from its cell, when the kernel is compiled)."""
-    scale = 3.0
+    the new source assigns `z` itself), and `scale`, a constant of that function the new
+    source still reads (from its cell, when the kernel is compiled; a kernel reads only
+    constants from outside itself, as in Triton)."""
+    scale = tl.constexpr(3.0)
 
     @tilec.jit
     def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
@@ -145,7 +146,7 @@ def test_update_src_of_a_kernel_naming_a_variable_assigned_later(backend, rng):
     kernel.update_src(kernel.src.replace("GENERATE_TEST_HERE  # noqa: F821", "z = x + 1.0"))
     z = rng.standard_normal(100).astype(np.float32)
     # On the GPU the multiply and add fuse into one rounding.
-    np.testing.assert_allclose(run(kernel, backend, z), z.astype(np.float64) * scale + 1, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(run(kernel, backend, z), z.astype(np.float64) * scale.value + 1, rtol=1e-6, atol=1e-6)
 
 
 def test_a_new_source_must_define_one_function():

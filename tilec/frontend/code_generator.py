@@ -11,16 +11,18 @@ import ast
 import builtins as py
 import collections.abc
 import operator
+import reprlib
 import types
 from typing import Any, Callable, Sequence
 
 from mlir import ir
 
-from ..errors import CompilationError, SourceLocation
+from ..errors import CompilationError, SourceLocation, UnsupportedLanguageConstruct
 from ..language import builtins as lang
 from ..language import core as tl
 from ..language.aggregates import UserAggregate
-from ..language.core import ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin, tensor
+from ..language.core import (ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin,
+                              is_constexpr_annotation, tensor)
 from ..language.semantic import Semantic, computation_type, python_scalar_type
 from .calls import _ALLOWED_PYTHON_BUILTINS, CallRules, _sanitize
 from . import python_rules as rules
@@ -170,10 +172,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     # ------------------------------------------------------------------ errors and locations
     def location(self, node: ast.AST) -> SourceLocation:
-        lineno = getattr(node, "lineno", 1)
-        col = getattr(node, "col_offset", 0) + 1 + self.fn.indent
-        return SourceLocation(self.fn.filename, self.fn.file_line(lineno), col,
-                              self.fn.source_line(lineno), self.fn.__name__)
+        return self.fn.location(node)
 
     def error(self, node: ast.AST, message: str) -> CompilationError:
         return CompilationError(message, self.location(node))
@@ -233,7 +232,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def generic_visit(self, node: ast.AST) -> Any:
         message = _UNSUPPORTED_STATEMENTS.get(type(node)) or _UNSUPPORTED_EXPRESSIONS.get(type(node))
-        raise self.error(node, message or f"unsupported syntax in a kernel: {type(node).__name__}")
+        raise UnsupportedLanguageConstruct(message or f"unsupported syntax in a kernel: {type(node).__name__}",
+                                           self.location(node))
 
     # ------------------------------------------------------------------ names
     def lookup(self, name: str, node: ast.AST) -> Any:
@@ -242,9 +242,10 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             if isinstance(value, _Undefined):
                 raise self.error(node, f"name '{name}' is not defined here: {value.reason}")
             return value
-        for namespace in (self._closure, self.fn.globals):
-            if name in namespace:
-                return self._global_value(name, namespace[name], node)
+        if name in self._closure:
+            return self._outside_value(name, self._closure[name], node, captured=True)
+        if name in self.fn.globals:
+            return self._outside_value(name, self.fn.globals[name], node, captured=False)
         builtin = getattr(py, name, None)
         if builtin is not None and builtin in _ALLOWED_PYTHON_BUILTINS:
             return builtin
@@ -252,19 +253,41 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             raise self.error(node, f"the Python builtin '{name}' cannot be used in a kernel")
         raise self.error(node, f"name '{name}' is not defined")
 
-    def _global_value(self, name: str, value: Any, node: ast.AST) -> Any:
+    def _outside_value(self, name: str, value: Any, node: ast.AST, *, captured: bool) -> Any:
+        """A name the function reads from outside itself: a global of its module, or a
+        variable of the function it was defined in (`captured`). As in Triton, only what
+        is fixed when the kernel is compiled: tl.constexpr values (also a global annotated
+        `NAME: tl.constexpr = ...`), None, dtypes, modules, @jit and language functions;
+        classes and other callables are checked when called. A plain number, string or
+        tuple is refused: the kernel would go on using the value it had when compiled."""
         if isinstance(value, (constexpr, KernelFunction, tl.dtype, types.ModuleType)) or is_builtin(value):
             return value
         if isinstance(value, type) or callable(value):
             return value  # classes and functions are checked when called
-        if value is None or isinstance(value, (bool, int, float, str, tuple)):
-            # Plain globals are read at compile time, as constants.
-            return _sanitize(value) if not isinstance(value, tuple) else constexpr(value)
+        if value is None:
+            return constexpr(None)
+        annotations = {} if captured else self.fn.globals.get("__annotations__", {})
+        if is_constexpr_annotation(annotations.get(name)):  # `BLOCK: tl.constexpr = 128`
+            return constexpr(value)
+        shown = reprlib.repr(value)
+        if captured:
+            raise self.error(node, f"'{name}' ({shown}) is a variable of the function that defines "
+                                   f"{self.fn.__name__}, and a kernel reads from outside itself only constants: it "
+                                   f"would go on using the value it had when compiled; pass it as an argument, or make "
+                                   f"it `{name} = tl.constexpr(...)` (Triton: {name} is not defined)")
+        triton = f"(Triton: Cannot access global variable {name} from within @jit'ed function)"
         if isinstance(value, list):
+            items = shown[1:-1] + "," * (len(value) == 1)
             raise self.error(node, f"global '{name}' of type list cannot be used in a kernel: a kernel reads "
-                                   "globals once, when it is compiled, so they must be constants; make it a tuple")
+                                   "globals once, when it is compiled, so they must be constants; make it a tuple "
+                                   f"wrapped in tl.constexpr: `{name} = tl.constexpr(({items}))` {triton}")
+        if isinstance(value, (bool, int, float, str, tuple)):
+            raise self.error(node, f"global variable '{name}' ({shown}) is not a constant, so a kernel cannot read "
+                                   "it: it would go on using the value it had when compiled; make it one with "
+                                   f"`{name} = tl.constexpr(...)` or `{name}: tl.constexpr = ...`, or pass it as an "
+                                   f"argument {triton}")
         raise self.error(node, f"global '{name}' of type {type(value).__name__} cannot be used in a kernel; "
-                               "only constants (tl.constexpr), @jit functions and modules can")
+                               f"only constants (tl.constexpr), @jit functions and modules can {triton}")
 
     def set_name(self, name: str, value: Any) -> None:
         self.scope[name] = _sanitize(value)
@@ -278,7 +301,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
         if node is not self.fn.parse():
-            raise self.error(node, _UNSUPPORTED_STATEMENTS[ast.FunctionDef])
+            raise UnsupportedLanguageConstruct(_UNSUPPORTED_STATEMENTS[ast.FunctionDef], self.location(node))
         self.visit_block(node.body)
 
     def visit_Pass(self, node: ast.Pass) -> None:
@@ -427,11 +450,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             try:
                 tv, ev = self._join(tv, ev, name, node, then_block, else_block)
             except _Mismatch:
-                raise self.error(node, self._mismatch(name, tv, ev)) from None
+                raise self.error(self._mismatch_site(node, name), self._mismatch(name, tv, ev)) from None
             then_leaves, then_structure = _flatten(tv)
             else_leaves, else_structure = _flatten(ev)
             if then_structure != else_structure:
-                raise self.error(node, self._mismatch(name, tv, ev))
+                raise self.error(self._mismatch_site(node, name), self._mismatch(name, tv, ev))
             if then_leaves:
                 yielded.append((name, tv, then_leaves, else_leaves))
             else:
@@ -490,6 +513,21 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         if promoted_then.type != promoted_else.type:
             raise _Mismatch()
         return promoted_then, promoted_else
+
+    @staticmethod
+    def _mismatch_site(node: ast.If, name: str) -> ast.AST:
+        """Where to report that `name` has two types after the `if` at `node`: for the
+        function's result, a `return` of the `else` path (each `return` became an
+        assignment of RESULT_NAME, early_returns.py; the least nested one), whose type
+        disagrees with the `then` path's, as Triton reports the `return` that disagrees;
+        else the `if` itself."""
+        if name == RESULT_NAME:
+            for statement in node.orelse:
+                for inner in ast.walk(statement):
+                    if isinstance(inner, ast.Assign) and any(
+                            isinstance(t, ast.Name) and t.id == RESULT_NAME for t in inner.targets):
+                        return inner
+        return node
 
     def _mismatch(self, name: str, first: Any, second: Any) -> str:
         """Why `name` cannot hold `first` on one path and `second` on the other."""

@@ -25,6 +25,9 @@ _SCALAR_TYPES = {
     "fp16": "f16", "bf16": "bf16", "fp32": "f32", "fp64": "f64",
 }
 _FP8_MLIR_TYPES = frozenset(_SCALAR_TYPES[name] for name in dtype.FP8_TYPES)
+# AMD's "fnuz" fp8 formats: no NVIDIA GPU has them, so, as in Triton, a compiled kernel may
+# not use them at all; the interpreter runs them (IRBuilder's `fnuz_fp8`).
+FNUZ_FP8 = ("fp8e4b8", "fp8e5b16")
 
 _UNARY_OPS = {
     "negf": "arith.negf", "absf": "math.absf", "absi": "math.absi", "exp": "math.exp", "exp2": "math.exp2",
@@ -57,9 +60,12 @@ TENSORMAPS_ATTR = "tile.tensormaps"
 class IRBuilder(Builder):
     """Builds one ttir module. Must be used inside `with context:`."""
 
-    def __init__(self, context: ir.Context, module: ir.Module):
+    def __init__(self, context: ir.Context, module: ir.Module, *, fnuz_fp8: bool = False):
+        """`fnuz_fp8`: accept the FNUZ_FP8 types, which only the interpreter runs (set
+        when it checks a kernel it is about to run); compiling refuses them."""
         self.context = context
         self.module = module
+        self.fnuz_fp8 = fnuz_fp8
         self._types: dict[Any, ir.Type] = {}
         # The kernel function's entry block (generate_ttir sets it): its arguments are the
         # kernel's parameters, which kernel_argument recognises.
@@ -76,6 +82,11 @@ class IRBuilder(Builder):
         elif isinstance(ty, pointer_type):
             result = tile.ptr_type(self.get_type(ty.element_ty))
         else:
+            if ty.name in FNUZ_FP8 and not self.fnuz_fp8:
+                raise TilecSemanticError(
+                    f"type {ty.name} not supported in this architecture: it is one of AMD's fnuz fp8 formats, "
+                    f"which NVIDIA GPUs do not have (the interpreter runs it); the supported fp8 types are "
+                    f"fp8e4nv, fp8e5 and fp8e4b15")
             result = ir.Type.parse(_SCALAR_TYPES[ty.name])
         self._types[ty] = result
         return result

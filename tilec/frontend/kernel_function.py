@@ -13,7 +13,7 @@ import textwrap
 import types
 from typing import Any, Callable
 
-from ..errors import LaunchError, hide_internal_frames
+from ..errors import LaunchError, SourceLocation, hide_internal_frames
 from ..language.core import (LibraryFunction, call_kernel_function, inside_kernel, is_const_annotation,
                               is_constexpr_annotation, scalar_annotation_type)
 from .early_returns import rewrite_early_returns
@@ -102,6 +102,20 @@ class KernelFunction:
 
     def file_line(self, lineno: int) -> int:
         return self.first_line + lineno - 1
+
+    def location(self, node: ast.AST) -> SourceLocation:
+        """Where `node` (of this function's parsed source) is: the file's line and 1-based
+        column, the line's text, and the place as Triton counts it (lines from the `def`
+        line, which is 1; columns from 0, in the dedented source)."""
+        lineno = getattr(node, "lineno", 1)
+        col_offset = getattr(node, "col_offset", 0)
+        try:
+            def_line = self.parse().lineno
+        except (SyntaxError, ValueError):
+            def_line = 1
+        return SourceLocation(self.filename, self.file_line(lineno), col_offset + 1 + self.indent,
+                              self.source_line(lineno), self.__name__,
+                              function_line=lineno - def_line + 1, function_col=col_offset)
 
     def closure_values(self) -> dict[str, Any]:
         """Free variables of the function (closures), as the frontend resolves names."""

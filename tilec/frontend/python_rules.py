@@ -132,11 +132,24 @@ def not_a_pointer(value: Any, what: str) -> None:
                                  "optional argument, compare it with None (`if x_ptr is not None:`)")
 
 
+class UnsupportedOperand(TilecSemanticError):
+    """A Python operator the language does not apply to a value of this kind (`not` of a
+    tuple): refused by the frontend itself, so its CompilationError has no cause, as
+    Triton's UnsupportedLanguageConstruct."""
+
+    caused_by_nothing = True
+
+
 def logical_not(value: Any) -> Any:
-    """`not value`."""
+    """`not value`. Not of a tuple is refused, as in Triton: a tuple in a kernel is a shape
+    or a group of values, and its Python truth (not empty) is rarely what was meant."""
     if isinstance(value, tensor):
         not_a_pointer(value, "`not`")
         return value.logical_not()
+    if isinstance(_unwrap(value), tuple):
+        raise UnsupportedOperand("`not` of a tuple is not supported; to test whether it is empty, compare its length "
+                                 "(`len(t) == 0`) (Triton: AST unary operator '__not__' is not (currently) "
+                                 "implemented on type tuple)")
     return constexpr(not _unwrap(value))
 
 

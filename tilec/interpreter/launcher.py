@@ -107,7 +107,8 @@ def _check_like_the_compiler(fn: KernelFunction, values: list, debug: bool, num_
     try:
         # tl.static_print prints while the program runs; this check is not a compilation to show.
         with contextlib.redirect_stdout(io.StringIO()):
-            generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()), num_warps=num_warps)
+            generate_ttir(fn, specs, debug=debug, target=Target.parse(default_target()), num_warps=num_warps,
+                          fnuz_fp8=True)  # the interpreter runs the fnuz fp8 formats; GPUs do not
     except (CompilationError, Warning):  # a warning the caller turned into an error is theirs too
         raise
     except Exception:  # noqa: BLE001  a frontend bug: the compiled path reports it; interpreting still works

@@ -219,11 +219,11 @@ def _round_toward_zero(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     toward zero where it rounded away (the formats are sign-magnitude, so that step is
     the bit pattern minus one); an overflow lands on the largest finite value."""
     nearest = np.asarray(round_to(x, dt))
-    wide = x.astype(np.float64)
-    away = np.abs(nearest.astype(np.float64)) > np.abs(wide)  # false for NaN
-    bits = nearest.view(np.dtype(f"u{dt.itemsize}")).copy()
-    bits[away] -= 1
-    return bits.view(dt)
+    # x is fp32 or fp64 (the semantic layer's rtz pairs), which holds every value of `dt`
+    # exactly, so the comparison is made in x's own type.
+    away = np.abs(nearest.astype(x.dtype)) > np.abs(x)  # false for NaN
+    unsigned = np.dtype(f"u{dt.itemsize}")
+    return (nearest.view(unsigned) - away.astype(unsigned)).view(dt)
 
 
 def _int_cast(op: str, x: np.ndarray, dt: np.dtype) -> np.ndarray:

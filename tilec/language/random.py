@@ -40,22 +40,23 @@ __all__ = ["pair_uniform_to_normal", "philox", "philox_impl", "rand", "rand4x", 
 
 N_ROUNDS_DEFAULT = 10  # rounds of Philox; 10 is the published (crush-resistant) choice
 
-# Philox-4x32 round multipliers and key (Weyl sequence) increments.
-PHILOX32_M0 = 0xD2511F53
-PHILOX32_M1 = 0xCD9E8D57
-PHILOX32_W0 = 0x9E3779B9
-PHILOX32_W1 = 0xBB67AE85
+# Philox-4x32 round multipliers and key (Weyl sequence) increments (annotated tl.constexpr:
+# kernels read only constant globals).
+PHILOX32_M0: tl.constexpr = 0xD2511F53
+PHILOX32_M1: tl.constexpr = 0xCD9E8D57
+PHILOX32_W0: tl.constexpr = 0x9E3779B9
+PHILOX32_W1: tl.constexpr = 0xBB67AE85
 # The same for Philox-4x64 (64-bit counters).
-PHILOX64_M0 = 0xD2E7470EE14C6C93
-PHILOX64_M1 = 0xCA5A826395121157
-PHILOX64_W0 = 0x9E3779B97F4A7C15
-PHILOX64_W1 = 0xBB67AE8584CAA73B
+PHILOX64_M0: tl.constexpr = 0xD2E7470EE14C6C93
+PHILOX64_M1: tl.constexpr = 0xCA5A826395121157
+PHILOX64_W0: tl.constexpr = 0x9E3779B97F4A7C15
+PHILOX64_W1: tl.constexpr = 0xBB67AE8584CAA73B
 
 # uint_to_uniform_float's scales, as fp32: (1 - 2**-24) * 2**-31 (the largest fp32 below
 # 2**-31; the decimal rounds to it) and (1 - 2**-23) * 2**-63, so that the largest folded
 # word, which converts to 2**31 (2**63) in fp32, still maps below 1.0.
-UNIFORM_SCALE_32 = 4.6566127342e-10
-UNIFORM_SCALE_64 = 1.0842020432385337e-19
+UNIFORM_SCALE_32: tl.constexpr = 4.6566127342e-10
+UNIFORM_SCALE_64: tl.constexpr = 1.0842020432385337e-19
 
 
 @builtin

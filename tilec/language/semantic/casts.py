@@ -11,8 +11,12 @@ from .. import core as tl
 from ..core import _unwrap, block_type, dtype, tensor
 from .common import SemanticState, _error
 
-# Narrowings that fp_downcast_rounding="rtz" (round toward zero) applies to.
-_RTZ_CASTS = {(tl.float32, tl.float16), (tl.float32, tl.bfloat16), (tl.float64, tl.float32)}
+# Narrowings that fp_downcast_rounding="rtz" (round toward zero) applies to: those with a
+# PTX `cvt.rz`, and fp32 -> fp8e5, which Triton also accepts (built on fp16's, see
+# `_fp32_to_fp8e5_toward_zero`). PTX's fp8 conversions round to nearest only, so the other
+# fp8 formats have none.
+_RTZ_CASTS = {(tl.float32, tl.float16), (tl.float32, tl.bfloat16), (tl.float64, tl.float32),
+              (tl.float32, tl.float8e5)}
 
 
 class CastRules(SemanticState):
@@ -40,8 +44,10 @@ class CastRules(SemanticState):
         if fp_downcast_rounding not in (None, "rtne", "rtz"):
             raise _error(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {fp_downcast_rounding!r}")
         if fp_downcast_rounding == "rtz" and (src, dst) not in _RTZ_CASTS:
-            raise _error(f"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16 and float64 -> "
-                         f"float32, not {src} -> {dst}")
+            raise _error(f"fp_downcast_rounding='rtz' applies to float32 -> float16/bfloat16/float8e5 and "
+                         f"float64 -> float32, not {src} -> {dst}")
+        if fp_downcast_rounding == "rtz" and dst.is_fp8e5():
+            return self._fp32_to_fp8e5_toward_zero(x)  # no fp8 instruction: any target
         hardware_fp8 = any(t.is_fp8e4nv() or t.is_fp8e5() for t in (src, dst))  # the others convert in software
         if hardware_fp8 and self.capability is not None and self.capability < 89:
             raise _error(f"converting {src} to {dst} needs an sm_89 or newer GPU (the target is "
@@ -85,3 +91,20 @@ class CastRules(SemanticState):
             return tensor(self.builder.cast("truncf_rtz" if fp_downcast_rounding == "rtz" else "truncf",
                                             x.handle, ty), ty)
         raise _error(f"cannot convert {src} to {dst}")
+
+    def _fp32_to_fp8e5_toward_zero(self, x: tensor) -> tensor:
+        """fp32 -> fp8e5 rounded toward zero, the way Triton does it on NVIDIA GPUs.
+
+        e5m2 is fp16 cut short: the same sign bit, the same five exponent bits and bias,
+        and the two leading fraction bits. Dropping the low byte of an fp16 pattern
+        therefore rounds its magnitude toward zero, and after fp32 -> fp16 toward zero
+        (`cvt.rz`) the two roundings make one, since fp16 holds every e5m2 value. So
+        finite values beyond 57344 become 57344 (fp16 gives 65504, whose high byte is
+        0x7B), infinities stay infinite (0x7C00 -> 0x7C), and the interpreter, running
+        the same ops, gives the same bits. A NaN becomes 0x7F: its payload might lie in
+        the dropped byte alone, which would leave an infinity's pattern.
+        """
+        half = self.cast(x, tl.float16, fp_downcast_rounding="rtz")
+        high_byte = self.cast(self.shr(self.cast(half, tl.uint16, bitcast=True), 8), tl.uint8)
+        code = self.where(self.compare("ne", x, x), self.to_tensor(0x7F, tl.uint8), high_byte)
+        return self.cast(code, tl.float8e5, bitcast=True)

@@ -11,7 +11,12 @@ fp8 values live in registers and memory as their bytes (i8): LLVM has no fp8 typ
   even, saturating at the largest finite value, NaN to NaN). Their MLIR types are
   `f8E4M3B11FNUZ` (standing for fp8e4b15, whose bias is 15 rather than 11: only these
   rules read it), `f8E4M3FNUZ` and `f8E5M2FNUZ`. NaN signs are not kept: NaN becomes
-  0x7F (fp8e4b15) or 0x80, and those become the positive quiet NaN.
+  0x7F (fp8e4b15) or 0x80, and those become the positive quiet NaN. The frontend refuses
+  the two fnuz formats (AMD's) when compiling, as Triton does for NVIDIA GPUs, so only
+  hand-written IR brings them here.
+
+fp32 -> fp8e5 toward zero (fp_downcast_rounding="rtz") is not a tile.fp_to_fp: the
+semantic layer builds it from fp16's `cvt.rz` and integer operations (casts.py).
 
 Values from fp64 are first rounded to fp32 *to odd* (`cvt.rz` and an odd last bit when
 inexact), so that the one rounding to fp8 that follows is the correct one.
