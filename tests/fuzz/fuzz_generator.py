@@ -877,6 +877,9 @@ class Generator:
         except ValueError:
             tile_ok = False
         if tile_ok and r.random() < 0.7:
+            missing = len(self.block_shape) - len(v.shape)
+            for _ in range(missing if v.shape else 0):  # a stored block has the pointers' rank (as in Triton)
+                expr = E.expand_dims(expr, 0)
             out = Output(name, dt, self.tile_length, "tile")
             view = self.view(self._view_kind(for_store=True))
             extra = None

@@ -101,7 +101,7 @@ def test_dot_batched_and_specials(sem, rng):
 def test_device_print_one_line_per_element(sem, capsys):
     sem.builder.program = (1, 0, 2)
     x = block(np.array([[1.5, -0.0], [np.nan, 3.0]], np.float32), tl.float32)
-    sem.builder.device_print("x: ", [x], False)
+    sem.device_print("x: ", [x], False)
     assert capsys.readouterr().out.splitlines() == [
         "pid (1, 0, 2) idx (0, 0) x: 1.5",
         "pid (1, 0, 2) idx (0, 1) x: -0",
@@ -111,19 +111,20 @@ def test_device_print_one_line_per_element(sem, capsys):
 
 
 def test_device_print_several_operands_hex_and_padding(sem, capsys):
+    """Prefixes as Triton prints them: ending in ": ", set off by a space when not empty."""
     values = block(np.arange(12, dtype=np.int32) - 2, tl.int32)
     scalar = block(np.array(255, np.uint8), tl.uint8)
-    sem.builder.device_print("v", [block(np.arange(12, dtype=np.int32)[:2], tl.int32), scalar], True)
+    sem.device_print("v", [block(np.arange(12, dtype=np.int32)[:2], tl.int32), scalar], True)
     lines = capsys.readouterr().out.splitlines()
-    assert lines == ["pid (0, 0, 0) idx (0) v (operand 0) 0x00000000",
-                     "pid (0, 0, 0) idx (1) v (operand 0) 0x00000001",
-                     "pid (0, 0, 0) idx () v (operand 1) 0xff"]
-    sem.builder.device_print("", [values], False)
+    assert lines == ["pid (0, 0, 0) idx (0) v: (operand 0) 0x00000000",
+                     "pid (0, 0, 0) idx (1) v: (operand 0) 0x00000001",
+                     "pid (0, 0, 0) idx () v: (operand 1) 0xff"]
+    sem.device_print("", [values], False)
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "pid (0, 0, 0) idx ( 0) -2" and lines[11] == "pid (0, 0, 0) idx (11) 9"
-    sem.builder.device_print(" neg", [block(np.array([-1], np.int8), tl.int8)], True)
-    assert capsys.readouterr().out == "pid (0, 0, 0) idx (0) neg 0xff\n"
-    sem.builder.device_print("b: ", [block(np.array([1.0], BF16), tl.bfloat16)], True)
+    assert lines[0] == "pid (0, 0, 0) idx ( 0): -2" and lines[11] == "pid (0, 0, 0) idx (11): 9"
+    sem.device_print(" neg", [block(np.array([-1], np.int8), tl.int8)], True)
+    assert capsys.readouterr().out == "pid (0, 0, 0) idx (0) neg: 0xff\n"
+    sem.device_print("b: ", [block(np.array([1.0], BF16), tl.bfloat16)], True)
     assert capsys.readouterr().out == "pid (0, 0, 0) idx (0) b: 0x3f80\n"
 
 

@@ -53,16 +53,16 @@ def _expected_lines(x, i, pid, hex):
     if hex:
         for r in range(m):
             for c in range(n):
-                lines.append(f"{head} idx ({r:>{len(str(m - 1))}}, {c:>{len(str(n - 1))}}) bits "
+                lines.append(f"{head} idx ({r:>{len(str(m - 1))}}, {c:>{len(str(n - 1))}}) bits: "
                              f"0x{int(x.view(np.uint32)[r, c]):08x}")
         return sorted(lines)
     for r in range(m):
         for c in range(n):
-            lines.append(f"{head} idx ({r:>{len(str(m - 1))}}, {c:>{len(str(n - 1))}}) x {float(x[r, c]):.9g}")
+            lines.append(f"{head} idx ({r:>{len(str(m - 1))}}, {c:>{len(str(n - 1))}}) x: {float(x[r, c]):.9g}")
     for operand, values in enumerate((i, i * 2)):
         for c in range(n):
             lines.append(f"{head} idx ({c:>{len(str(n - 1))}}) i and 2i: (operand {operand}) {int(values[c])}")
-    lines.append(f"{head} idx () {pid + 40}")
+    lines.append(f"{head} idx (): {pid + 40}")
     lines.append(f"{head} done: 100%")
     return sorted(lines)
 
@@ -105,10 +105,10 @@ def test_device_print_types(backend, capfd):
     head = "pid (0, 0, 0) idx "
     want = []
     for k in range(4):
-        want += [f"{head}({k}) u8 {a[k]}", f"{head}({k}) i64 {b[k]}", f"{head}({k}) u64 {c[k]}",
-                 f"{head}({k}) f64 {float(d[k]):.17g}", f"{head}({k}) f16 {float(e[k]):.9g}",
-                 f"{head}({k}) bool {int(f[k] > 0)}",
-                 f"{head}({k}) i16 hex 0x{(int(a[k]) - 3) & 0xFFFF:04x}"]
+        want += [f"{head}({k}) u8: {a[k]}", f"{head}({k}) i64: {b[k]}", f"{head}({k}) u64: {c[k]}",
+                 f"{head}({k}) f64: {float(d[k]):.17g}", f"{head}({k}) f16: {float(e[k]):.9g}",
+                 f"{head}({k}) bool: {int(f[k] > 0)}",
+                 f"{head}({k}) i16 hex: 0x{(int(a[k]) - 3) & 0xFFFF:04x}"]
     assert _printed(capfd, backend) == sorted(want)
 
 

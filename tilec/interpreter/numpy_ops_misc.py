@@ -82,24 +82,20 @@ class MiscOps:
         each line names its operand ("(operand 1) "), all elements of one operand first.
         """
         x, y, z = self.program
-        head = f"pid ({x}, {y}, {z})"
-        if prefix and not prefix[0].isspace():
-            prefix = " " + prefix
-        if prefix and not prefix[-1].isspace():
-            prefix += " "
-        lines = [] if args else [f"{head}{prefix.rstrip() if prefix else ''}"]  # a message alone: once per program
+        head = f"pid ({x}, {y}, {z})"  # `prefix` as semantic.device_print made it (Triton's)
+        lines = [] if args else [f"{head}{prefix.rstrip()}"]  # a message alone: once per program
         for number, arg in enumerate(args):
             values = np.asarray(arg.handle)
             operand = f"(operand {number}) " if len(args) > 1 else ""
             is_pointer = arg.dtype.is_ptr()
             if values.ndim == 0:
-                lines.append(f"{head} idx (){prefix or ' '}{operand}"
+                lines.append(f"{head} idx (){prefix}{operand}"
                              f"{_format_value(values, values.dtype, hex, is_pointer)}")
                 continue
             widths = [len(str(max(dim - 1, 0))) for dim in values.shape]
             for index in np.ndindex(*values.shape):
                 where = ", ".join(f"{i:>{w}}" for i, w in zip(index, widths))
-                lines.append(f"{head} idx ({where}){prefix or ' '}{operand}"
+                lines.append(f"{head} idx ({where}){prefix}{operand}"
                              f"{_format_value(values[index], values.dtype, hex, is_pointer)}")
         if lines:
             sys.stdout.write("\n".join(lines) + "\n")

@@ -29,7 +29,7 @@ class DebuggingRules(SemanticState):
                 raise _error("device_print cannot show fp8 values; convert with .to(tl.float32) first")
         if len(values) > MAX_PRINT_VALUES:
             raise _error(f"device_print shows at most {MAX_PRINT_VALUES} values at once, got {len(values)}")
-        self.builder.device_print(prefix, values, bool(_unwrap(hex)))
+        self.builder.device_print(_print_prefix(prefix, bool(values)), values, bool(_unwrap(hex)))
 
     def python_print(self, args: Sequence[Any], kwargs: dict) -> None:
         """Python's `print` in a kernel: device_print, the first argument the prefix when it
@@ -81,3 +81,18 @@ class DebuggingRules(SemanticState):
         if not (x.dtype.is_int() or x.dtype.is_ptr()):
             raise _error(f"{kind} applies to integer or pointer values, got {x.dtype}")
         return tensor(self.builder.hint(x.handle, kind, values), x.type)
+
+
+def _print_prefix(prefix: str, has_values: bool) -> str:
+    """The text printed between `idx (...)` and a value, as Triton prints it: a prefix
+    ends in ": " (`"x"`, `"x "` and `"x: "` all print `x: 1.5`; an empty one prints
+    `idx (): 1.5`) and, when longer, starts with a space. A message alone (no values)
+    keeps its text, set off by a space."""
+    if has_values:
+        if not prefix.endswith(" "):
+            prefix += " "
+        if not prefix.endswith(": "):
+            prefix = prefix[:-1] + ": "
+    if prefix and not prefix.startswith(" ") and (len(prefix) > 2 or not has_values):
+        prefix = " " + prefix
+    return prefix

@@ -95,6 +95,13 @@ class MemoryRules(SemanticState):
         value = self.to_tensor(value, elt) if not isinstance(value, tensor) else value
         if value.type.is_block() and not ptr.type.is_block():
             raise _error(f"cannot store a block of shape {list(value.type.shape)} through a scalar pointer")
+        if value.type.is_block() and value.type.numel > 1 and len(value.type.shape) != len(ptr.type.shape):
+            # As Triton: a block of lower rank would be repeated along new leading
+            # dimensions, most often a pointer expression one dimension too wide (a
+            # one-element block is stored as its element).
+            raise _error(f"cannot store a block of shape {list(value.type.shape)} through pointers of shape "
+                         f"{list(ptr.type.shape)}: a stored block has the pointers' rank (Cannot broadcast, rank "
+                         f"mismatch: {list(value.type.shape)}, {list(ptr.type.shape)})")
         if ptr.type.is_block():
             value = self.broadcast_to(value, ptr.type.shape)
         value = self.cast(value, elt)

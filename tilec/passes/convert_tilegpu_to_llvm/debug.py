@@ -4,8 +4,9 @@ print: one `vprintf` (the CUDA runtime's device printf) per element, as
 
     pid (0, 0, 0) idx ( 3, 12) x: 1.5
 
-the index right-aligned to the width of its dimension, "(operand k) " before the value
-when several tensors are printed; the interpreter prints the same lines. An element
+the index right-aligned to the width of its dimension, the prefix as the semantic layer
+made it (Triton's: ending in ": "), "(operand k) " before the value when several tensors
+are printed; the interpreter prints the same lines. An element
 held by several threads (a replicated layout) is printed once, by its owner. Floats
 print as %.9g (%.17g for fp64): enough digits to read back the exact value.
 
@@ -116,16 +117,9 @@ def _index_format(shape: tuple[int, ...]) -> str:
     return ", ".join(f"%{len(str(max(n - 1, 0)))}u" for n in shape)
 
 
-def _spaced(prefix: str) -> str:
-    """The prefix between the index and the value: padded with a space on each side."""
-    if not prefix:
-        return " "
-    return ("" if prefix[0].isspace() else " ") + prefix + ("" if prefix[-1].isspace() else " ")
-
-
 @lowers("tile.print")
 def lower_print(ctx: LoweringContext, op: ir.Operation) -> None:
-    prefix = _spaced(str_attr_value(op, "prefix")).replace("%", "%%")
+    prefix = str_attr_value(op, "prefix").replace("%", "%%")  # as semantic.device_print made it
     hex = bool_attr_value(op, "hex")
     signs = list(ir.DenseI32ArrayAttr(op.attributes["is_signed"]))
     operands = list(op.operands)
