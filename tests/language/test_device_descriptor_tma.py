@@ -52,8 +52,9 @@ def test_load_and_store_with_boundary_tiles(backend, rng, m, n, stride, bm, bn):
 @pytest.mark.parametrize("bm, bn", [(1, 1024), (2, 512), (4, 256), (8, 1024)])
 def test_thin_blocks_wider_than_a_swizzle_row(backend, rng, dtype, bm, bn):
     """Blocks of fewer than 8 rows whose rows span several 128-byte swizzle columns (a
-    [1, 1024] block): TMA swizzles by address, so the layout must agree (they are
-    copied unswizzled)."""
+    [1, 1024] block): their column blocks would not land 128-byte aligned (and TMA's
+    swizzle by address would disagree with the layout's), so they keep pointers; [8, 1024]
+    stays a TMA copy."""
     m, n = 3 * bm, 4 * bn
     if dtype == np.uint8:
         x = rng.integers(0, 255, (m, n)).astype(np.uint8)

@@ -568,3 +568,11 @@ def test_tma_box_swizzles_only_where_the_phases_agree(block, bits, swizzle, box)
     from tilec.layout.shared import tma_box
     encoding, got = tma_box(block, bits)
     assert (encoding.swizzle_bytes, got) == (swizzle, box)
+
+
+@pytest.mark.parametrize("block, bits, tma", [([1, 1024], 8, False), ([4, 256], 16, False), ([2, 16], 32, True),
+                                              ([8, 1024], 8, True), ([1, 32], 32, True), ([3 * 8, 128], 16, True)])
+def test_thin_blocks_over_several_columns_keep_pointers(block, bits, tma):
+    """Each TMA copy lands 128-byte aligned: rows x 128 bytes per column block."""
+    from tilec.layout.shared import tma_copies
+    assert tma_copies(2, bits, "zero", block) == tma

@@ -412,9 +412,20 @@ TMA_ELEMENT_BITS = (8, 16, 32)
 def tma_copies(rank: int, element_bits: int, padding: str, block_shape: Sequence[int] = ()) -> bool:
     """Whether a descriptor of this rank, element width, padding and block uses TMA. A
     tensor map's box spans at most 256 elements per dimension; only the last dimension
-    is split into several copies (`tma_box`), so a wider outer dimension keeps pointers."""
+    is split into several copies (`tma_box`), so a wider outer dimension keeps pointers,
+    and so does a thin block whose copies would not land 128-byte aligned."""
+    block = [int(b) for b in block_shape]
     return (rank in TMA_RANKS and element_bits in TMA_ELEMENT_BITS and (padding != "nan" or element_bits >= 16)
-            and all(int(b) <= TMA_MAX_BOX for b in list(block_shape)[:-1]))
+            and all(b <= TMA_MAX_BOX for b in block[:-1]) and _columns_aligned(block, element_bits))
+
+
+def _columns_aligned(block: list[int], element_bits: int) -> bool:
+    """Whether each copy of a block lands 128-byte aligned, as TMA requires: a block whose
+    rows span several 128-byte swizzle columns is copied one column block after another,
+    each `rows` x 128 bytes, so its rows must come in eights ([1, 1024] uint8 may not)."""
+    if not block or block[-1] * element_bits // 8 <= 128:
+        return True
+    return math.prod(block[:-1]) % 8 == 0
 
 
 def _swizzle_fits(swizzle: int, row_bytes: int, rows: int) -> bool:
