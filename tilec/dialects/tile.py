@@ -569,9 +569,24 @@ def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure:
                      attributes={"symbol": str_attr(symbol), "pure": bool_attr(pure)}).result
 
 
-def dot(a: ir.Value, b: ir.Value, acc: ir.Value, input_precision: str) -> ir.Value:
-    return create_op("tile.dot", [acc.type], [a, b, acc],
-                     attributes={"input_precision": str_attr(input_precision)}).result
+# tile.dot's optional attribute (tl.dot's `max_num_imprecise_acc`): at most this many
+# products of K in a row are summed in the tensor cores' reduced-precision fp8 accumulator
+# before they are added into the fp32 one (wgmma lowering). IRDL has no optional
+# attributes, so it is not declared there; _verify_dot checks it.
+IMPRECISE_ACC_ATTR = "max_num_imprecise_acc"
+
+
+def dot(a: ir.Value, b: ir.Value, acc: ir.Value, input_precision: str,
+        max_num_imprecise_acc: int | None = None) -> ir.Value:
+    attributes = {"input_precision": str_attr(input_precision)}
+    if max_num_imprecise_acc is not None:
+        attributes[IMPRECISE_ACC_ATTR] = i32_attr(max_num_imprecise_acc)
+    return create_op("tile.dot", [acc.type], [a, b, acc], attributes=attributes).result
+
+
+def dot_max_num_imprecise_acc(op: ir.Operation) -> int | None:
+    """A tile.dot's `max_num_imprecise_acc`, or None when it has none (no limit)."""
+    return int_attr_value(op, IMPRECISE_ACC_ATTR) if IMPRECISE_ACC_ATTR in op.attributes else None
 
 
 ATOMIC_KINDS = ("add", "fadd", "max", "umax", "fmax", "min", "umin", "fmin", "and", "or", "xor", "xchg")
@@ -871,6 +886,10 @@ def _verify_dot(op: ir.Operation) -> str | None:
         return f"shapes {a} x {b} do not multiply into {acc}"
     if op.results[0].type != op.operands[2].type:
         return "the result must have the accumulator's type"
+    if IMPRECISE_ACC_ATTR in op.attributes:
+        limit = op.attributes[IMPRECISE_ACC_ATTR]
+        if not isinstance(limit, ir.IntegerAttr) or ir.IntegerAttr(limit).value < 0:
+            return f"{IMPRECISE_ACC_ATTR} must be a non-negative integer, got {limit}"
     return None
 
 

@@ -244,8 +244,8 @@ class IRBuilder(Builder):
     def inline_asm(self, asm: str, constraints: str, args, result_types, is_pure: bool, pack: int):
         return tile.inline_asm(asm, constraints, list(args), [self.get_type(t) for t in result_types], is_pure, pack)
 
-    def dot(self, a, b, acc, input_precision: str, ty: block_type):
-        return tile.dot(a, b, acc, input_precision)
+    def dot(self, a, b, acc, input_precision: str, ty: block_type, max_num_imprecise_acc: int | None = None):
+        return tile.dot(a, b, acc, input_precision, max_num_imprecise_acc)
 
     def atomic_rmw(self, op: str, ptr, value, mask, sem: str, scope: str, ty: dtype):
         return tile.atomic_rmw(op, ptr, value, mask, sem, scope, self.get_type(ty))

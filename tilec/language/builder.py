@@ -213,9 +213,12 @@ class Builder:
         raise NotImplementedError
 
     # -- matrix product (issue 3)
-    def dot(self, a: Handle, b: Handle, acc: Handle, input_precision: str, ty: block_type) -> Handle:
+    def dot(self, a: Handle, b: Handle, acc: Handle, input_precision: str, ty: block_type,
+            max_num_imprecise_acc: int | None = None) -> Handle:
         """acc + a @ b for [M, K] x [K, N] blocks (acc: [M, N] of type ty). input_precision:
-        ieee, tf32, tf32x3, bf16x3, bf16x6 (fp32 inputs only; others ignore it)."""
+        ieee, tf32, tf32x3, bf16x3, bf16x6 (fp32 inputs only; others ignore it).
+        max_num_imprecise_acc (fp8 operands only, else None): at most this many products
+        along K are summed in Hopper's reduced-precision accumulator before each fp32 add."""
         raise NotImplementedError
 
     # -- debugging and hints (issue 3)

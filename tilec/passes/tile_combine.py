@@ -42,7 +42,8 @@ def _fold_into_dot(add: ir.Operation) -> None:
             continue
         with ir.InsertionPoint(add), add.location:
             folded = tile.dot(dot.operands[0], dot.operands[1], other,
-                              ir.StringAttr(dot.attributes["input_precision"]).value)
+                              ir.StringAttr(dot.attributes["input_precision"]).value,
+                              tile.dot_max_num_imprecise_acc(dot))
         add.results[0].replace_all_uses_with(folded)
         add.erase()
         dot.erase()

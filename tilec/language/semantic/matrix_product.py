@@ -36,8 +36,10 @@ class MatrixProductRules(SemanticState):
 
         `max_num_imprecise_acc` (how many products of an fp8 dot Hopper may add in its
         reduced-precision accumulator before adding them into the fp32 one) is checked as
-        Triton checks it, at most K for fp8 operands, and otherwise not used: Hopper's fp8
-        dots accumulate as wgmma does, Triton's default."""
+        Triton checks it, at most K for fp8 operands, and given to the builder for fp8
+        operands that stay fp8 (sm_90's wgmma), where it splits K into chunks of that many
+        products, each summed apart and added in fp32. None (the default) sets no limit,
+        as Triton's default on sm_90 (2**30); other operand types ignore it."""
         a, b = self._block(a, "dot"), self._block(b, "dot")
         rank = len(a.type.shape)
         if len(b.type.shape) != rank or rank < 2:
@@ -47,10 +49,13 @@ class MatrixProductRules(SemanticState):
         if k != k2 or batch_a != batch_b:
             raise _error(f"dot shapes do not match: {list(a.type.shape)} @ {list(b.type.shape)}")
         imprecise = _unwrap(max_num_imprecise_acc)
-        if imprecise is not None and a.dtype.is_fp8() and b.dtype.is_fp8() and imprecise > k:
-            raise _error(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
+        if imprecise is not None and a.dtype.is_fp8() and b.dtype.is_fp8():
+            if imprecise > k:
+                raise _error(f"max_num_imprecise_acc ({imprecise}) must be <= K ({k})")
+            if imprecise < 0:
+                raise _error(f"max_num_imprecise_acc must not be negative, got {imprecise}")
         if rank > 3:
-            return self._dot_of_batches(a, b, acc, input_precision, allow_tf32, out_dtype)
+            return self._dot_of_batches(a, b, acc, input_precision, allow_tf32, out_dtype, imprecise)
         ta, tb = a.dtype, b.dtype
         # Any K >= 1, M >= 1, N >= 1: a K below the tensor-core instruction's keeps the dot on
         # the FMA path (tilegpu-accelerate-matmul), where every K computes exactly.
@@ -108,10 +113,13 @@ class MatrixProductRules(SemanticState):
             raise _error(f"a dot of {ta} values accumulates in {' or '.join(sorted(str(t) for t in allowed))}, "
                          f"not {out}")
         ty = block_type(out, shape)
-        return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty), ty)
+        # Only a dot that stays fp8 (wgmma on sm_90) sums in a reduced-precision accumulator.
+        limit = imprecise if imprecise is not None and a.dtype.is_fp8() else None
+        return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty,
+                                       limit), ty)
 
     def _dot_of_batches(self, a: tensor, b: tensor, acc: Any, input_precision: Any, allow_tf32: Any,
-                        out_dtype: Any) -> tensor:
+                        out_dtype: Any, max_num_imprecise_acc: int | None) -> tensor:
         """`dot` of [B1, ..., Bj, M, K] and [B1, ..., Bj, K, N] (j > 1): a 3-D dot of
         [B1 * ... * Bj, M, K] and [B1 * ... * Bj, K, N], reshaped back."""
         *batch, m, k = a.type.shape
@@ -127,7 +135,7 @@ class MatrixProductRules(SemanticState):
                 raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(expected)}")
             acc = self.reshape(acc, (count, m, n))
         flat = self.dot(self.reshape(a, (count, m, k)), self.reshape(b, (count, k, n)), acc, input_precision,
-                        allow_tf32, out_dtype)
+                        allow_tf32, out_dtype, max_num_imprecise_acc)
         return self.reshape(flat, tuple(batch) + (m, n))
 
     # ------------------------------------------------------------------ microscaled dot

@@ -34,14 +34,28 @@ registers would hold. The halves are packed once before the first instruction an
 unpacked after a `wgmma.wait_group 0` that takes the packed registers as tied operands,
 so no unpacking can read a register the group is still writing; for the same reason
 such a dot never leaves its group in flight across loop iterations.
+
+Hopper sums fp8 products in the tensor cores with fewer mantissa bits than fp32. An fp8
+dot with `max_num_imprecise_acc` = L (tile.dot's attribute, L <= K; tl.dot's argument)
+sums each run of L products of K (rounded up to whole instructions, one at least) apart:
+per instruction tile (or narrower piece of one, see _lower_partial_sums), the run's
+instructions go into a fresh accumulator (scale-d 0 on the first), the group is
+committed and waited for, and the run's sums are added into the real accumulator with
+fp32 adds (the first run of a zero accumulator is the result as it is). As in Triton,
+a loop-carried accumulator so gets one `add.f32` per element and run, and L = K still
+adds each dot's products apart from the accumulator. Such a dot waits for its own
+groups, so it never stays in flight across loop iterations. Without the attribute
+(Triton's default on sm_90 is 2**30) every product goes into the one accumulator.
 """
 from __future__ import annotations
+
+import copy
 
 from mlir import ir
 
 from ...dialects import tilegpu
 from ...dialects._mlir import create_op, int_attr_value, str_attr_value
-from ...dialects.tile import shape_of
+from ...dialects.tile import dot_max_num_imprecise_acc, shape_of
 from ...layout.encodings import DotOperandEncoding
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding, wgmma_instr_k
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
@@ -56,6 +70,12 @@ _WGMMA_TYPE = {"f16": ("f16", "f32"), "bf16": ("bf16", "f32"), "f32": ("tf32", "
 _F16_ACCUMULATOR = {"f16"}
 _BITS = {"f16": 16, "bf16": 16, "f32": 32, "f8E4M3FN": 8, "f8E5M2": 8, "i8": 8}
 _K = 16  # one instruction's K for 16-bit operands (A from registers is 16-bit only)
+# Operand element types summed in a reduced-precision accumulator (max_num_imprecise_acc).
+_FP8 = {"f8E4M3FN", "f8E5M2"}
+# How many registers a thread should need for such a dot's accumulator and partial sums
+# together (the rest of a kernel takes up to about a hundred more): what bounds the width
+# of the instructions that compute the partial sums.
+_PARTIAL_SUM_BUDGET = 160
 
 
 def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
@@ -157,12 +177,18 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     struct = ir.Type.parse("!llvm.struct<(" + ", ".join([acc_elem] * regs) + ")>")
     attrs = _Attributes(instr_n, instr_k, _WGMMA_TYPE[a_elem][0], _WGMMA_TYPE[elem][0], acc_elem,
                         a_in_registers or a_fields.k_major, b_fields.k_major)
-    create_op("nvvm.wgmma.fence.aligned", [])
     # A zero accumulator (`tl.dot(a, b)`, attention's q @ k) is not passed in: the first
     # instruction of each tile ignores D (scale-d 0), so no registers are zeroed first
     # (as Triton does; a result of exactly zero may then be -0.0 where adding the +0.0
     # accumulator would have given +0.0).
     zero = is_zero_constant(acc, either_sign=True)
+    run_k = _imprecise_run(op, a_elem, elem, acc_elem, k_size, instr_k)
+    if run_k is not None:
+        _lower_partial_sums(ctx, op, c_vals, zero, rep_m, rep_n, regs, k_size, run_k, instr_k, instr_n, acc_type,
+                            attrs, lambda m, k0: descriptor(a_base, a_offset(WGMMA_M * groups_m * m, k0), a_fields),
+                            lambda n, column, k0: descriptor(b_base, b_offset(k0, instr_n * wn * n + column), b_fields))
+        return
+    create_op("nvvm.wgmma.fence.aligned", [])
     if f16_acc:
         a_tiles = a_regs if a_in_registers else None
         _lower_f16_accumulator(ctx, op, c_vals, zero, rep_m, rep_n, regs, k_size, instr_k, instr_n,
@@ -203,6 +229,78 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         for i in range(regs):
             out[base + i] = create_op("llvm.extractvalue", [acc_type], [value],
                                       attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+    ctx.set(op.results[0], out)
+
+
+def _imprecise_run(op: ir.Operation, a_elem: str, elem: str, acc_elem: str, k_size: int,
+                   instr_k: int) -> int | None:
+    """How many products of K each partial sum of the dot takes (a multiple of the
+    instruction's K), or None when the dot accumulates in place: no
+    max_num_imprecise_acc, operands that are not fp8, an accumulator that is not f32, or a
+    limit above K (as Triton: a limit of K still sums the dot's products apart)."""
+    limit = dot_max_num_imprecise_acc(op)
+    if limit is None or a_elem not in _FP8 or elem not in _FP8 or acc_elem != "f32" or limit > k_size:
+        return None
+    return max(1, -(-limit // instr_k)) * instr_k
+
+
+def _lower_partial_sums(ctx: LoweringContext, op: ir.Operation, c_vals: list[ir.Value], zero: bool, rep_m: int,
+                        rep_n: int, regs: int, k_size: int, run_k: int, instr_k: int, instr_n: int,
+                        acc_type: ir.Type, attrs: "_Attributes", a_descriptor, b_descriptor) -> None:
+    """An fp8 dot with max_num_imprecise_acc (see the module docstring): per instruction
+    tile, each run of `run_k` products of K is issued into a fresh accumulator (D ignored
+    by the run's first instruction), committed as one group and waited for (the partial
+    sums pass through the wait as tied registers, so no add reads them early), then added
+    into the tile's accumulator in fp32.
+
+    Only one tile's partial sums are live at a time, and a tile is summed in narrower
+    pieces where its partial sums would take the accumulator's registers past
+    _PARTIAL_SUM_BUDGET (64 columns, 32 registers, at least): the accumulator registers
+    of an m64nN instruction hold its columns 8 at a time, 4 registers each, so columns
+    [c, c + w) of a tile are its registers [c / 2, (c + w) / 2), laid out as a w-column
+    instruction's. A 64x256 tile per warpgroup, say, has 128 registers of accumulator:
+    its partial sums are taken 64 columns at a time (m64n64 instructions), not in 128
+    more registers, which would spill."""
+    widest = max(64, 2 * (_PARTIAL_SUM_BUDGET - len(c_vals)))
+    piece_n = max(n for n in range(8, min(instr_n, widest) + 1, 8) if instr_n % n == 0)
+    piece_regs = piece_n // 2
+    struct = ir.Type.parse("!llvm.struct<(" + ", ".join(["f32"] * piece_regs) + ")>")
+    piece = attrs.with_n(piece_n)
+    # As every float add with fp_fusion (PTX `add.f32`, not `add.rn.f32`): nothing here
+    # multiplies, so the flag changes no result.
+    add_flags = {"fastmath": ir.Attribute.parse("#arith.fastmath<contract>")} if ctx.fp_fusion else None
+    out = list(c_vals)
+    spent = None  # the last run's sums, once added (their registers free again)
+    for m in range(rep_m):
+        for n in range(rep_n):
+            for column in range(0, instr_n, piece_n):
+                base = regs * (n + rep_n * m) + column // 2
+                total = None if zero else c_vals[base:base + piece_regs]
+                for start in range(0, k_size, run_k):
+                    # The run's first instruction ignores D but takes the registers of the
+                    # last run added as D all the same: it writes them, and the adds read
+                    # them first, so ptxas cannot issue the run before those adds (and keep
+                    # two runs' sums live at once). Registers the adds read are written
+                    # again: fence first.
+                    create_op("nvvm.wgmma.fence.aligned", [])
+                    value = create_op("llvm.mlir.undef", [struct]).result
+                    for i, v in enumerate(spent or []):
+                        value = create_op("llvm.insertvalue", [struct], [value, v],
+                                          attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+                    for k0 in range(start, min(start + run_k, k_size), instr_k):
+                        operands = [value, a_descriptor(m, k0), b_descriptor(n, column, k0)]
+                        value = create_op("nvvm.wgmma.mma_async", [struct], operands,
+                                          attributes=piece.values if k0 > start else piece.first_values).result
+                    create_op("nvvm.wgmma.commit.group.sync.aligned", [])
+                    partial = [create_op("llvm.extractvalue", [acc_type], [value], attributes={
+                        "position": ir.DenseI64ArrayAttr.get([i])}).result for i in range(piece_regs)]
+                    partial = _wait_tied(ctx, partial, 0)
+                    if total is None:  # the first run on a zero accumulator: its sums are kept
+                        total, spent = partial, None
+                    else:
+                        total = [ctx.arith("addf", t, p, attrs=add_flags) for t, p in zip(total, partial)]
+                        spent = partial
+                out[base:base + piece_regs] = total
     ctx.set(op.results[0], out)
 
 
@@ -337,6 +435,15 @@ class _Attributes:
         }
         # The same with D ignored (D = A * B): the first instruction on a zero accumulator.
         self.first_values = {**self.values, "scaleD": ir.Attribute.parse("#nvvm.wgmma_scale_out<zero>")}
+        self._k = k
+
+    def with_n(self, n: int) -> "_Attributes":
+        """The same instruction, `n` columns wide."""
+        narrower = copy.copy(self)
+        shape = ir.Attribute.parse(f"#nvvm.shape<m = 64, n = {n}, k = {self._k}>")
+        narrower.values = {**self.values, "shape": shape}
+        narrower.first_values = {**self.first_values, "shape": shape}
+        return narrower
 
 
 @lowers("tilegpu.wgmma_wait")
