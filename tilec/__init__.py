@@ -41,6 +41,7 @@ def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_s
 
     `signature` maps parameter names to types ("*fp32", "i32"; ":16" appended declares a
     pointer 16-byte aligned or an integer divisible by 16), `constexprs` names to values.
+    `target` is a GPU such as "sm_80" or "sm_90"; None (not "") means sm_90.
     `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do. The
     result comes from the disk cache when the same kernel was compiled before, by this
     function, `warmup` or a launch.
@@ -48,8 +49,21 @@ def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_s
     from .errors import hide_internal_frames
     from .runtime.jit import compile_signature
     try:
+        target = _target_name(target)
         return compile_signature(fn, signature or {}, constexprs or {}, target=target, num_warps=num_warps,
                                  num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion)
     except Exception as error:
         hide_internal_frames(error)  # the user's frames and the error's own location are what matter
         raise
+
+
+def _target_name(target) -> str | None:
+    """`tilec.compile`'s target checked here, where it is given: None means sm_90, and an
+    empty name is refused rather than taken for None."""
+    from .target import Target
+    if target is None or isinstance(target, Target):
+        return target
+    if isinstance(target, str) and not target.strip():
+        raise TargetError(f"tilec.compile: target={target!r} names no GPU; name one, such as 'sm_80', 'sm_90' "
+                          "or 'sm_100' (tilec compiles for sm_70 and newer), or leave target out for sm_90")
+    return Target.parse(target).name

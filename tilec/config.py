@@ -16,6 +16,9 @@ TILEC_CUDA_HOME=path    the CUDA toolkit holding bin/ptxas and nvvm/libdevice; w
 CUDA_HOME=path          a CUDA toolkit, used after the nvidia-cuda-nvcc/nvidia-nvvm wheels (see backend/toolkit.py)
 TILEC_REPRODUCER_DIR=p  where a failing pass writes its reproducer (default: the cache dir)
 TILEC_PRINT_AUTOTUNING=1  print each config @autotune chooses, with the time tuning took
+
+A yes/no variable takes 1/true/yes/on or 0/false/no/off; another value (TILEC_INTERPRET=2)
+is ignored with a RuntimeWarning naming it.
 """
 from __future__ import annotations
 
@@ -28,8 +31,22 @@ _SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 
                "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40}
 
 
-def _flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _flag(name: str, default: bool = False) -> bool:
+    """A yes/no variable: 1/true/yes/on or 0/false/no/off (any case); unset or empty
+    keeps `default`. Any other value (TILEC_INTERPRET=2) is not taken for either: a
+    warning names the variable, and the default holds."""
+    text = os.environ.get(name, "").strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    if text:
+        warnings.warn(f"tilec: ignoring {name}={os.environ[name]!r}: expected 1/true/yes/on or 0/false/no/off; "
+                      f"{name} stays {'on' if default else 'off'}", RuntimeWarning, stacklevel=3)
+    return default
 
 
 def parse_size(text: str) -> int:
@@ -83,20 +100,21 @@ class Config:
     @staticmethod
     def from_env() -> "Config":
         cache_dir = os.environ.get("TILEC_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "tilec")
+        dump_ir = _flag("TILEC_DUMP_IR")  # read once: a bad value warns once
         return Config(
             interpret=_flag("TILEC_INTERPRET"),
             cache_dir=cache_dir,
             cache_max_size=_size("TILEC_CACHE_MAX_SIZE", DEFAULT_CACHE_MAX_SIZE),
-            always_compile=_flag("TILEC_ALWAYS_COMPILE") or _flag("TILEC_DUMP_IR"),
-            dump_ir=_flag("TILEC_DUMP_IR"),
+            always_compile=_flag("TILEC_ALWAYS_COMPILE") or dump_ir,
+            dump_ir=dump_ir,
             dump_dir=os.environ.get("TILEC_DUMP_DIR", ""),
             debug=_flag("TILEC_DEBUG"),
             tilec_cuda_home=os.environ.get("TILEC_CUDA_HOME", ""),
             cuda_home=os.environ.get("CUDA_HOME", ""),
             reproducer_dir=os.environ.get("TILEC_REPRODUCER_DIR", ""),
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
-            wgmma=os.environ.get("TILEC_WGMMA", "1").strip().lower() not in ("0", "false", "no", "off"),
-            tma=os.environ.get("TILEC_TMA", "1").strip().lower() not in ("0", "false", "no", "off"),
+            wgmma=_flag("TILEC_WGMMA", default=True),
+            tma=_flag("TILEC_TMA", default=True),
         )
 
     def codegen_flags(self) -> str:

@@ -217,3 +217,158 @@ def test_layout_errors(capsys, argv, message):
     status, out, err = run(capsys, *argv)
     assert status == 1 and out == ""
     assert err.startswith("tilec layout: error: ") and message in err and len(err.splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- a newcomer's first commands (issue 26)
+
+
+def test_version(capsys):
+    import tilec
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"tilec {tilec.__version__}\n"
+    # One place: the package's metadata is read from tilec.__version__ when it is built.
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'dynamic = ["version"]' in pyproject and 'version = { attr = "tilec.__version__" }' in pyproject
+    assert "\nversion = " not in pyproject.split("[project.scripts]")[0]
+
+
+VECTOR_ADD = ["compile", f"{ROOT / 'examples' / 'vector_add.py'}:add_kernel", "-s",
+              "x_ptr=*fp32:16,y_ptr=*fp32:16,out_ptr=*fp32:16,n_elements=i32", "-c", "BLOCK_SIZE=1024"]
+
+
+def test_opt_says_which_stage_a_pass_needs(capsys, tmp_path):
+    ttir, ttgir = tmp_path / "add.ttir", tmp_path / "add.ttgir"
+    assert run(capsys, *VECTOR_ADD, "--stage", "ttir", "-o", str(ttir))[0] == 0
+    assert run(capsys, *VECTOR_ADD, "--stage", "ttgir", "-o", str(ttgir))[0] == 0
+    status, out, err = run(capsys, "opt", str(ttir), "-p", "canonicalize,tilegpu-coalesce")
+    assert status == 1 and out == "" and "KeyError" not in err
+    assert err == (f"error: tilegpu-coalesce runs on tilegpu IR (ttgir: tensors with layouts), and {ttir} is tile "
+                   "IR (ttir): convert it first, -p 'canonicalize,convert-tile-to-tilegpu{num-warps=4 "
+                   "target=sm_90},tilegpu-coalesce', or take the ttgir that `tilec compile --stage ttgir` prints\n")
+    # The pipeline it suggests runs.
+    status, out, err = run(capsys, "opt", str(ttir), "-p",
+                           "canonicalize,convert-tile-to-tilegpu{num-warps=4 target=sm_90},tilegpu-coalesce")
+    assert status == 0 and "#tilegpu.blocked<" in out, err
+    status, _, err = run(capsys, "opt", str(ttgir), "-p", "convert-tile-to-tilegpu")
+    assert status == 1 and "convert-tile-to-tilegpu runs on tile IR (ttir), and" in err
+    assert "is already tilegpu IR" in err
+    status, _, err = run(capsys, "opt", str(ttgir), "-p", "convert-tilegpu-to-llvm,tilegpu-coalesce")
+    assert status == 1 and "tilegpu-coalesce runs on tilegpu IR" in err and "made LLVM IR" in err
+    assert run(capsys, "opt", str(ttgir), "-p", "tilegpu-coalesce,tile-dce")[0] == 0  # the right stage: runs
+
+
+def test_compile_refuses_an_empty_target(capsys):
+    status, out, err = run(capsys, *VECTOR_ADD, "--stage", "ttir", "--target", "")
+    assert status == 1 and out == "" and err == "tilec compile: error: target must look like 'sm_90', got ''\n"
+
+
+RING_TTGIR = """\
+#blocked0 = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, threadsPerWarp = array<i32: 2, 16>, warpsPerCTA = array<i32: 4, 1>}>
+#nvmma_shared0 = #tilegpu.nvmma_shared<{elementBits = 16 : i32, swizzle = 64 : i32, transposed = false}>
+module attributes {"tilegpu.num-warps" = 4 : i32} {
+  %0 = "tilegpu.local_alloc"() : () -> !tilegpu.memdesc<tensor<3x64x32xf16, #nvmma_shared0>>
+  %1 = "tile.make_range"() : () -> tensor<64x1xi32, #blocked0>
+  %2 = "tile.splat"(%x) : (f32) -> tensor<64x64xf32, #blocked0>
+}
+"""
+
+
+def test_layout_default_shape_is_one_it_draws(capsys, tmp_path):
+    """The shape --ir picks: the largest tensor with the encoding (not the first, a
+    broadcast column), a ring buffer's slot (its 3 slots are no power of two)."""
+    ir = tmp_path / "ring.ttgir"
+    ir.write_text(RING_TTGIR)
+    status, out, err = run(capsys, "layout", "--ir", str(ir), "#nvmma_shared0", "--rows", "2")
+    assert status == 0, err
+    assert "64-byte swizzle, 16-bit elements; shape [64, 32]" in out
+    status, out, err = run(capsys, "layout", "--ir", str(ir), "#blocked0", "--rows", "2")
+    assert status == 0, err
+    assert "order [1, 0]; shape [64, 64]" in out
+    ir.write_text(RING_TTGIR.replace("3x64x32", "3x48x32"))
+    status, _, err = run(capsys, "layout", "--ir", str(ir), "#nvmma_shared0")
+    assert status == 1 and err == (f"tilec layout: error: {ir} has no 2-D tensor with #nvmma_shared0 whose dimensions "
+                                   "are powers of two (its shapes: [3, 48, 32]): give the shape with --shape, e.g. "
+                                   "--shape 32x16\n")
+
+
+TRITON_BLOCKED = "#ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>"
+TRITON_TTGIR = """\
+#blocked = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#shared = #ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+#smem = #ttg.shared_memory
+module attributes {"ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32} {
+  tt.func public @k(%arg0: !tt.ptr<f16>) {
+    %0 = ttg.local_alloc : () -> !ttg.memdesc<3x32x64xf16, #shared, #smem, mutable>
+    %1 = ttg.convert_layout %2 : tensor<64x32xf32, #mma> -> tensor<64x32xf32, #blocked>
+    %3 = ttg.convert_layout %4 : tensor<64xf32, #ttg.slice<{dim = 1, parent = #blocked}>> -> tensor<64xf32, #blocked>
+    tt.return
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("triton,tilec_text", [
+    (TRITON_BLOCKED, "#tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, "
+                     "threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>"),
+    ("#triton_gpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0], "
+     "CTAsPerCGA = [1, 1], CTASplitNum = [1, 1], CTAOrder = [1, 0]}>",
+     "#tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, "
+     "threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>"),
+    ("#ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 8]}>", MMA),
+    ("#ttg.nvidia_mma<{versionMajor = 3, versionMinor = 0, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>",
+     "#tilegpu.mma<{instrShape = array<i32: 64, 64>, versionMajor = 3 : i32, warpsPerCTA = array<i32: 4, 1>}>"),
+    ("#ttg.dot_op<{opIdx = 1, parent = #ttg.nvidia_mma<{versionMajor = 2, versionMinor = 0, warpsPerCTA = [2, 2], "
+     "instrShape = [16, 8]}>, kWidth = 2}>",
+     "#tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 1 : i32, parent = " + MMA + "}>"),
+    ("#ttg.slice<{dim = 0, parent = " + TRITON_BLOCKED + "}>",
+     "#tilegpu.slice<{dim = 0 : i32, parent = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = "
+     "array<i32: 1, 4>, threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>}>"),
+    ("#ttg.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>",
+     "#tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>"),
+    ("#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>",
+     "#tilegpu.nvmma_shared<{elementBits = 16 : i32, swizzle = 128 : i32, transposed = false}>"),
+])
+def test_layout_reads_tritons_syntax(capsys, triton, tilec_text):
+    shape = "64" if "slice" in triton else "32x64"
+    status, out, err = run(capsys, "layout", triton, "--shape", shape, "--width", "200")
+    assert status == 0, err
+    status, expected, err = run(capsys, "layout", tilec_text, "--shape", shape, "--width", "200")
+    assert status == 0, err
+    assert out == expected and out.startswith(tilec_text + "\n")  # the same picture, the encoding in tilec's text
+
+
+def test_layout_reads_a_ttgir_file_of_tritons(capsys, tmp_path):
+    ir = tmp_path / "k.ttgir"
+    ir.write_text(TRITON_TTGIR)
+    status, out, err = run(capsys, "layout", "--ir", str(ir), "#mma", "#blocked", "--rows", "2")  # a conversion
+    assert status == 0, err
+    assert "mma v2 accumulator (mma.sync m16n8), warpsPerCTA [2, 2]; shape [64, 32]" in out
+    assert "blocked: sizePerThread [1, 8], threadsPerWarp [4, 8], warpsPerCTA [4, 1], order [1, 0]; " \
+           "shape [64, 32]" in out
+    status, out, err = run(capsys, "layout", "--ir", str(ir), "#shared", "--rows", "2")
+    assert status == 0, err
+    assert "swizzled shared: vec 8, perPhase 1, maxPhase 8, order [1, 0]; shape [32, 64]" in out  # a ring's slot
+    status, out, err = run(capsys, "layout", "--ir", str(ir), "#ttg.slice<{dim = 1, parent = #blocked}>")
+    assert status == 0, err
+    assert "slice (dimension 1 removed) of blocked: sizePerThread [1, 8]" in out and "shape [64]" in out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["layout", "#ttg.amd_mfma<{versionMajor = 4, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 16], "
+      "isTransposed = true}>", "--shape", "32x32"],
+     "tilec has no equivalent of Triton's amd_mfma encoding; it reads blocked, slice, dot_op, nvidia_mma, "
+     "swizzled_shared, nvmma_shared"),
+    (["layout", TRITON_BLOCKED.replace(", order = [1, 0]", ""), "--shape", "32x16"],
+     "Triton's blocked encoding #ttg.blocked<{...}> lacks order"),
+    (["layout", TRITON_BLOCKED.replace("}>", ", CTAsPerCGA = [2, 1]}>"), "--shape", "32x16"],
+     "CTAsPerCGA describes a cluster of several CTAs; tilec compiles for one"),
+    (["layout", "#ttg.slice<{dim = 1, parent = #blocked}>", "--shape", "32"], "#blocked is an alias that a ttgir file"),
+    (["layout", "#blocked", "--shape", "32x16"],
+     "#blocked looks like an alias of a ttgir file: name the file with --ir"),
+])
+def test_layout_errors_in_tritons_syntax(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 1 and out == ""
+    assert err.startswith("tilec layout: error: ") and message in err and len(err.splitlines()) == 1

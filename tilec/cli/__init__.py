@@ -28,11 +28,14 @@ class CliError(Exception):
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .. import __version__
     from . import cache, compile, layout, opt
     parser = argparse.ArgumentParser(
         prog=PROG, description="tilec: compile tile kernels, run passes, manage the kernel cache, draw layouts.",
         epilog="Run 'tilec COMMAND --help' for a command's options.")
     parser.add_argument("--traceback", action="store_true", help="show the Python traceback of an error")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}",
+                        help="print tilec's version and exit")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     for module in (compile, opt, cache, layout):
         module.add_parser(commands)

@@ -61,6 +61,8 @@ def add_parser(commands) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..backend.compiler import compile_kernel
+    from ..target import Target
+    target = Target.parse(args.target)  # first: --target '' is refused, not read as the default
     if args.stage == "cubin" and args.output in (None, "-") and sys.stdout.isatty():
         raise CliError("a cubin is binary: write it to a file with -o FILE")
     if args.stage == "sass":
@@ -68,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     fn = load_kernel(args.kernel)
     constexprs = parse_constexprs(args.constexpr)
     signature = parse_signature(args.signature, fn, constexprs)
-    kernel = compile_kernel(fn, signature=signature, constexprs=constexprs, target=args.target,
+    kernel = compile_kernel(fn, signature=signature, constexprs=constexprs, target=target,
                             num_warps=args.num_warps, num_stages=args.num_stages, debug=args.debug,
                             enable_fp_fusion=args.fp_fusion,
                             stop_after="cubin" if args.stage == "sass" else args.stage)

@@ -7,9 +7,11 @@ offset and bank of each element, which shows its swizzle.
     tilec layout '#tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>' --shape 16x64 -o swizzle.png
 
 ENCODING is an encoding as ttgir prints it (#tilegpu.blocked, slice, mma, dot_op, shared,
-nvmma_shared), or, with --ir FILE (a ttgir file, e.g. from `tilec compile --stage
-ttgir` or TILEC_DUMP_DIR), one of the file's aliases (#blocked0, #mma0, ...); the shape
-then defaults to that of the first tensor with the encoding. Several encodings are drawn
+nvmma_shared), or as Triton prints it (#ttg.blocked<{sizePerThread = [1, 4], ...}>,
+nvidia_mma, swizzled_shared, ...), or, with --ir FILE (a ttgir file, tilec's from `tilec
+compile --stage ttgir` or TILEC_DUMP_DIR, or Triton's), one of the file's aliases
+(#blocked0, #mma0, #blocked, ...); the shape then defaults to that of the largest tensor
+with the encoding (a pipelining ring's slot dimension left out). Several encodings are drawn
 one below the other: the two sides of a layout conversion. The picture is text on the
 terminal (elided to fit), or SVG or PNG when -o names such a file. The same pictures
 come from Python: tilec.layout.draw(encoding, shape, format="text"|"svg"|"png").
@@ -17,6 +19,7 @@ come from Python: tilec.layout.draw(encoding, shape, format="text"|"svg"|"png").
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import shutil
 
@@ -29,7 +32,7 @@ def add_parser(commands) -> None:
                                  description=description, epilog="examples:\n" + rest,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("encodings", nargs="+", metavar="ENCODING", help="an encoding's text, or an alias with --ir")
-    parser.add_argument("--shape", help="the tensor's shape, e.g. 32x16 (default with --ir: the first use's)")
+    parser.add_argument("--shape", help="the tensor's shape, e.g. 32x16 (default with --ir: the largest use's)")
     parser.add_argument("--ir", metavar="FILE", help="a ttgir file whose encoding aliases ENCODING may name")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the picture to FILE (.svg, .png, else text)")
     parser.add_argument("--format", choices=("text", "svg", "png"),
@@ -53,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     encodings, shape = [], args.shape
     for given in args.encodings:
         name, encoding_text = _resolve(given, aliases, args.ir)
-        encoding = read_encoding(encoding_text)
-        if shape is None:  # the file prints the alias where it has one
-            shape = _first_shape(text, name or encoding_text, getattr(encoding, "rank", None))
+        encoding = read_encoding(encoding_text, aliases)
+        if shape is None and args.ir:  # the file prints the alias where it has one
+            shape = _default_shape(text, name or encoding_text, getattr(encoding, "rank", None), args.ir)
         encodings.append(encoding)
     if shape is None:
         raise CliError("give the tensor's shape with --shape, e.g. --shape 32x16")
@@ -71,11 +74,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def read_encoding(text: str):
-    """The encoding of `text` as ttgir prints it. Text written by hand (keys in another
-    order, integers without `: i32`) is first put in MLIR's printed form by parsing it
-    as an attribute."""
+def read_encoding(text: str, aliases: dict[str, str] | None = None):
+    """The encoding of `text` as ttgir prints it, tilec's or Triton's (whose parents may
+    name `aliases` of its file). Text of tilec's written by hand (keys in another order,
+    integers without `: i32`) is first put in MLIR's printed form by parsing it as an
+    attribute."""
     from ..layout.syntax import parse_encoding
+    from ..layout.triton_syntax import is_triton_encoding, parse_triton_encoding
+    if is_triton_encoding(text):
+        try:
+            return parse_triton_encoding(text, aliases)
+        except ValueError as error:
+            raise CliError(str(error)) from None
     try:
         return parse_encoding(text)
     except (ValueError, KeyError) as error:
@@ -91,7 +101,7 @@ def read_encoding(text: str):
         raise CliError(f"cannot read the encoding {text!r}: {first_error}") from None
 
 
-_ALIAS = re.compile(r"^(#\w+) = (#tilegpu\..*)$", re.MULTILINE)
+_ALIAS = re.compile(r"^(#\w+) = (#(?:tilegpu|ttg|triton_gpu)\..*)$", re.MULTILINE)  # tilec's, Triton's
 
 
 def _aliases(path: str) -> tuple[dict[str, str], str]:
@@ -106,8 +116,9 @@ def _aliases(path: str) -> tuple[dict[str, str], str]:
 
 def _resolve(given: str, aliases: dict[str, str], path: str | None) -> tuple[str | None, str]:
     """(alias or None, encoding text) of an ENCODING argument."""
+    from ..layout.triton_syntax import is_triton_encoding
     given = given.strip()
-    if given.startswith("#tilegpu."):
+    if given.startswith("#tilegpu.") or is_triton_encoding(given):
         return None, given
     name = given if given.startswith("#") else "#" + given
     if name in aliases:
@@ -115,31 +126,57 @@ def _resolve(given: str, aliases: dict[str, str], path: str | None) -> tuple[str
     if path:
         known = ", ".join(sorted(aliases)) or "none"
         raise CliError(f"{path} defines no encoding {name}; its aliases: {known}")
-    if re.fullmatch(r"#?\w+\d+", given):
+    if re.fullmatch(r"#\w+|#?\w+\d+", given):
         raise CliError(f"{given} looks like an alias of a ttgir file: name the file with --ir FILE")
-    raise CliError(f"cannot read the encoding {given!r}: expected #tilegpu.<kind><{{...}}> as ttgir prints it")
+    raise CliError(f"cannot read the encoding {given!r}: expected #tilegpu.<kind><{{...}}> as ttgir prints it, "
+                   "or Triton's #ttg.<kind><{...}>")
 
 
-def _first_shape(text: str, encoding: str, rank: int | None) -> tuple[int, ...] | None:
-    """The shape of the first tensor type in `text` with `encoding`, preferring one of
-    `rank` dimensions (a pipelining ring's buffer has one more: its slots)."""
+def _default_shape(text: str, encoding: str, rank: int | None, path: str) -> tuple[int, ...]:
+    """The shape to draw `encoding` of a ttgir file at: the largest of the file's tensors
+    (and shared buffers) with that encoding. A buffer of a pipelining ring has a leading
+    dimension of slots (3 for three stages); its slot's shape is drawn. An encoding of
+    no fixed rank (NVMMA shared) is drawn in 2-D."""
+    want = rank or 2
+    shapes = _shapes_with(text, encoding)
+    fitting = [shape[-want:] for shape in shapes
+               if len(shape) >= want and all(d > 0 and d & (d - 1) == 0 for d in shape[-want:])]
+    if not fitting:
+        found = ", ".join(str(list(shape)) for shape in dict.fromkeys(shapes)) or "none"
+        raise CliError(f"{path} has no {want}-D tensor with {encoding} whose dimensions are powers of two "
+                       f"(its shapes: {found}): give the shape with --shape, e.g. --shape 32x16")
+    return max(fitting, key=math.prod)  # the first of the largest
+
+
+def _shapes_with(text: str, encoding: str) -> list[tuple[int, ...]]:
+    """The shapes of the tensor and memdesc types in `text` whose encoding is `encoding`
+    (`tensor<64x32xf16, #blocked0>`, `!ttg.memdesc<3x64x32xf16, #shared, #smem, mutable>`)."""
     found = []
-    at = text.find("tensor<")
-    while at >= 0:
-        depth, end = 0, at + len("tensor")
-        for end in range(at + len("tensor"), len(text)):
+    for match in re.finditer(r"(?:tensor|memdesc)<", text):
+        depth, end = 0, match.end() - 1
+        for end in range(match.end() - 1, len(text)):
             depth += {"<": 1, ">": -1}.get(text[end], 0)
             if depth == 0:
                 break
-        body = text[at + len("tensor<"):end]
-        if body.endswith(", " + encoding):
-            dims = re.match(r"((?:\d+x)+)", body)
-            if dims:
-                found.append(tuple(int(d) for d in dims.group(1).rstrip("x").split("x")))
-        at = text.find("tensor<", end)
-    if not found:
-        return None
-    for shape in found:
-        if rank is None or len(shape) == rank:
-            return shape
-    return found[0][-rank:] if rank else found[0]
+        body = text[match.end():end]
+        if body.startswith("tensor<"):  # tilec's memdesc<tensor<...>>: the tensor is found on its own
+            continue
+        parts = [part.strip() for part in _top_level_split(body)]
+        dims = re.match(r"((?:\d+x)+)", parts[0])
+        if dims and encoding in parts[1:]:
+            found.append(tuple(int(d) for d in dims.group(1).rstrip("x").split("x")))
+    return found
+
+
+def _top_level_split(body: str) -> list[str]:
+    """`body` split at the commas outside any <...>, [...] or {...}."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(body):
+        if char in "<[{":
+            depth += 1
+        elif char in ">]}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(body[start:at])
+            start = at + 1
+    return parts + [body[start:]]

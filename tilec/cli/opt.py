@@ -93,9 +93,55 @@ def _process(text: str, args: argparse.Namespace) -> str | None:
             module = ir.Module.parse(text)
         verify_module(module, "parsing")
         if args.passes:
+            check_stages(module, args.passes, "the input" if args.input == "-" else args.input)
             run_pipeline(module, args.passes, print_ir=args.print_ir_after_all)
             verify_module(module, args.passes)
     except (ir.MLIRError, IRVerificationError, ValueError, PassFailure) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
     return module.operation.get_asm(print_generic_op_form=True) if args.generic else print_module(module)
+
+
+# The IR each of tilec's stage-changing passes takes and gives; every other pass named
+# `tilegpu-...` takes tilegpu IR (its tensors have layouts) and keeps it.
+_CONVERSIONS = {"convert-tile-to-tilegpu": ("tile", "tilegpu"), "convert-tilegpu-to-llvm": ("tilegpu", "llvm")}
+_STAGE_NAMES = {"tile": "tile IR (ttir)", "tilegpu": "tilegpu IR (ttgir: tensors with layouts)"}
+
+
+def check_stages(module, pipeline: str, source: str) -> None:
+    """Raises a ValueError where a pass of `pipeline` is given IR of another stage than
+    it runs on (a ttir file given `tilegpu-coalesce`), saying how to get there."""
+    from ..passes import Nested, parse_pipeline, pipeline_text
+    items = parse_pipeline(pipeline)
+    stage = _stage_of(module)
+    for index, item in enumerate(items):
+        if isinstance(item, Nested):
+            continue  # upstream passes on nested ops: any stage
+        name = item[0]
+        needs, gives = _CONVERSIONS.get(name, ("tilegpu", "tilegpu") if name.startswith("tilegpu-") else (None, None))
+        if needs is None or needs == stage:
+            stage = gives or stage
+            continue
+        if stage == "tile":
+            fixed = pipeline_text(items[:index] + [("convert-tile-to-tilegpu", {"num-warps": 4, "target": "sm_90"})]
+                                  + items[index:])
+            raise ValueError(f"{name} runs on {_STAGE_NAMES[needs]}, and {source} is {_STAGE_NAMES[stage]}: "
+                             f"convert it first, -p '{fixed}', or take the ttgir that `tilec compile --stage "
+                             "ttgir` prints")
+        if stage == "tilegpu":
+            raise ValueError(f"{name} runs on {_STAGE_NAMES[needs]}, and {source} is already tilegpu IR "
+                             "(ttgir: its tensors have layouts)")
+        raise ValueError(f"{name} runs on {_STAGE_NAMES[needs]}, and convert-tilegpu-to-llvm before it made "
+                         "LLVM IR")
+
+
+def _stage_of(module) -> str:
+    """"tilegpu" for a module with tilegpu ops, types or attributes (or the warp count that
+    convert-tile-to-tilegpu sets), else "tile"."""
+    import re
+
+    from ..dialects.tilegpu import NUM_WARPS_ATTR
+    if NUM_WARPS_ATTR in module.operation.attributes:
+        return "tilegpu"
+    generic = module.operation.get_asm(print_generic_op_form=True)  # op names quoted, types and attributes whole
+    return "tilegpu" if re.search(r'[#!"]tilegpu\.', generic) else "tile"

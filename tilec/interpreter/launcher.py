@@ -173,7 +173,7 @@ def _failed_assert_statement(fn: KernelFunction, exc: AssertionError, builder: N
         frame = frame.tb_next
     index, count = builder.failed_assert
     builder.failed_assert = None
-    message = str(exc.args[0]) if exc.args else ""
+    message = str(tl._unwrap(exc.args[0])) if exc.args else ""  # the kernel's strings are constexprs here
     element = f" (element {index}, one of {count} failing)" if index != () else ""
     text = (f"device assertion failed in kernel `{fn.__name__}` at {location}, program id {builder.program}"
             f"{element}: {message}")

@@ -24,7 +24,7 @@ one-warp layout) or, for shared layouts, by 16-byte bank group, which makes the 
 visible. Large tensors are elided in the middle of each dimension.
 
 The text output is for a terminal, SVG is written by hand, PNG by `_raster` (zlib and a
-3x5 bitmap font): no imaging library is needed.
+5x7 bitmap font with lower case): no imaging library is needed.
 """
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ import math
 import os
 from dataclasses import dataclass, field
 from typing import Sequence, Union
-from xml.sax.saxutils import escape
 
 from . import _raster
 from .encodings import LANE, REGISTER, THREADS_PER_WARP, WARP, BlockedEncoding, DotOperandEncoding, SliceEncoding
@@ -42,6 +41,7 @@ from .mma import MmaEncoding
 from .shared import BANK_BYTES, LDMATRIX_ROW_BYTES, NUM_BANKS, OFFSET, NVMMASharedEncoding, \
     SwizzledSharedEncoding
 from .syntax import encoding_text, parse_encoding
+from .triton_syntax import is_triton_encoding, parse_triton_encoding
 
 FORMATS = ("text", "svg", "png")
 REGISTER_FIELDS = ("warp", "lane", "thread", "register")
@@ -113,9 +113,10 @@ class LayoutMap:
 def layout_map(encoding: AnyEncoding | str, shape: Sequence[int] | str, element_bits: int | None = None) -> LayoutMap:
     """Evaluates `encoding` over a tensor of `shape` (see `LayoutMap`).
 
-    `encoding` may be an encoding object or its text as ttgir prints it; `shape` a
-    sequence or text such as "32x16". `element_bits` sizes shared-memory elements for
-    the banks (default: an NVMMA layout's own, else 16)."""
+    `encoding` may be an encoding object or its text as ttgir prints it (tilec's, or
+    Triton's: `#ttg.blocked<{...}>`); `shape` a sequence or text such as "32x16".
+    `element_bits` sizes shared-memory elements for the banks (default: an NVMMA
+    layout's own, else 16)."""
     encoding = as_encoding(encoding)
     shape = parse_shape(shape)
     if isinstance(encoding, NVMMASharedEncoding):
@@ -184,8 +185,11 @@ def _generators(kernel: list[Holder]) -> list[Holder]:
 
 
 def as_encoding(encoding: AnyEncoding | str) -> AnyEncoding:
-    """An encoding object, from its ttgir text if it is a string."""
-    return parse_encoding(encoding) if isinstance(encoding, str) else encoding
+    """An encoding object, from its text if it is a string: as tilec's ttgir prints it,
+    or as Triton's does (`#ttg.blocked<{sizePerThread = [1, 4], ...}>`)."""
+    if not isinstance(encoding, str):
+        return encoding
+    return parse_triton_encoding(encoding) if is_triton_encoding(encoding) else parse_encoding(encoding)
 
 
 def parse_shape(shape: Sequence[int] | str) -> tuple[int, ...]:
@@ -511,6 +515,12 @@ def _rgb(color: tuple[int, int] | None) -> tuple[int, int, int]:
     return round(r * 255), round(g * 255), round(b * 255)
 
 
+def _escape(text: str) -> str:
+    """`text` as SVG character data. (xml.sax.saxutils.escape does the same, but importing
+    it pulls in urllib and email: a fifth of `import tilec`, for a picture seldom drawn.)"""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _svg(figures: Sequence[_Figure]) -> str:
     k = _SVG_METRICS
     scene = _scene(figures, k)
@@ -520,10 +530,10 @@ def _svg(figures: Sequence[_Figure]) -> str:
     for x, y, w, h, color, tooltip in scene.boxes:
         fill = "#%02x%02x%02x" % _rgb(color)
         rect = f'<rect x="{x}" y="{y}" width="{w}" height="{h}" fill="{fill}" stroke="#888" stroke-width="0.5"'
-        out.append(f"{rect}><title>{escape(tooltip)}</title></rect>" if tooltip else rect + "/>")
+        out.append(f"{rect}><title>{_escape(tooltip)}</title></rect>" if tooltip else rect + "/>")
     for x, y, text, centred in scene.texts:
         anchor = ' text-anchor="middle"' if centred else ""
-        out.append(f'<text x="{x}" y="{y + k.line_h - 4}"{anchor} xml:space="preserve">{escape(text)}</text>')
+        out.append(f'<text x="{x}" y="{y + k.line_h - 4}"{anchor} xml:space="preserve">{_escape(text)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -535,7 +545,7 @@ def _png(figures: Sequence[_Figure]) -> bytes:
     for x, y, w, h, color, _ in scene.boxes:
         canvas.fill(x, y, w, h, _rgb(color))
         canvas.frame(x, y, w + 1, h + 1, (136, 136, 136))
-    top = (k.line_h - _raster.GLYPH_HEIGHT * _PNG_SCALE) // 2
+    top = (k.line_h - _raster.CAP_HEIGHT * _PNG_SCALE) // 2  # capitals centred; descenders hang below
     for x, y, text, centred in scene.texts:
         left = x - _raster.text_width(text, _PNG_SCALE) // 2 if centred else x
         canvas.text(left, y + top, text, scale=_PNG_SCALE)

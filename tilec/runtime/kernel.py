@@ -13,13 +13,53 @@ the current device at first use (Triton's `kernel = fn.warmup(...); kernel[grid]
 """
 from __future__ import annotations
 
+import glob
+import os
+import sys
 from typing import Any, Callable, Sequence
 
-from .. import _launcher
+try:
+    from .. import _launcher
+except ImportError as _error:  # not built where tilec was imported from: kernels compile, launches explain
+    _launcher = None
+    _launcher_import_error: ImportError | None = _error
+else:
+    _launcher_import_error = None
 from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
 from ..errors import LaunchError, OutOfResources, hide_internal_frames, too_many_arguments
 from . import driver
+
+
+def require_launcher() -> None:
+    """Raises an ImportError saying what to do where the C extension `tilec._launcher`,
+    which every launch goes through, cannot be imported. Mostly a source checkout
+    imported in place of the installed package: after `pip install .`, a script in the
+    repository root imports the tilec beside it, which has no built extension."""
+    if _launcher is not None:
+        return
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(package)
+    source_tree = os.path.isfile(os.path.join(root, "csrc", "launcher.cpp"))
+    built = glob.glob(os.path.join(package, "_launcher*"))
+    if built:  # there, but it does not load (built for another Python, or a missing library)
+        rebuild = f"`pip install -e .` in {root}" if source_tree else "reinstall tilec"
+        raise ImportError(f"tilec cannot load its launcher extension {built[0]} ({_launcher_import_error}); "
+                          f"rebuild it: {rebuild}")
+    if source_tree:
+        others = [os.path.join(entry, "tilec") for entry in map(os.path.abspath, sys.path)
+                  if os.path.join(entry, "tilec") != package and glob.glob(os.path.join(entry, "tilec", "_launcher*"))]
+        installed = f"; the installed tilec at {others[0]} has one" if others else ""
+        raise ImportError(
+            f"tilec is imported from the source tree at {root}, which has no built launcher extension "
+            f"(tilec/_launcher*.so{installed}): kernels compile and run in the interpreter, but cannot launch "
+            f"on the GPU. Python imports it because the script's directory (or the current one) comes first "
+            f"on sys.path. Run from another directory to use the installed tilec, or build the extension in "
+            f"the tree: `pip install -e .` in {root}.")
+    raise ImportError(f"tilec's launcher extension (tilec/_launcher*.so) is missing from {package}: kernels "
+                      "compile and run in the interpreter, but cannot launch on the GPU; reinstall tilec "
+                      "(`pip install .` from its source tree)")
+
 
 # Signature type (as in CompiledKernel.metadata.params) -> the launcher's type code.
 _SCALAR_CODES: dict[str, str] = {
@@ -46,6 +86,7 @@ class LoadedKernel:
                  "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher", "tensormaps")
 
     def __init__(self, compiled: Any, device: int):
+        require_launcher()
         metadata = compiled.metadata
         self.compiled = compiled
         self.name: str = compiled.name
@@ -175,6 +216,7 @@ class LaunchableKernel(CompiledKernel):
             positional = fn._n_positional  # the rest are keyword-only parameters
             interpret_kernel(fn, grid, tuple(args[:positional]), dict(zip(fn.arg_names[positional:], args[positional:])))
             return
+        require_launcher()  # before asking the driver for a device: the clearer error
         if fn is not None:
             grid3 = fn._resolve_grid(grid, list(args))
         else:
