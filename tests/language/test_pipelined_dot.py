@@ -146,3 +146,33 @@ def test_split_k(backend, rng, num_stages, K):
                          BM=BM, BN=BN, BK=BK, SPLIT_K=SPLIT_K, num_stages=num_stages)
     _check(to_numpy(partial).astype(np.float64).sum(axis=0), a.astype(np.float64) @ b.astype(np.float64),
            np.float16)
+
+
+@tilec.jit
+def fp64_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                       STAGES: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float64)
+    for k in tl.range(0, tl.cdiv(K, BK), num_stages=STAGES):
+        a = tl.load(a_ptr + rm[:, None] * K + (k * BK + rk)[None, :])
+        b = tl.load(b_ptr + (k * BK + rk)[:, None] * N + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def test_fp64_rings_and_fma_staging_share_the_shared_memory(backend, rng):
+    """Four 48 KB stages of fp64 tiles (Triton's test_simple_matmul 64x128x32): the FMA
+    dot's staging shrinks to smaller K-slices so that the rings and it fit in 227 KB."""
+    m, n, k = 128, 256, 256
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    c = device_array(np.full((m, n), np.nan), backend)
+    fp64_matmul_kernel[(m // 64, n // 128)](device_array(a, backend), device_array(b, backend), c, m, n, k,
+                                            BM=64, BN=128, BK=32, STAGES=4, num_warps=8)
+    np.testing.assert_allclose(to_numpy(c), a @ b, rtol=1e-12, atol=1e-12)
+    compiled = tilec.compile(fp64_matmul_kernel, signature={"a_ptr": "*fp64", "b_ptr": "*fp64", "c_ptr": "*fp64",
+                                                            "M": "i32", "N": "i32", "K": "i32"},
+                             constexprs={"BM": 64, "BN": 128, "BK": 32, "STAGES": 4}, num_warps=8, target="sm_90a")
+    assert 4 * (64 + 128) * 32 * 8 <= compiled.metadata.shared <= 232448

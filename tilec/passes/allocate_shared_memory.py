@@ -19,6 +19,11 @@ reductions may share bytes: tilegpu-insert-barriers orders them). Offsets are ch
 first-fit, largest buffers first, aligned to ALIGNMENT (enough for any swizzle pattern
 and for 16-byte vector accesses).
 
+When the buffers exceed the target's shared memory and the function has FMA dots (whose
+scratch stages a K-slice of both operands), their slices are halved (`tilegpu.fma_chunk_bytes`
+on the dot) until everything fits or no slice can shrink: an fp64 matmul's pipelining
+rings then leave room for its staging.
+
 The result is the `tilegpu.offset` attribute of each local_alloc and scratch op, and the
 module attribute `tilegpu.shared`: the kernel's shared-memory bytes (the high-water mark
 over its functions).
@@ -154,10 +159,41 @@ def num_warps_or_default(module_op: ir.Operation) -> int:
                "Give every shared-memory buffer and every op's scratch space an offset")
 def allocate_shared_memory(module_op: ir.Operation) -> None:
     num_warps = num_warps_or_default(module_op)
+    capacity = _capacity(module_op)
     used = 0
     for fn in functions(module_op):
         buffers = collect_buffers(fn, num_warps)
-        used = max(used, assign_offsets(buffers))
+        size = assign_offsets(buffers)
+        # Over the target's shared memory: FMA dots stage their operands in smaller
+        # K-slices (a barrier more per slice), halving until the buffers fit or no
+        # slice can shrink (the compile driver then reports what is needed).
+        while capacity is not None and size > capacity and _shrink_fma_staging(fn, num_warps):
+            buffers = collect_buffers(fn, num_warps)
+            size = assign_offsets(buffers)
+        used = max(used, size)
         for buffer in buffers:
             buffer.op.attributes[OFFSET_ATTR] = i32_attr(buffer.offset)
     module_op.attributes[SHARED_ATTR] = i32_attr(used)
+
+
+def _capacity(module_op: ir.Operation) -> int | None:
+    """The shared memory a block of the module's target may use (None without a target)."""
+    if tilegpu.TARGET_ATTR not in module_op.attributes:
+        return None
+    from ..target import Target
+    return Target.parse(tilegpu.target_of(module_op)).max_shared_bytes
+
+
+def _shrink_fma_staging(fn: ir.Operation, num_warps: int) -> bool:
+    """Halves the staging limit of every FMA dot that stages more than one K element at a
+    time; whether one changed."""
+    from .convert_tilegpu_to_llvm.dot import CHUNK_BYTES, CHUNK_BYTES_ATTR, _staging_of
+    changed = False
+    for op in walk_ops(fn):
+        if op.name != "tile.dot" or not scratch_size(op, num_warps) or _staging_of(op).chunk <= 1:
+            continue
+        limit = ir.IntegerAttr(op.attributes[CHUNK_BYTES_ATTR]).value if CHUNK_BYTES_ATTR in op.attributes \
+            else CHUNK_BYTES
+        op.attributes[CHUNK_BYTES_ATTR] = i32_attr(limit // 2)
+        changed = True
+    return changed

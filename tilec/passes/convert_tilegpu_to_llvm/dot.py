@@ -21,7 +21,7 @@ from typing import Sequence
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import create_op, str_attr_value
+from ...dialects._mlir import create_op, int_attr_value, str_attr_value
 from ...dialects.tile import shape_of
 from ...layout.mma import MmaEncoding
 from .context import LoweringContext, lowers
@@ -45,14 +45,20 @@ class FmaStaging:
     scratch_bytes: int
 
 
-def fma_staging(a_shape: Sequence[int], b_shape: Sequence[int], size: int) -> FmaStaging:
+# On an FMA dot: the bytes its staged K-slice may take instead of CHUNK_BYTES, set by
+# tilegpu-allocate-shared-memory when the kernel's buffers would not fit otherwise.
+CHUNK_BYTES_ATTR = "tilegpu.fma_chunk_bytes"
+
+
+def fma_staging(a_shape: Sequence[int], b_shape: Sequence[int], size: int,
+                limit: int = CHUNK_BYTES) -> FmaStaging:
     """The K-slice of the operands (of `size` bytes per element) staged at a time: the
-    largest power-of-two part of K whose slices fit CHUNK_BYTES."""
+    largest power-of-two part of K whose slices fit `limit` bytes."""
     k_size = a_shape[-1]
     batch = math.prod(a_shape[:-2])
     m_size, n_size = a_shape[-2], b_shape[-1]
     chunk = k_size
-    while chunk > 1 and batch * (m_size + n_size) * chunk * size > CHUNK_BYTES:
+    while chunk > 1 and batch * (m_size + n_size) * chunk * size > limit:
         chunk //= 2
     a_chunk = list(a_shape[:-1]) + [chunk]
     b_chunk = list(b_shape[:-2]) + [chunk, n_size]
@@ -66,8 +72,13 @@ def fma_dot_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     """The FMA path's staging; a tensor-core dot (mma result) works in registers."""
     if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
         return 0
+    return _staging_of(op).scratch_bytes
+
+
+def _staging_of(op: ir.Operation) -> FmaStaging:
     a, b = op.operands[0], op.operands[1]
-    return fma_staging(shape_of(a.type), shape_of(b.type), element_bytes(a.type)).scratch_bytes
+    limit = int_attr_value(op, CHUNK_BYTES_ATTR, CHUNK_BYTES) if CHUNK_BYTES_ATTR in op.attributes else CHUNK_BYTES
+    return fma_staging(shape_of(a.type), shape_of(b.type), element_bytes(a.type), limit)
 
 
 @lowers("tile.dot")
@@ -87,7 +98,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     a_ty = ctx.element_type(a.type)
     size = element_bytes(a.type)
     n_size = b_shape[-1]
-    staging = fma_staging(a_shape, b_shape, size)
+    staging = _staging_of(op)
     chunk, a_chunk, b_chunk = staging.chunk, staging.a_chunk, staging.b_chunk
     b_base, dummy = staging.b_base, staging.dummy
     ctx.reserve_shared(staging.scratch_bytes)
