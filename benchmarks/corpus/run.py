@@ -1,0 +1,259 @@
+"""A corpus of kernels as Triton users write them, each run on tilec and on Triton in one
+process, with a correctness check, a table and a summary.
+
+    python benchmarks/corpus/run.py                    # every kernel, on the GPU, beside Triton
+    python benchmarks/corpus/run.py --only softmax,rms  # kernels whose file name matches
+    python benchmarks/corpus/run.py --quick            # one small shape per case
+    python benchmarks/corpus/run.py --interpret        # tilec only, NumPy interpreter, tiny shapes
+
+Each kernel file in this folder (`k_*.py`) is plain Triton code: `import triton`,
+`import triton.language as tl`, `@triton.jit` kernels and the host wrappers people write
+around them. It is loaded twice, untouched on disk: as it is (Triton), and with its
+imports of the language pointed at tilec (the same rewriting as
+benchmarks/bench_tutorials.py). Its `cases(device, size)` function yields the cases to
+run, `size` being "full" (the benchmark's shapes), "quick" (one small shape) or "tiny"
+(the interpreter's):
+
+    yield Case(name="softmax fp32", shape="4096x4096",
+               inputs=lambda: {"x": torch.randn(4096, 4096, device=device)},
+               run=lambda module, inputs: lambda: module.softmax(inputs["x"]),
+               reference=lambda inputs: torch.softmax(inputs["x"].double(), -1),
+               atol=1e-6, rtol=1e-5, bytes=2 * 4096 * 4096 * 4)
+
+`inputs()` is made once and shared by both backends (a wrapper that writes into an
+input must copy it first); `run(module, inputs)` returns the callable that is checked and
+timed; its result (a tensor or a tuple of tensors) is compared with `reference(inputs)`
+elementwise (|got - want| <= atol + rtol * |want|, NaN where NaN), unless the case gives
+its own `check(result, inputs)` returning None or what is wrong. `bytes` or `flops`
+(optional) turn the time into a throughput. `needs` (optional) names a capability,
+(8, 9) say, below which the case is skipped.
+
+Timing: `tilec.testing.do_bench` (median; L2 flushed before each call), the same timer
+for both backends, after a first call whose wall time (compilation included) is the
+"first call" column. Ratio = Triton time / tilec time (above 1: tilec faster). The
+summary gives the geometric mean of the ratios, the minimum, and every case under 0.95.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import glob
+import math
+import os
+import sys
+import time
+import traceback
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
+from bench_tutorials import ImportRewriter, Unavailable  # noqa: E402
+from case import Case  # noqa: E402
+
+
+@dataclass
+class Outcome:
+    status: str = "-"          # ok, FAIL, ERR, skip
+    ms: float | None = None
+    first_s: float | None = None
+    detail: str = ""
+
+
+@dataclass
+class Row:
+    file: str
+    case: Case
+    results: dict = field(default_factory=dict)  # backend -> Outcome
+
+    def ratio(self) -> float | None:
+        mine, theirs = self.results.get("tilec"), self.results.get("triton")
+        if not (mine and theirs and mine.ms and theirs.ms and mine.status == "ok" and theirs.status == "ok"):
+            return None
+        return theirs.ms / mine.ms
+
+
+def load(path: str, backend: str) -> types.ModuleType:
+    """The kernel file as a module, its language imports pointed at `backend`'s."""
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    tree = ast.fix_missing_locations(ImportRewriter(to_tilec=backend == "tilec").visit(tree))
+    name = f"corpus_{backend}_{os.path.splitext(os.path.basename(path))[0]}"
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__dict__.update(__unavailable__=Unavailable, __corpus_backend__=backend)
+    sys.modules[name] = module
+    exec(compile(tree, path, "exec"), module.__dict__)
+    return module
+
+
+def compare(got: Any, want: Any, atol: float, rtol: float) -> str | None:
+    """None when every output is within atol + rtol * |want| of the reference."""
+    import torch
+    gots = got if isinstance(got, (tuple, list)) else (got,)
+    wants = want if isinstance(want, (tuple, list)) else (want,)
+    if len(gots) != len(wants):
+        return f"{len(gots)} outputs, the reference has {len(wants)}"
+    for index, (g, w) in enumerate(zip(gots, wants)):
+        g = torch.as_tensor(g).detach().to("cpu", torch.float64)
+        w = torch.as_tensor(w).detach().to("cpu", torch.float64)
+        if g.shape != w.shape:
+            return f"output {index} has shape {list(g.shape)}, the reference {list(w.shape)}"
+        nan = torch.isnan(w)
+        if not torch.equal(torch.isnan(g), nan):
+            return f"output {index}: NaN where the reference has none (or the reverse)"
+        error = (g - w).abs().masked_fill(nan, 0)
+        bound = atol + rtol * w.abs().masked_fill(nan, 0)
+        bad = error > bound
+        if bad.any():
+            worst = int((error - bound).argmax())
+            return (f"output {index}: {int(bad.sum())} of {w.numel()} elements off, worst |{g.flatten()[worst]:.6g} - "
+                    f"{w.flatten()[worst]:.6g}| > {bound.flatten()[worst]:.3g}")
+    return None
+
+
+def run_case(case: Case, module: types.ModuleType, inputs: dict, reference: Any, time_it: bool,
+             synchronize: Callable[[], None]) -> Outcome:
+    try:
+        fn = case.run(module, inputs)
+        start = time.perf_counter()
+        result = fn()
+        synchronize()
+        first = time.perf_counter() - start
+    except Exception as error:
+        lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
+        return Outcome("ERR", detail=" | ".join(line.strip() for line in lines[:3])[:400])
+    problem = case.check(result, inputs) if case.check else compare(result, reference, case.atol, case.rtol)
+    outcome = Outcome("FAIL" if problem else "ok", first_s=first, detail=problem or "")
+    if time_it and not problem:
+        from tilec.testing import do_bench
+        outcome.ms = do_bench(fn, return_mode="median")
+    return outcome
+
+
+def throughput(case: Case, ms: float | None) -> str:
+    if not ms:
+        return "-"
+    if case.flops:
+        return f"{case.flops / ms / 1e9:.0f} TFLOP/s"
+    if case.bytes:
+        return f"{case.bytes / ms / 1e6:.0f} GB/s"
+    return "-"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="comma-separated parts of file names to run")
+    parser.add_argument("--quick", action="store_true", help="one small shape per case")
+    parser.add_argument("--interpret", action="store_true", help="tilec only, in the interpreter, tiny shapes")
+    parser.add_argument("--no-triton", action="store_true", help="tilec only, on the GPU")
+    args = parser.parse_args()
+    if args.interpret:
+        os.environ["TILEC_INTERPRET"] = "1"
+    import torch
+    gpu = torch.cuda.is_available() and not args.interpret
+    device = "cuda" if gpu else "cpu"
+    size = "tiny" if not gpu else ("quick" if args.quick else "full")
+    capability = torch.cuda.get_device_capability() if gpu else None
+    backends = ["tilec"] + ([] if (not gpu or args.no_triton) else ["triton"])
+    synchronize = torch.cuda.synchronize if gpu else (lambda: None)
+    if gpu:
+        print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
+    files = sorted(glob.glob(os.path.join(HERE, "k_*.py")))
+    if args.only:
+        wanted = args.only.split(",")
+        files = [f for f in files if any(w in os.path.basename(f) for w in wanted)]
+    rows: list[Row] = []
+    for path in files:
+        file = os.path.basename(path)[2:-3]
+        modules = {}
+        for backend in backends:
+            try:
+                modules[backend] = load(path, backend)
+            except Exception as error:
+                modules[backend] = error
+        source = modules["tilec"]
+        if isinstance(source, Exception):
+            print(f"{file}: cannot load for tilec: {source}", flush=True)
+            continue
+        for case in source.cases(device, size):
+            row = Row(file, case)
+            rows.append(row)
+            if case.needs and (capability is None or tuple(capability) < tuple(case.needs)) and gpu:
+                row.results = {b: Outcome("skip", detail=f"needs sm_{case.needs[0]}{case.needs[1]}") for b in backends}
+                continue
+            torch.manual_seed(0)
+            inputs = case.inputs()
+            reference = case.reference(inputs) if case.reference else None
+            for backend in backends:
+                module = modules[backend]
+                if isinstance(module, Exception):
+                    row.results[backend] = Outcome("ERR", detail=f"load: {module}")
+                    continue
+                row.results[backend] = run_case(case, module, inputs, reference, gpu, synchronize)
+            print("  " + format_row(row, backends), flush=True)
+    print()
+    print(table(rows, backends))
+    print()
+    print(summary(rows, backends))
+    failed = [r for r in rows if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
+    return 1 if failed else 0
+
+
+def format_row(row: Row, backends: list[str]) -> str:
+    parts = [f"{row.file}: {row.case.name} [{row.case.shape}]"]
+    for backend in backends:
+        outcome = row.results.get(backend, Outcome())
+        text = f"{backend} {outcome.status}"
+        if outcome.ms:
+            text += f" {outcome.ms * 1e3:.1f} us ({throughput(row.case, outcome.ms)})"
+        if outcome.detail:
+            text += f" -- {outcome.detail}"
+        parts.append(text)
+    ratio = row.ratio()
+    if ratio:
+        parts.append(f"Triton/tilec {ratio:.2f}x")
+    return "; ".join(parts)
+
+
+def table(rows: list[Row], backends: list[str]) -> str:
+    header = ["kernel", "case", "shape", "correct " + "/".join(backends), "tilec", "Triton", "Triton/tilec",
+              "first call tilec/Triton"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        mine, theirs = row.results.get("tilec", Outcome()), row.results.get("triton", Outcome())
+        ratio = row.ratio()
+        lines.append("| " + " | ".join([
+            row.file, row.case.name, row.case.shape, "/".join(row.results.get(b, Outcome()).status for b in backends),
+            throughput(row.case, mine.ms) if mine.ms else "-", throughput(row.case, theirs.ms) if theirs.ms else "-",
+            f"{ratio:.2f}" if ratio else "-",
+            "/".join(f"{o.first_s:.2f}s" if o.first_s is not None else "-" for o in (mine, theirs))]) + " |")
+    return "\n".join(lines)
+
+
+def summary(rows: list[Row], backends: list[str]) -> str:
+    statuses = {}
+    for row in rows:
+        status = row.results.get("tilec", Outcome()).status
+        statuses[status] = statuses.get(status, 0) + 1
+    lines = [f"tilec: {len(rows)} cases: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))]
+    ratios = [(row.ratio(), row) for row in rows if row.ratio()]
+    if ratios:
+        geomean = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
+        low, low_row = min(ratios, key=lambda pair: pair[0])
+        lines.append(f"Triton/tilec over {len(ratios)} timed cases: geometric mean {geomean:.3f}, minimum {low:.2f} "
+                     f"({low_row.file}: {low_row.case.name} [{low_row.case.shape}])")
+        under = sorted((pair for pair in ratios if pair[0] < 0.95), key=lambda pair: pair[0])
+        lines.append(f"under 0.95: {len(under)}")
+        lines += [f"  {r:.2f}  {row.file}: {row.case.name} [{row.case.shape}]" for r, row in under]
+    for row in rows:
+        for backend, outcome in row.results.items():
+            if outcome.status in ("FAIL", "ERR"):
+                lines.append(f"{backend} {outcome.status}: {row.file}: {row.case.name} [{row.case.shape}] -- "
+                             f"{outcome.detail}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
