@@ -161,13 +161,15 @@ class DescriptorLayout(ArgumentLayout):
     padding: str
     tensormap: str
     whole_rows: bool  # the last dimension spans a multiple of 16 bytes (TMA stores are exact)
+    round_tf32: bool = False  # loads round fp32 to tf32 (round_f32_to_tf32)
 
     def rebuild(self, scope: dict, make_tuple: Any) -> Any:
         from .language.block_pointer import TensorDescriptor
         from .language.core import constexpr
         return TensorDescriptor(scope[self.base], make_tuple([scope[n] for n in self.shape]),
                                 make_tuple([scope[n] for n in self.strides]), constexpr(list(self.block_shape)),
-                                constexpr(self.padding), scope.get(self.tensormap), constexpr(self.whole_rows))
+                                constexpr(self.padding), scope.get(self.tensormap), constexpr(self.whole_rows),
+                                round_tf32=constexpr(self.round_tf32))
 
 
 def is_descriptor_argument(value: Any) -> bool:
@@ -188,7 +190,8 @@ def flatten_descriptor_argument(name: str, value: Any) -> tuple[DescriptorLayout
     leaves += [(leaf, int(v)) for leaf, v in zip(strides, value.strides)]
     leaves.append((tensormap, TensorMap(value)))
     layout = _descriptor_layout(name, rank, tuple(int(b) for b in value.block_shape),
-                                str(getattr(value, "padding", "zero")), whole_rows(value))
+                                str(getattr(value, "padding", "zero")), whole_rows(value),
+                                bool(getattr(value, "round_f32_to_tf32", False)))
     return layout, leaves
 
 
@@ -199,9 +202,10 @@ def _descriptor_leaf_names(name: str, rank: int) -> tuple[str, tuple, tuple, str
 
 
 @functools.lru_cache(maxsize=1024)
-def _descriptor_layout(name: str, rank: int, block_shape: tuple, padding: str, whole_rows: bool) -> DescriptorLayout:
+def _descriptor_layout(name: str, rank: int, block_shape: tuple, padding: str, whole_rows: bool,
+                       round_tf32: bool = False) -> DescriptorLayout:
     base, shape, strides, tensormap = _descriptor_leaf_names(name, rank)
-    return DescriptorLayout(base, shape, strides, block_shape, padding, tensormap, whole_rows)
+    return DescriptorLayout(base, shape, strides, block_shape, padding, tensormap, whole_rows, round_tf32)
 
 
 @dataclass(frozen=True)

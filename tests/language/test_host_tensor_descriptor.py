@@ -405,3 +405,29 @@ def test_attention_with_descriptors_streams_k_and_v_by_tma():
     assert "tile.trans" not in loop and "async_copy_global_to_local" not in ttgir
     assert re.search(r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.f16\.f16 \{[^}]*\}, \{", ptx)  # p from registers
     assert "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group" in ptx and kernel.n_spills == 0
+
+
+@tilec.jit
+def tf32_copy_kernel(desc, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
+    x = desc.load([tl.program_id(0) * BM, 0])
+    tl.store(out_ptr + (tl.program_id(0) * BM + tl.arange(0, BM))[:, None] * BN + tl.arange(0, BN)[None, :], x)
+
+
+def test_round_f32_to_tf32(backend, rng):
+    """Triton 3.9's `round_f32_to_tf32=True`: loads round fp32 to 10 mantissa bits, to
+    nearest even (ties included), infinities and NaN untouched; without it, exact."""
+    x = rng.standard_normal((32, 32)).astype(np.float32)
+    x[0, :6] = [np.inf, -np.inf, np.nan, 3.4028235e38, 1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11]  # two ties
+    bits = x.view(np.uint32)
+    special = (bits & 0x7F800000) == 0x7F800000
+    want = np.where(special, bits, (bits + ((bits >> 13) & 1) + 0xFFF) & 0xFFFFE000).astype(np.uint32)
+    assert want[0, 4] == np.float32(1.0).view(np.uint32) and want[0, 5] == np.float32(1 + 2.0 ** -9).view(np.uint32)
+    base = device_array(x, backend)
+    for rounds, expected in ((True, want), (False, bits)):
+        out = device_array(np.full((32, 32), -1.0, np.float32), backend)
+        tf32_copy_kernel[(2,)](TensorDescriptor.from_tensor(base, [16, 32], round_f32_to_tf32=rounds), out,
+                               BM=16, BN=32)
+        np.testing.assert_array_equal(to_numpy(out).view(np.uint32), expected)
+    with pytest.raises(ValueError, match="round_f32_to_tf32 applies to float32"):
+        TensorDescriptor.from_tensor(device_array(np.zeros((16, 32), np.float16), backend), [16, 32],
+                                     round_f32_to_tf32=True)

@@ -390,11 +390,11 @@ class TensorDescriptor(aggregate):
     pointer form below.
     """
     __tilec_fields__ = ("base", "shape", "strides", "block_shape", "padding_option", "tensormap", "whole_rows",
-                        "recipe")
+                        "recipe", "round_tf32")
 
     def __init__(self, base: tensor, shape: tuple, strides: tuple, block_shape: constexpr,
                  padding_option: constexpr, tensormap: tensor | None = None, whole_rows: constexpr = constexpr(False),
-                 recipe: constexpr = constexpr(None)):
+                 recipe: constexpr = constexpr(None), round_tf32: constexpr = constexpr(False)):
         self.base = base
         self.shape = shape
         self.strides = strides
@@ -403,6 +403,7 @@ class TensorDescriptor(aggregate):
         self.tensormap = tensormap
         self.whole_rows = whole_rows
         self.recipe = recipe
+        self.round_tf32 = round_tf32
 
     def _tma_offsets(self, sem, offsets: Any, what: str, store: bool = False) -> list | None:
         """The block's offsets as int32 IR values when this access is a TMA copy, else None."""
@@ -457,9 +458,11 @@ class TensorDescriptor(aggregate):
             return sem.load(pointers, in_bounds, fill)
         tma = self._tma_offsets(sem, offsets, "descriptor load")
         if tma is None:
-            return with_pointers()
-        ty = self.block_type
-        return tensor(sem.builder.descriptor_load(self._tensormap(sem), tma, ty, with_pointers), ty)
+            block = with_pointers()
+        else:
+            ty = self.block_type
+            block = tensor(sem.builder.descriptor_load(self._tensormap(sem), tma, ty, with_pointers), ty)
+        return _round_to_tf32(sem, block) if _unwrap(self.round_tf32) else block
 
     @builtin
     def store(self, offsets, value) -> None:
@@ -690,3 +693,17 @@ def _descriptor(desc: Any, fn: str) -> TensorDescriptor:
         got = desc.type if isinstance(desc, tensor) else type(desc).__name__
         raise _error(f"{fn} expects a tensor descriptor (from tl.make_tensor_descriptor), got {got}")
     return desc
+
+
+def _round_to_tf32(sem, x: tensor) -> tensor:
+    """fp32 values rounded to tf32 (10 mantissa bits), to nearest even, infinities and
+    NaNs kept: what a host descriptor made with `round_f32_to_tf32=True` loads (a TMA
+    load through a TFLOAT32 tensor map rounds so)."""
+    def u32(value: int) -> tensor:
+        return sem.to_tensor(value, core.uint32)
+
+    bits = sem.cast(x, core.uint32, bitcast=True)
+    special = sem.compare("eq", sem.and_(bits, u32(0x7F800000)), u32(0x7F800000))
+    bias = sem.add(sem.and_(sem.shr(bits, u32(13)), u32(1)), u32(0xFFF))
+    rounded = sem.and_(sem.add(bits, bias), u32(0xFFFFE000))
+    return sem.cast(sem.where(special, bits, rounded), core.float32, bitcast=True)

@@ -327,7 +327,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         try:
             signature = (name, base.data_ptr(), _value_key(base), tuple(map(int, value.shape)),
                          tuple(map(int, value.strides)), tuple(map(int, value.block_shape)),
-                         getattr(value, "padding", "zero")) if hasattr(base, "get_device") else None
+                         getattr(value, "padding", "zero"), bool(getattr(value, "round_f32_to_tf32", False))) \
+                if hasattr(base, "get_device") else None
         except (TypeError, ValueError, AttributeError):
             signature = None  # descriptor_problem says what is wrong
         found = self._descriptors.get(signature) if signature is not None else None
@@ -336,7 +337,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if problem is not None:
                 raise LaunchError(f"argument '{name}' of {self.__name__}() is a bad tensor descriptor: {problem}")
             layout, leaves = flatten_descriptor_argument(name, value)
-            key = ("desc", layout.block_shape, layout.padding, layout.whole_rows, _value_key(base),
+            key = ("desc", layout.block_shape, layout.padding, layout.whole_rows, layout.round_tf32, _value_key(base),
                    tuple(_value_key(int(v)) for v in value.shape), tuple(_value_key(int(v)) for v in value.strides))
             if signature is not None:
                 if len(self._descriptors) >= 1024:

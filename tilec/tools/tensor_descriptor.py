@@ -43,6 +43,7 @@ class TensorDescriptor:
     strides: List[int]
     block_shape: List[int]
     padding: str = "zero"
+    round_f32_to_tf32: bool = False  # loads round fp32 to tf32 (nearest even), as Triton 3.9's
 
     def __post_init__(self):
         problem = _describe_problem(self, at_launch=False)
@@ -50,14 +51,15 @@ class TensorDescriptor:
             raise ValueError(f"TensorDescriptor: {problem}")
 
     @staticmethod
-    def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero") -> "TensorDescriptor":
+    def from_tensor(tensor: Any, block_shape: List[int], padding: str = "zero",
+                    round_f32_to_tf32: bool = False) -> "TensorDescriptor":
         """The descriptor of all of `tensor` (its own shape and strides; a torch tensor,
         or a NumPy array for the interpreter)."""
         if callable(getattr(tensor, "stride", None)):
             strides = list(tensor.stride())
         else:  # NumPy: strides in bytes
             strides = [s // tensor.itemsize for s in tensor.strides]
-        return TensorDescriptor(tensor, list(tensor.shape), strides, block_shape, padding)
+        return TensorDescriptor(tensor, list(tensor.shape), strides, block_shape, padding, round_f32_to_tf32)
 
 
 def is_tensor_descriptor(value: Any) -> bool:
@@ -101,7 +103,8 @@ def descriptor_problem(desc: Any) -> str | None:
             and all(0 < b and not b & (b - 1) for b in block) and math.prod(block) <= MAX_BLOCK_ELEMENTS
             and block[-1] * size >= 16
             and not address % 16 and all(not (s * size) % 16 for s in strides[:-1])
-            and getattr(desc, "padding", "zero") in ("zero", "nan")):
+            and getattr(desc, "padding", "zero") in ("zero", "nan")
+            and (not getattr(desc, "round_f32_to_tf32", False) or size == 4)):
         return None
     return _describe_problem(desc)
 
@@ -128,6 +131,8 @@ def _describe_problem(desc: Any, at_launch: bool = True) -> str | None:
     if getattr(desc, "padding", "zero") not in ("zero", "nan"):
         return f"padding must be 'zero' or 'nan', got {desc.padding!r}"
     size = _element_bytes(desc.base)
+    if getattr(desc, "round_f32_to_tf32", False) and size not in (None, 4):
+        return "round_f32_to_tf32 applies to float32 tensors only (round_f32_to_tf32 is only supported for float32 tensors)"
     if size is not None:
         if at_launch and block[-1] * size < 16:
             return (f"the block must span at least 16 bytes along the last dimension, got {block[-1]} x {size} = "
