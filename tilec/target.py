@@ -37,8 +37,11 @@ _PTX_VERSION_FLOOR = 80
 
 # Targets whose code needs a newer PTX ISA than the two rules above give: sm_89's fp8
 # conversions (cvt.rn.satfinite.e4m3x2.f32, cvt.rn.f16x2.e4m3x2) exist from PTX 8.1 on
-# (sm_90 has them from 7.8).
-_PTX_VERSION_FOR_INSTRUCTIONS: dict[str, int] = {"sm_89": 81}
+# (sm_90 has them from 7.8), and so do sm_90's vector atomics (atom.add.v4.f32).
+_PTX_VERSION_FOR_INSTRUCTIONS: dict[str, int] = {"sm_89": 81, "sm_90a": 81}
+
+# The first PTX ISA version with vector atomics (`atom.add.v2/.v4.f32`, sm_90 and newer).
+VECTOR_ATOMICS_PTX_VERSION = 81
 
 # The oldest GPUs the generated code is valid on: global accesses carry L1 eviction hints
 # and atomics memory-ordering qualifiers (.relaxed, .acq_rel, scopes), which PTX has for

@@ -569,3 +569,17 @@ def test_tuple_subclass_argument_is_a_tuple(backend):
     out = device_array(np.zeros(1, np.int32), backend)
     shape_arg_kernel[(1,)](Shape((4, 5)), out)
     assert to_numpy(out)[0] == 20
+
+
+@tilec.jit
+def int_load_with_float_other_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n, other=0.0))
+
+
+def test_integer_load_takes_a_float_other(backend, rng):
+    """`tl.load(int8_ptr, mask=..., other=0.0)`, as Triton takes it: 0.0 becomes 0."""
+    x = rng.integers(-128, 127, 16).astype(np.int8)
+    out = device_array(np.full(32, 7, np.int8), backend)
+    int_load_with_float_other_kernel[(1,)](device_array(x, backend), out, 16, BLOCK=32)
+    np.testing.assert_array_equal(to_numpy(out), np.concatenate([x, np.zeros(16, np.int8)]))

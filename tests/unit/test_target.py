@@ -49,9 +49,9 @@ def test_target_errors_are_tilec_errors_and_value_errors():
 
 @pytest.mark.parametrize("text,ptx_version", [
     # the targets before sm_100 keep the +ptx80 they always had (the floor) ...
-    ("sm_70", 80), ("sm_75", 80), ("sm_80", 80), ("sm_86", 80), ("sm_87", 80), ("sm_90", 80), ("sm_90a", 80),
-    # ... but sm_89, whose fp8 conversions need 8.1 ...
-    ("sm_89", 81),
+    ("sm_70", 80), ("sm_75", 80), ("sm_80", 80), ("sm_86", 80), ("sm_87", 80),
+    # ... but sm_89, whose fp8 conversions need 8.1, and sm_90, whose vector atomics do ...
+    ("sm_89", 81), ("sm_90", 81), ("sm_90a", 81),
     # ... and newer chips need a newer PTX ISA: the first one LLVM takes for them
     ("sm_88", 90), ("sm_100", 86), ("sm_100a", 86), ("sm_101", 86), ("sm_103", 88), ("sm_110", 90),
     ("sm_120", 87), ("sm_121", 88),

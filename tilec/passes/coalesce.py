@@ -1,4 +1,6 @@
-"""tilegpu-coalesce: chooses a memory-friendly layout for every load and store.
+"""tilegpu-coalesce: chooses a memory-friendly layout for every load and store, and for
+the fp32 atomic adds that go several at a time (sm_90's vector atomics; one at a time, a
+thread's consecutive elements would split a warp's accesses over more instructions).
 
 For a tensor of pointers, axis info says along which dimension addresses are
 contiguous. The pass orders dimensions by contiguity (most contiguous first) and lets
@@ -30,6 +32,7 @@ from ..dialects._mlir import walk_ops, is_tensor
 from ..dialects.tile import element_type, memory_bits, pointee_type, shape_of
 from ..layout.encodings import default_blocked
 from . import register_pass
+from ..target import Target
 from .axis_info import AxisInfoAnalysis
 from .utils import functions
 
@@ -84,13 +87,15 @@ def _relayout_result(op: ir.Operation, layout) -> None:
 @register_pass("tilegpu-coalesce", "Choose coalesced, vectorisable layouts for loads and stores")
 def coalesce(module_op: ir.Operation) -> None:
     num_warps = tilegpu.num_warps_of(module_op)
+    target = Target.parse(tilegpu.target_of(module_op)) if tilegpu.TARGET_ATTR in module_op.attributes else None
     for fn in functions(module_op):
         for op in [op for op in walk_ops(fn) if op.name == "tile.descriptor_load"]:
             layout = descriptor_block_layout(op.results[0].type, num_warps)
             if layout != tilegpu.layout_of(op.results[0].type):
                 _relayout_result(op, layout)
         analysis = AxisInfoAnalysis(fn)
-        memory_ops = [op for op in walk_ops(fn) if op.name in ("tile.load", "tile.store")]
+        memory_ops = [op for op in walk_ops(fn) if op.name in ("tile.load", "tile.store")
+                      or (op.name == "tile.atomic_rmw" and _vector_atomic(op, target))]
         for op in memory_ops:
             ptr = op.operands[0]
             if not is_tensor(ptr.type):
@@ -103,6 +108,13 @@ def coalesce(module_op: ir.Operation) -> None:
                 for i, operand in enumerate(op.operands):
                     if is_tensor(operand.type):
                         op.operands[i] = tilegpu.convert_layout(operand, layout)
-            if op.name == "tile.load":
+            if op.name in ("tile.load", "tile.atomic_rmw"):
                 _relayout_result(op, layout)
 
+
+def _vector_atomic(op: ir.Operation, target: Target | None) -> bool:
+    """An atomic read-modify-write the lowering issues several elements at a time."""
+    from .convert_tilegpu_to_llvm.atomic import vector_fadd
+    from ..dialects._mlir import str_attr_value
+    return (target is not None and is_tensor(op.results[0].type)
+            and vector_fadd(str_attr_value(op, "kind"), element_type(op.results[0].type), target))

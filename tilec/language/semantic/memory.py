@@ -68,7 +68,12 @@ class MemoryRules(SemanticState):
         if other is not None:
             if mask is None:
                 raise _error("load's `other` needs a `mask`: it is the value of masked-off elements")
-            other = self.cast(self.to_tensor(other, elt) if not isinstance(other, tensor) else other, elt)
+            if not isinstance(other, tensor):
+                # A float for an integer element is converted as Triton does (`other=0.0`
+                # of an int8 load is 0); any other number is made of the element type.
+                floating_into_int = isinstance(other, float) and not elt.is_floating()
+                other = self.to_tensor(other) if floating_into_int else self.to_tensor(other, elt)
+            other = self.cast(other, elt)
             if ptr.type.is_block():
                 other = self.broadcast_to(other, ptr.type.shape)
             elif other.type.is_block():
@@ -107,3 +112,4 @@ class MemoryRules(SemanticState):
         value = self.cast(value, elt)
         self.builder.store(ptr.handle, value.handle, None if mask is None else mask.handle,
                            cache_modifier=cache_modifier, eviction_policy=eviction_policy)
+

@@ -15,7 +15,8 @@ Float max/min use integer atomics on the bit patterns, chosen by the value's sig
 float with the sign bit clear orders like its signed integer bits, one with it set --
 -0.0 included -- inversely like its unsigned bits), as PTX has no float atom.max/min;
 fp16 and bf16 max/min, which have no 16-bit integer atom either, are compare-and-swap
-loops ordering the bits the same way.
+loops ordering the bits the same way. On sm_90, fp32 adds of consecutive elements a
+thread holds (aligned, under one mask value) go 2 or 4 at a time (`atom.add.v4.f32`).
 
 Atomic loads, stores and polls follow the same ownership rule, and order the rest of
 the program with barriers, as CUTLASS's semaphores do: a release store comes after a
@@ -166,10 +167,15 @@ def lower_atomic_rmw(ctx: LoweringContext, op: ir.Operation) -> None:
     owner, source = _owned_registers(ctx, ptr)
     ptrs, values = ctx.elements(ptr), ctx.elements(value)
     masks = ctx.elements(mask) if mask is not None else [None] * len(ptrs)
+    vec = _fadd_vector_width(ctx, op, kind, ty, ptr, mask)
     old: list[ir.Value] = []
     for index, (p, v, m) in enumerate(zip(ptrs, values, masks)):
         if source[index] != index:
             old.append(old[source[index]])
+            continue
+        if vec > 1:
+            if index % vec == 0:  # a run of `vec` registers, one instruction (its owner owns the run)
+                old += _vector_fadd(ctx, op, vec, p, values[index:index + vec], _and(ctx, owner, m))
             continue
         pred = _and(ctx, owner, m)
         operand = v if kind == "fadd" else _as_bits(ctx, v, bits)
@@ -177,6 +183,34 @@ def lower_atomic_rmw(ctx: LoweringContext, op: ir.Operation) -> None:
         (r,) = ctx.inline_asm(asm, f"={letter},l,{value_letter},b", [p, operand, pred], [result_type])
         old.append(_from_bits(ctx, r, ty))
     _publish(ctx, op, ptr, owner, old)
+
+
+def vector_fadd(kind: str, ty: ir.Type, target) -> bool:
+    """Whether atomics of this kind and element type go several at a time on `target`."""
+    from ...target import VECTOR_ATOMICS_PTX_VERSION
+    return (kind == "fadd" and isinstance(ty, ir.F32Type) and target.at_least(90)
+            and target.ptx_version >= VECTOR_ATOMICS_PTX_VERSION)
+
+
+def _fadd_vector_width(ctx: LoweringContext, op: ir.Operation, kind: str, ty: ir.Type, ptr: ir.Value,
+                       mask: ir.Value | None) -> int:
+    """How many consecutive fp32 registers one `atom.add.v2/.v4.f32` updates (sm_90 has
+    vector atomics for fp32; Triton's split-K epilogue is made of them), else 1."""
+    if not (vector_fadd(kind, ty, ctx.target) and is_tensor(ptr.type)):
+        return 1
+    from .memory import vector_width
+    return min(4, vector_width(ctx, ptr, mask, 4))
+
+
+def _vector_fadd(ctx: LoweringContext, op: ir.Operation, vec: int, ptr: ir.Value, values: list[ir.Value],
+                 predicate: ir.Value) -> list[ir.Value]:
+    """One vector atomic add of `values` at `ptr` (`vec` consecutive fp32); the old values."""
+    olds = ", ".join(f"${i}" for i in range(vec))
+    adds = ", ".join(f"${vec + 1 + i}" for i in range(vec))
+    asm = ("{ " + "".join(f"mov.b32 ${i}, 0; " for i in range(vec))
+           + f"@${2 * vec + 1} atom{_qualifiers(op)}.add.v{vec}.f32 {{{olds}}}, [${vec}], {{{adds}}}; }}")
+    constraints = ",".join(["=f"] * vec + ["l"] + ["f"] * vec + ["b"])
+    return list(ctx.inline_asm(asm, constraints, [ptr, *values, predicate], [values[0].type] * vec))
 
 
 @lowers("tile.atomic_cas")
