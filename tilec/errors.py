@@ -11,14 +11,26 @@ for the GPU, the interpreter's out-of-bounds accesses and failed assertions) car
 own location, so the Python traceback of tilec's internals adds nothing but noise. The API entry points
 (`tilec.compile`, `kernel[grid](...)`, `kernel.warmup`, ...) therefore re-raise them
 without the frames below themselves (`hide_internal_frames`): Python then prints the
-user's own frames down to the call into tilec, and the message. `TILEC_DEBUG=1` keeps
-every frame.
+user's own frames down to the call into tilec, and the message. A `ToolkitError` (a
+missing ptxas, a chip the installed ptxas does not know) is trimmed the same way: its
+message names the tool and what to do. `TILEC_DEBUG=1` keeps every frame.
+
+A `CompilationError` prints as one error wherever it is printed: by Python itself, by
+the `traceback` module (`traceback.format_exc()`, `logging.exception`, Python 3.13's
+default hook), by pytest and by IPython/Jupyter. Its `__cause__` is Triton's chain of
+located errors for the user's code that asks for it, and nothing for the exception
+printers, which read it from Python's library and installed packages (see
+`CompilationError.__cause__`).
 """
 from __future__ import annotations
 
+import numbers
 import os
+import site
+import sys
 import sysconfig
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -54,9 +66,22 @@ class TilecError(Exception):
 
 
 _TILEC_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-# Python's own library and installed packages: code tilec calls, not the user's.
-_LIBRARY_DIRS = tuple(sorted({os.path.abspath(path) + os.sep for key, path in sysconfig.get_paths().items()
-                              if key in ("stdlib", "platstdlib", "purelib", "platlib")}))
+
+
+def _library_dirs() -> tuple[str, ...]:
+    """Python's own library and the folders of installed packages (the environment's, the
+    system's -- Debian's dist-packages -- and the user's): code tilec calls, and the code
+    that prints exceptions, not the user's."""
+    paths = [path for key, path in sysconfig.get_paths().items()
+             if key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    try:
+        paths += site.getsitepackages() + [site.getusersitepackages()]
+    except AttributeError:  # an old virtualenv's site module lacks them
+        pass
+    return tuple(sorted({os.path.abspath(path) + os.sep for path in paths if path}))
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 def _user_frames(location: SourceLocation | None, call_stack: tuple[SourceLocation, ...]):
@@ -83,13 +108,17 @@ def hide_internal_frames(error: BaseException) -> None:
     """Trims `error`'s traceback for an API entry point to re-raise it with a bare
     `raise` (which adds no frame of its own): Python then prints the user's frames down
     to the call into tilec, and
-      - for a `UserError`, nothing below it: the message says where;
+      - for a `UserError` or a `ToolkitError`, nothing below it: the message says where,
+        or which tool is missing and what to do;
       - for another exception raised in user code that tilec called back (the
         interpreted kernel's body, a grid function), the frames from that code inward;
       - for anything else (a tilec bug), every frame.
     With TILEC_DEBUG=1 nothing is dropped, and a CompilationError made from another
-    exception (a likely tilec bug) shows that one as its cause. (Python 3.10 re-raises
-    the traceback it caught, so there the traceback stays whole.)
+    exception (a likely tilec bug) shows that one as its cause.
+
+    Python 3.10's bare `raise` re-raises the traceback it caught, whatever `error`'s
+    now is: there this function raises the trimmed error itself, which adds two frames
+    (the entry point's and this one's) in place of all of tilec's.
     """
     from .config import config
     if config.debug:
@@ -97,23 +126,75 @@ def hide_internal_frames(error: BaseException) -> None:
         if original is not None and _EXCEPTION_CAUSE.__get__(error) is None:
             _EXCEPTION_CAUSE.__set__(error, original)
         return
-    if isinstance(error, UserError):
+    if isinstance(error, (UserError, ToolkitError)):
         error.__traceback__ = None
-        return
-    tb = error.__traceback__
-    while tb is not None and not _is_user_code(tb.tb_frame.f_code.co_filename):
-        tb = tb.tb_next
-    if tb is not None:
-        error.__traceback__ = tb
+    else:
+        tb = error.__traceback__
+        while tb is not None and not _is_user_code(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        if tb is not None:
+            error.__traceback__ = tb
+    if sys.version_info < (3, 11):
+        __tracebackhide__ = True  # noqa: F841 (pytest leaves this frame out of its reports)
+        raise error.with_traceback(error.__traceback__)
 
 
 def _is_user_code(filename: str) -> bool:
     """Whether a frame's file is the user's: not tilec's, not Python's own library or an
-    installed package (which tilec calls too), not generated code (`<...>`)."""
+    installed package (which tilec calls too), not generated code (`<...>`) other than
+    an IPython cell's (`<ipython-input-...>`; Jupyter's cells have files of their own)."""
     if filename.startswith("<"):
-        return False
+        return filename.startswith("<ipython-input-")
     path = os.path.abspath(filename)
     return not path.startswith(_TILEC_DIR) and not any(path.startswith(prefix) for prefix in _LIBRARY_DIRS)
+
+
+def note_grid_function_error(error: BaseException, grid_function: Any, kernel: str, meta: dict) -> None:
+    """Adds to an exception raised by the grid function of a launch (`kernel[grid](...)`
+    with `grid = lambda META: ...`) a note naming that function, where it is defined, and
+    the scalar values of META it was given: a `cdiv(n, META["BLOCK"])` that divides by
+    zero then shows `BLOCK: 0`. The exception keeps its type (code may catch a KeyError);
+    tilec's own frames at the end of its traceback (the inside of `tilec.cdiv`) are
+    dropped, so that it ends at the user's line. (Python 3.10 prints no notes.)"""
+    from .config import config
+    code = getattr(grid_function, "__code__", None)
+    name = getattr(grid_function, "__name__", type(grid_function).__name__)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    values = ", ".join(f"{key}: {_short_value(value)}" for key, value in meta.items())
+    if hasattr(error, "add_note"):
+        error.add_note(f"raised by the grid function {name}{where}, called by {kernel}'s launch with "
+                       f"META = {{{values}}}")
+    if config.debug:
+        return
+    entries, tb = [], error.__traceback__
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    users = [i for i, entry in enumerate(entries) if _is_user_code(entry.tb_frame.f_code.co_filename)]
+    if users and all(os.path.abspath(entry.tb_frame.f_code.co_filename).startswith(_TILEC_DIR)
+                     for entry in entries[users[-1] + 1:]):
+        entries[users[-1]].tb_next = None
+
+
+def _short_value(value: Any) -> str:
+    """A scalar's repr (a constexpr's value; a NumPy scalar as its number), else the
+    type's name (arrays, tensors)."""
+    value = getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)
+    if isinstance(value, numbers.Number):
+        return str(value)
+    return type(value).__name__
+
+
+def _read_by_library_code() -> bool:
+    """Whether the code reading `CompilationError.__cause__` (the caller of its getter) is
+    in Python's library or an installed package, not the user's."""
+    filename = sys._getframe(2).f_code.co_filename
+    if filename.startswith("<"):  # a notebook cell, `python -c`, exec'd text: the user's
+        return filename.startswith("<frozen")
+    path = os.path.abspath(filename)
+    return any(path.startswith(prefix) for prefix in _LIBRARY_DIRS)
 
 
 class SemanticRuleError(Exception):
@@ -187,10 +268,18 @@ class CompilationError(UserError):
             error of Triton's words alone (tests compare its text with Triton's);
           - none for a failed tl.static_assert or a construct the language does not take
             (as Triton's CompileTimeAssertionFailure and UnsupportedLanguageConstruct).
-        Python's own traceback printing reads the underlying field, so what users see
-        stays one error; TILEC_DEBUG=1 prints the cause too."""
+
+        That chain is for the user's code, which asks for it (Triton's tests do). The
+        exception printers -- Python's `traceback` module (format_exc, logging, Python
+        3.13's default hook, unittest), pytest's report, IPython and Jupyter -- would print
+        each link with tilec's frames: they are told the cause Python itself recorded
+        (none; with TILEC_DEBUG=1 the exception the error was made from), as Python's own
+        printing in C reads it, so the error prints once, at its location. Those printers
+        live in Python's library and installed packages, and no user code does: the reader
+        is told apart by its file. No printer offers a hook for this (they follow
+        `__cause__` unconditionally), so the reader is the only thing to go by."""
         cause = _EXCEPTION_CAUSE.__get__(self)
-        if cause is not None:
+        if cause is not None or _read_by_library_code():
             return cause
         if "_cause" not in self.__dict__:
             self.__dict__["_cause"] = self._located_cause()

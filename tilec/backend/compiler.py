@@ -29,7 +29,7 @@ from ..target import Target
 from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
 from . import intrinsics, toolkit
 from .kernel_data import (TILEC_VERSION, CompiledKernel, CompileOptions, KernelMetadata,  # noqa: F401
-                          Stages, signature_specs)
+                          Stages, dump_stage, signature_specs)
 
 InternalCompilerError = InternalError  # a pass failed on IR the frontend accepted
 
@@ -338,18 +338,8 @@ def compile_specialized(fn: KernelFunction, specs: list[ArgSpec], options: Compi
 
 
 def _dump(state: _Compilation, stage: str) -> None:
-    os.makedirs(config.dump_dir, exist_ok=True)
-    value = state.asm.get(stage)
-    if value is None:
-        return
-    suffix = {"ttir": "ttir.mlir", "ttgir": "ttgir.mlir", "llir": "ll", "ptx": "ptx", "cubin": "cubin"}[stage]
-    # One file set per specialisation: the kernel name plus a short hash of its arguments and options.
-    import hashlib
-    tag = hashlib.sha256(repr(([s.key() for s in state.specs], state.options)).encode()).hexdigest()[:8]
-    path = os.path.join(config.dump_dir, f"{state.fn.__name__}-{tag}.{suffix}")
-    mode = "wb" if isinstance(value, bytes) else "w"
-    with open(path, mode) as f:
-        f.write(value)
+    dump_stage(config.dump_dir, state.fn.__name__, state.specs, state.options.cache_key(), stage,
+               state.asm.get(stage))
 
 
 def compile_kernel(fn, *, signature: dict[str, str], constexprs: dict[str, Any], target: str | Target | None,

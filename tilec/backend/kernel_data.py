@@ -141,6 +141,25 @@ class CompiledKernel:
                 f"spills={m.n_spills}, shared={m.shared}{missing})")
 
 
+DUMP_SUFFIXES = {"ttir": "ttir.mlir", "ttgir": "ttgir.mlir", "llir": "ll", "ptx": "ptx", "cubin": "cubin"}
+
+
+def dump_stage(directory: str, kernel: str, specs: list[ArgSpec], options_key: str, stage: str, value: Any) -> None:
+    """Writes one stage of a kernel to `directory` (TILEC_DUMP_DIR) as `<kernel>-<tag>.<suffix>`.
+
+    The tag is a short hash of the argument types and the options (`options_cache_key`),
+    so specialisations do not overwrite each other, and a kernel read from the disk cache
+    writes the same files as its compilation did."""
+    if value is None:
+        return
+    import hashlib
+    tag = hashlib.sha256(repr(([s.key() for s in specs], options_key)).encode()).hexdigest()[:8]
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, f"{kernel}-{tag}.{DUMP_SUFFIXES[stage]}"),
+              "wb" if isinstance(value, bytes) else "w") as f:
+        f.write(value)
+
+
 # ----------------------------------------------------------------------------- tilec.compile's signature
 
 

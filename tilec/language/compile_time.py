@@ -18,6 +18,7 @@ import functools
 from typing import Any, Callable
 
 from .core import ConstexprRequired, _unwrap, constexpr, dtype, inside_kernel, tensor
+from ..torch_compile import launched_in_torch_compile
 
 
 class constexpr_type:
@@ -149,7 +150,9 @@ class ConstexprFunction:
         return _BoundConstexprFunction(self, instance)  # a method: `self` first, as a bound method
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not inside_kernel():
+        # Host code calls the function as it is; torch.compile traces only host code (and
+        # cannot trace the ContextVar that inside_kernel reads: asked first, no graph break).
+        if launched_in_torch_compile() or not inside_kernel():
             return self.fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         for position, value in [*enumerate(args), *kwargs.items()]:
             if isinstance(value, tensor):

@@ -25,8 +25,9 @@ import warnings
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..errors import CompilationError, LaunchError, OutOfResources, ToolkitError, hide_internal_frames
+from ..errors import CompilationError, LaunchError, OutOfResources, ToolkitError, UsageError, hide_internal_frames
 from ..frontend.kernel_function import called_without_grid
+from ..torch_compile import launch_outside_graphs, launched_in_torch_compile
 
 _config = _config_module.config
 
@@ -68,12 +69,19 @@ class _Wrapper:
     are launched like one, `kernel[grid](*args, **kwargs)`."""
 
     def __init__(self, fn: Any):
+        if not hasattr(fn, "arg_names"):  # a plain Python function: @tilec.jit is missing
+            decorator = "tilec.autotune" if isinstance(self, Autotuner) else "tilec.heuristics"
+            raise UsageError(f"{decorator} wraps a kernel, and {getattr(fn, '__name__', repr(fn))} is not one: "
+                             f"put @tilec.jit under @{decorator}")
         self.fn = fn
         self.arg_names = list(fn.arg_names)
         self.__name__ = fn.__name__
         self.__doc__ = getattr(fn, "__doc__", None)
 
     def __getitem__(self, grid) -> Callable:
+        if launched_in_torch_compile():  # a graph break, not a traced launch (see tilec.torch_compile)
+            return launch_outside_graphs(self, grid)
+
         def launch(*args, **kwargs):
             try:
                 return self.run(*args, grid=grid, **kwargs)
@@ -364,9 +372,13 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: di
     """Decorator: launch the kernel with the fastest of `configs` for each value of `key`."""
 
     def decorate(fn: Any) -> Autotuner:
-        return Autotuner(fn, configs, key, prune_configs_by=prune_configs_by, reset_to_zero=reset_to_zero,
-                         restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, warmup=warmup,
-                         rep=rep, do_bench=do_bench, cache_results=cache_results, use_cuda_graph=use_cuda_graph)
+        try:
+            return Autotuner(fn, configs, key, prune_configs_by=prune_configs_by, reset_to_zero=reset_to_zero,
+                             restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, warmup=warmup,
+                             rep=rep, do_bench=do_bench, cache_results=cache_results, use_cuda_graph=use_cuda_graph)
+        except UsageError as error:
+            hide_internal_frames(error)  # the user's frames end at the decorator
+            raise
 
     return decorate
 
@@ -375,7 +387,11 @@ def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable:
     """Decorator: meta-parameters computed from the launch arguments."""
 
     def decorate(fn: Any) -> Heuristics:
-        return Heuristics(fn, values)
+        try:
+            return Heuristics(fn, values)
+        except UsageError as error:
+            hide_internal_frames(error)  # the user's frames end at the decorator
+            raise
 
     return decorate
 

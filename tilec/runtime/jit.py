@@ -16,9 +16,9 @@ import weakref
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
-from ..backend.kernel_data import options_cache_key, signature_specs
+from ..backend.kernel_data import DUMP_SUFFIXES, dump_stage, options_cache_key, signature_specs
 from ..errors import (LaunchError, LaunchOptionError, UsageError, dtype_argument_error, hide_internal_frames,
-                      too_many_arguments)
+                      note_grid_function_error, too_many_arguments)
 from ..frontend import KernelFunction
 from ..frontend.kernel_function import kernel_function_of
 from ..language import core as tl
@@ -32,6 +32,7 @@ from . import specialize
 from .reinterpret import TensorWrapper, reinterpret  # noqa: F401  (also here, where Triton has them)
 from ..tools.tensor_descriptor import descriptor_problem, is_tensor_descriptor
 from .tma import TensorMap
+from ..torch_compile import launch_outside_graphs, launched_in_torch_compile, torch_compile_check
 
 # Element type names (torch's, NumPy's, tilec's) -> the short names of signatures, as
 # Triton's triton.runtime.jit.type_canonicalisation_dict (test suites build types with it).
@@ -109,7 +110,11 @@ class JITFunction(KernelFunction):
     def __getitem__(self, grid) -> Callable:
         """`kernel[grid]`: a callable taking the kernel's arguments and launch options."""
         if self._fast_run_torch is not (sys.modules.get("torch") is not None):
+            if launched_in_torch_compile():  # torch.compile traces this launch: a graph break (tilec.torch_compile)
+                return launch_outside_graphs(self, grid)
             self._fast_run = self._make_fast_run(self._fast_descriptors)
+        if self._traced_by_torch_compile():  # torch's own check (no Python call of tilec's), made per torch
+            return launch_outside_graphs(self, grid)
         if _GridCall is not None:  # calls _fast_run(grid, ...) from C; _bad_call reports binding errors
             return _GridCall(self._fast_run, grid, self._bad_call)
         fast_run = self._fast_run
@@ -167,6 +172,7 @@ class JITFunction(KernelFunction):
         params, key_parts, values, pointers = [], [], [], []
         torch = sys.modules.get("torch")
         self._fast_run_torch = torch is not None
+        self._traced_by_torch_compile = torch_compile_check(torch)
         if any(name in _GENERATED_NAMES or re.fullmatch(r"_(p|k|default_)\d+", name) for name in names):
             # A parameter named like the generated code's own variables: no fast path.
             def slow_run(_grid, *args, **kwargs):
@@ -413,7 +419,12 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
     def _resolve_grid(self, grid: Any, values: list) -> tuple[int, int, int]:
         if callable(grid):
-            grid = grid(dict(zip(self.arg_names, values)))
+            meta = dict(zip(self.arg_names, values))
+            try:
+                grid = grid(meta)
+            except Exception as error:
+                note_grid_function_error(error, grid, self.__name__, meta)  # names it, and META's values
+                raise
         if isinstance(grid, int):
             grid = (grid,)
         try:
@@ -664,6 +675,10 @@ def load_or_compile(fn: KernelFunction, specs: list[ArgSpec], option_values: dic
                                              "target": target if isinstance(target, Target) else Target.parse(target)})
         compiled = compiler.compile_specialized(fn, specs, options)
         cache.store(disk_key, compiled)
+    elif _config.dump_dir:  # the files a compilation writes, from the stages the cache kept
+        for stage in DUMP_SUFFIXES:
+            dump_stage(_config.dump_dir, fn.__name__, specs, options_cache_key(option_values), stage,
+                       compiled.asm.get(stage))
     return compiled
 
 

@@ -29,6 +29,7 @@ from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
 from ..errors import LaunchError, OutOfResources, hide_internal_frames, too_many_arguments
 from . import driver
+from ..torch_compile import launch_outside_graphs, launched_in_torch_compile
 
 
 def require_launcher() -> None:
@@ -189,6 +190,9 @@ class LaunchableKernel(CompiledKernel):
     def __getitem__(self, grid: Any) -> Callable[..., None]:
         """`compiled[grid](*args)`: `args` are all of the kernel's parameters, constexprs
         included; they must match the specialisation this kernel was compiled for."""
+        if launched_in_torch_compile():  # a graph break, not a traced launch (see tilec.torch_compile)
+            return launch_outside_graphs(self, grid)
+
         def launch(*args, stream=None):
             try:
                 return self._launch(grid, args, stream)
