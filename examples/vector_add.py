@@ -32,11 +32,16 @@ def add(x, y, out):
 
 
 def gpu_available() -> bool:
+    """Whether torch can allocate GPU memory here; a GPU without torch is said so."""
     try:
         import torch
-        return torch.cuda.is_available()
     except ImportError:
+        from tilec.runtime import driver
+        if not tilec.config.config.interpret and driver.is_available():
+            print("A GPU answers, but torch is not installed: this example allocates its GPU arrays with torch, "
+                  "so it runs in the interpreter instead (pip install torch to run it on the GPU).")
         return False
+    return torch.cuda.is_available()
 
 
 def main() -> None:
