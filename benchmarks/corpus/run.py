@@ -5,6 +5,7 @@ process, with a correctness check, a table and a summary.
     python benchmarks/corpus/run.py --only softmax,rms  # kernels whose file name matches
     python benchmarks/corpus/run.py --quick            # one small shape per case
     python benchmarks/corpus/run.py --interpret        # tilec only, NumPy interpreter, tiny shapes
+    python benchmarks/corpus/run.py --compile-only sm_90 [--quick]   # tilec only: compile, launch nothing
 
 Each kernel file in this folder (`k_*.py`) is plain Triton code: `import triton`,
 `import triton.language as tl`, `@triton.jit` kernels and the host wrappers people write
@@ -148,9 +149,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="one small shape per case")
     parser.add_argument("--interpret", action="store_true", help="tilec only, in the interpreter, tiny shapes")
     parser.add_argument("--no-triton", action="store_true", help="tilec only, on the GPU")
+    parser.add_argument("--compile-only", metavar="TARGET", default="",
+                        help="tilec only, without a GPU: compile every kernel (every autotune config) for TARGET "
+                             "at the full (or --quick) shapes, launch nothing")
     args = parser.parse_args()
     if args.interpret:
         os.environ["TILEC_INTERPRET"] = "1"
+    if args.compile_only:
+        return compile_only(args)
     import torch
     gpu = torch.cuda.is_available() and not args.interpret
     device = "cuda" if gpu else "cpu"
@@ -199,6 +205,34 @@ def main() -> int:
     print(summary(rows, backends))
     failed = [r for r in rows if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
     return 1 if failed else 0
+
+
+def compile_only(args) -> int:
+    """Compiles every case's kernels for `args.compile_only` (CPU tensors at the full or
+    quick shapes stand in for the GPU's), reporting each case as compiled or failed."""
+    import torch
+    from bench_tutorials import COMPILE_NOTES, install_compile_only
+    install_compile_only(args.compile_only, None)
+    files = sorted(glob.glob(os.path.join(HERE, "k_*.py")))
+    if args.only:
+        files = [f for f in files if any(w in os.path.basename(f) for w in args.only.split(","))]
+    failures = 0
+    for path in files:
+        file = os.path.basename(path)[2:-3]
+        module = load(path, "tilec")
+        for case in module.cases("cpu", "quick" if args.quick else "full"):
+            torch.manual_seed(0)
+            COMPILE_NOTES.clear()
+            try:
+                case.run(module, case.inputs())()
+                status = "compiled" + (f" ({'; '.join(dict.fromkeys(COMPILE_NOTES))})" if COMPILE_NOTES else "")
+            except Exception as error:
+                failures += 1
+                lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
+                status = "FAILED: " + " | ".join(line.strip() for line in lines[:3])[:400]
+            print(f"{file}: {case.name} [{case.shape}]: {status}", flush=True)
+    print(f"{failures} failed")
+    return 1 if failures else 0
 
 
 def format_row(row: Row, backends: list[str]) -> str:
