@@ -187,10 +187,10 @@ def _capacity(module_op: ir.Operation) -> int | None:
 def _shrink_fma_staging(fn: ir.Operation, num_warps: int) -> bool:
     """Halves the staging limit of every FMA dot that stages more than one K element at a
     time; whether one changed."""
-    from .convert_tilegpu_to_llvm.dot import CHUNK_BYTES, CHUNK_BYTES_ATTR, _staging_of
+    from .convert_tilegpu_to_llvm.dot import CHUNK_BYTES, CHUNK_BYTES_ATTR, fma_staging_of
     changed = False
     for op in walk_ops(fn):
-        if op.name != "tile.dot" or not scratch_size(op, num_warps) or _staging_of(op).chunk <= 1:
+        if op.name != "tile.dot" or not scratch_size(op, num_warps) or fma_staging_of(op).chunk <= 1:
             continue
         limit = ir.IntegerAttr(op.attributes[CHUNK_BYTES_ATTR]).value if CHUNK_BYTES_ATTR in op.attributes \
             else CHUNK_BYTES

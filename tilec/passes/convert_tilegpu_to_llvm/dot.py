@@ -72,10 +72,12 @@ def fma_dot_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     """The FMA path's staging; a tensor-core dot (mma result) works in registers."""
     if isinstance(tilegpu.layout_of(op.results[0].type), MmaEncoding):
         return 0
-    return _staging_of(op).scratch_bytes
+    return fma_staging_of(op).scratch_bytes
 
 
-def _staging_of(op: ir.Operation) -> FmaStaging:
+def fma_staging_of(op: ir.Operation) -> FmaStaging:
+    """How this FMA dot stages its operands: within CHUNK_BYTES, or the smaller limit
+    tilegpu-allocate-shared-memory set on it (CHUNK_BYTES_ATTR)."""
     a, b = op.operands[0], op.operands[1]
     limit = int_attr_value(op, CHUNK_BYTES_ATTR, CHUNK_BYTES) if CHUNK_BYTES_ATTR in op.attributes else CHUNK_BYTES
     return fma_staging(shape_of(a.type), shape_of(b.type), element_bytes(a.type), limit)
@@ -98,7 +100,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
     a_ty = ctx.element_type(a.type)
     size = element_bytes(a.type)
     n_size = b_shape[-1]
-    staging = _staging_of(op)
+    staging = fma_staging_of(op)
     chunk, a_chunk, b_chunk = staging.chunk, staging.a_chunk, staging.b_chunk
     b_base, dummy = staging.b_base, staging.dummy
     ctx.reserve_shared(staging.scratch_bytes)
