@@ -480,12 +480,15 @@ def cases_05(plan: Plan) -> Iterator[Case]:
             bias = torch.rand(n, dtype=torch.float16, device=device)
             x = -2.3 + 0.5 * torch.randn(m, n, dtype=torch.float16, device=device)
             dy = 0.1 * torch.randn_like(x)
-            # fp32 references, forward and backward
-            x32, w32, b32 = (t.float().requires_grad_() for t in (x, weight, bias))
-            y32 = torch.nn.functional.layer_norm(x32, (n,), w32, b32, eps)
-            y32.backward(dy.float())
-            return {"x": x, "w": weight, "b": bias, "dy": dy, "y_ref": y32.detach(),
-                    "grads_ref": (x32.grad, w32.grad, b32.grad)}
+            # The tutorial's own references: torch in fp16, forward and backward. (Its
+            # kernels sum dw and db through fp16 partial buffers, as it is written; the
+            # rounding of those alone reaches its 0.01 tolerance against an exact fp32 sum,
+            # with the order in which programs take the lock, on either compiler.)
+            leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
+            y_ref = torch.nn.functional.layer_norm(leaves[0], (n,), leaves[1], leaves[2], eps)
+            y_ref.backward(dy)
+            return {"x": x, "w": weight, "b": bias, "dy": dy, "y_ref": y_ref.detach(),
+                    "grads_ref": tuple(t.grad for t in leaves)}
 
         def forward(mod, a):
             return lambda: mod.LayerNorm.apply(a["x"], (a["x"].shape[-1],), a["w"], a["b"], eps)
@@ -821,6 +824,30 @@ class Outcome:
     ms: float | None = None
     first_s: float | None = None
     detail: str = ""
+    output: object = None      # what the call returned, kept only to compare with the other compiler's
+
+
+def _tensors(value) -> list:
+    """The tensors of a call's result, in order (a tensor, or nested lists/tuples of them)."""
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    return [value] if hasattr(value, "detach") else []
+
+
+def same_outputs(mine: "Outcome", theirs: "Outcome") -> bool:
+    """Whether both compilers returned the same values (to fp16 rounding): when both fail
+    the tutorial's check this way, the tutorial itself computes something else than torch."""
+    import torch
+    a, b = _tensors(mine.output), _tensors(theirs.output)
+    if not a or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if x.shape != y.shape:
+            return False
+        x, y = x.detach().float(), y.detach().float().to(x.device)
+        if not torch.allclose(x, y, atol=1e-3, rtol=1e-3, equal_nan=True):
+            return False
+    return True
 
 
 def first_lines(error: BaseException, count: int = 4) -> str:
@@ -872,7 +899,8 @@ def run_case(case: Case, tutorial: Tutorial, inputs: dict, hardware: Hardware, t
         COMPILE_NOTES.clear()
         return Outcome("compiled", first_s=first, detail=notes)
     problem = case.check(result, inputs, module) if case.check else None
-    outcome = Outcome("FAIL" if problem else "ok", first_s=first, detail=problem or "")
+    outcome = Outcome("FAIL" if problem else "ok", first_s=first, detail=problem or "",
+                      output=result if problem else None)
     if time_it:
         from tilec.testing import do_bench
         try:
@@ -1075,6 +1103,9 @@ def main() -> None:
             outcome = run_case(case, mine, inputs, hardware, time_it)
             other = run_case(case, theirs, inputs, hardware, time_it) \
                 if theirs is not None and not case.tilec_only else Outcome("n/a" if not case.tilec_only else "-")
+            if outcome.status == other.status == "FAIL" and same_outputs(outcome, other):
+                outcome.detail = "the same values as Triton's (the tutorial's own error); " + outcome.detail
+            outcome.output = other.output = None
             rows.append((case, outcome, other))
             print(f"    -> {_row_summary(outcome, other)}", flush=True)  # a run cut short still reports
             del inputs
