@@ -33,6 +33,11 @@ memory; gather's source) simply skip the conversion.
 5. hoist: a conversion inside a loop of a value defined before the loop moves before
    it (done once rather than every iteration).
 
+6. retype if results: a result of an `scf.if` that every branch yields converted out
+   of one layout L (or already in L, or recomputable in L) takes L, and one conversion
+   after the if replaces those of the branches; it then sinks or folds like any other
+   (`partial += tl.load(...)` under `if count != 0:` stays in the loads' layout).
+
 After coalescing, this makes whole chains of elementwise work run in the layout of the
 loads that feed them, which is what a hand-written kernel would do.
 """
@@ -306,6 +311,63 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     return candidate
 
 
+def _retype_if_results(rewriter: _Rewriter, fn: ir.Operation, history: list) -> bool:
+    """Rewrite 6 of the module docstring, for every scf.if in `fn`; True if any changed.
+    `history` as for loops: a result never goes back to a layout it had."""
+    changed = False
+    for if_op in [op for op in walk_ops(fn) if op.name == "scf.if" and len(op.results)]:
+        yields = [list(region.blocks[0].operations)[-1].operation for region in if_op.regions]
+        for i, result in enumerate(if_op.results):
+            if not is_tensor(result.type):
+                continue
+            current = tilegpu.layout_of(result.type)
+            layout = _common_yielded_layout(rewriter, [y.operands[i] for y in yields], current)
+            if layout is None:
+                continue
+            had = next((seen for op, index, seen in history if index == i and op == if_op), None)
+            if had is None:
+                had = set()
+                history.append((if_op, i, had))
+            if layout in had:
+                continue
+            had.update((current, layout))
+            for terminator in yields:
+                value = terminator.operands[i]
+                if isinstance(value, ir.OpResult) and value.owner.operation.name == "tilegpu.convert_layout" \
+                        and tilegpu.layout_of(value.owner.operation.operands[0].type) == layout:
+                    terminator.operands[i] = value.owner.operation.operands[0]
+                else:
+                    with ir.InsertionPoint(terminator), if_op.location:
+                        terminator.operands[i] = rewriter.rematerialize(value, layout)
+            old_type = result.type
+            result.set_type(tilegpu.with_layout(old_type, layout))
+            with ir.InsertionPoint.after(if_op), if_op.location:
+                back = tilegpu.convert_layout(result, current)
+            result.replace_all_uses_except(back, back.owner.operation)
+            changed = True
+    return changed
+
+
+def _common_yielded_layout(rewriter: _Rewriter, values: list[ir.Value], current: Encoding) -> Encoding | None:
+    """The layout L other than `current` that the branches' `values` can all be yielded
+    in without a conversion (each converted out of L, in L already, or recomputable in
+    L), at least one of them through a conversion that then disappears; else None."""
+    candidate = None
+    for value in values:
+        if isinstance(value, ir.OpResult) and value.owner.operation.name == "tilegpu.convert_layout":
+            candidate = tilegpu.layout_of(value.owner.operation.operands[0].type)
+            break
+    if candidate is None or candidate == current:
+        return None
+    for value in values:
+        if isinstance(value, ir.OpResult) and value.owner.operation.name == "tilegpu.convert_layout" \
+                and tilegpu.layout_of(value.owner.operation.operands[0].type) == candidate:
+            continue
+        if tilegpu.layout_of(value.type) != candidate and rewriter.rematerialize(value, candidate) is None:
+            return None
+    return candidate
+
+
 def _elementwise_leaves(value: ir.Value, arg: ir.Value, body: ir.Block, depth: int = 0) -> list[ir.Value] | None:
     """The operands at the leaves of the tree of elementwise ops of `body` that computes
     `value`: the walk stops at `arg`, at conversions, at values from outside the body and
@@ -470,6 +532,8 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
             if not changed:
                 rewriter = _Rewriter()
                 changed = _retype_loop_carried(rewriter, fn, history)
+                if not changed:
+                    changed = _retype_if_results(rewriter, fn, history)
                 if changed:
                     erase_dead_ops(fn)
             if not changed:
