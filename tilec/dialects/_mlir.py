@@ -51,6 +51,10 @@ def make_context() -> ir.Context:
     # Importing the dialect modules registers their IRDL text.
     from . import tile, tilegpu  # noqa: F401
     context = ir.Context()
+    # No thread pool: a compile has one function, so MLIR finds nothing to run in
+    # parallel, and a context without threads can be dropped in a forked process (the
+    # autotuner's compile workers), where joining the parent's threads would abort.
+    context.enable_multithreading(False)
     load_tilec_dialects(context)
     return context
 

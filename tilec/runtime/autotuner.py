@@ -297,11 +297,15 @@ class Autotuner(_Wrapper):
 
     def _tune(self, configs: list[Config], args: tuple, grid, kwargs: dict, named: dict) -> Config:
         start = time.perf_counter()
+        unrunnable = self._compile_in_parallel(configs, args, grid, kwargs, named)
         saved = {name: _copy(named[name]) for name in self.restore_value}
         timings: dict[Config, float] = {}
         first_error: BaseException | None = None
         try:
             for config in configs:
+                if config in unrunnable:
+                    timings[config] = float("inf")
+                    continue
                 try:
                     timings[config] = self._bench(config, args, grid, kwargs, named)
                 except (OutOfResources, CompilationError, ToolkitError) as error:
@@ -319,6 +323,85 @@ class Autotuner(_Wrapper):
             raise LaunchError(f"{self.__name__}(): none of the {len(configs)} @autotune configs can run here; "
                               f"the first failed with: {first_error}") from first_error
         return best
+
+    def _compile_in_parallel(self, configs: list[Config], args: tuple, grid, kwargs: dict,
+                             named: dict) -> set[Config]:
+        """Compiles `configs` at once in forked worker processes, into the disk cache, so
+        that timing them one by one then loads each instead of compiling it; returns the
+        configs a worker found cannot run here (out of resources, a failed static_assert,
+        refused by ptxas), which need not be compiled again to learn it. Every other
+        outcome, a worker's own failure included, leaves the config to the serial path,
+        which then compiles it and reports its errors as before.
+
+        The workers only compile (the target is read here, in the parent): none touches
+        the GPU, which a forked process must not. TILEC_COMPILE_WORKERS caps their number
+        (default: the cores this process may use); 0 or 1 compiles serially."""
+        count = _compile_workers(len(configs))
+        if count < 2 or _config.always_compile or not hasattr(os, "fork"):
+            return set()
+        from . import driver
+        try:
+            target = driver.target_of(driver.current_device())
+        except Exception:
+            return set()
+        import selectors
+        import signal
+        import sys
+        jobs = [(index, config, self._with_config(kwargs, config)) for index, config in enumerate(configs)]
+        children: dict[int, int] = {}  # pid -> read end of its pipe
+        for worker in range(count):
+            read, write = os.pipe()
+            for stream in (sys.stdout, sys.stderr):
+                stream.flush()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)  # "multi-threaded, use of fork()"
+                pid = os.fork()
+            if pid == 0:  # the worker: compile its share, report, and leave without cleanup
+                os.close(read)
+                status = 0
+                try:
+                    for index, config, launch_kwargs in jobs[worker::count]:
+                        outcome = "ok"
+                        try:
+                            if config.pre_hook is not None:  # may set descriptor block shapes
+                                config.pre_hook({**named, **config.all_kwargs()})
+                            self.fn.warmup(*args, grid=grid, target=target, **launch_kwargs)
+                        except Exception as error:
+                            outcome = "cannot-run" if _config_cannot_run(error) else "error"
+                        os.write(write, f"{index} {outcome}\n".encode())
+                except BaseException:
+                    status = 1
+                finally:
+                    os._exit(status)
+            os.close(write)
+            children[pid] = read
+        reports = b""
+        deadline = time.monotonic() + _COMPILE_WORKER_TIMEOUT_S
+        with selectors.DefaultSelector() as selector:
+            for read in children.values():
+                selector.register(read, selectors.EVENT_READ)
+            while selector.get_map() and time.monotonic() < deadline:
+                for ready, _ in selector.select(timeout=1.0):
+                    chunk = os.read(ready.fd, 4096)
+                    if chunk:
+                        reports += chunk
+                    else:
+                        selector.unregister(ready.fd)
+        for pid, read in children.items():
+            os.close(read)
+            try:
+                if time.monotonic() >= deadline:
+                    os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        unrunnable = set()
+        for line in reports.decode(errors="replace").splitlines():
+            index, _, outcome = line.partition(" ")
+            if outcome == "cannot-run" and index.isdigit() and int(index) < len(configs):
+                unrunnable.add(configs[int(index)])
+        # Every config ruled out: compile them here, so that the error raised is a real one.
+        return unrunnable if len(unrunnable) < len(configs) else set()
 
     def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
         launch_kwargs = self._with_config(kwargs, config)
@@ -394,6 +477,27 @@ def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable:
             raise
 
     return decorate
+
+
+# How long the parent waits for the compile workers of one tuning before it kills them
+# (they should never take this long; the serial path then compiles what they did not).
+_COMPILE_WORKER_TIMEOUT_S = 600
+
+
+def _compile_workers(configs: int) -> int:
+    """How many processes compile `configs` autotune configs at once."""
+    text = os.environ.get("TILEC_COMPILE_WORKERS", "")
+    try:
+        cap = int(text) if text.strip() else None
+    except ValueError:
+        warnings.warn(f"tilec: ignoring TILEC_COMPILE_WORKERS={text!r}, which is not a number", RuntimeWarning)
+        cap = None
+    if cap is None:
+        try:
+            cap = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cap = os.cpu_count() or 1
+    return builtins.max(0, builtins.min(cap, configs))
 
 
 def _config_cannot_run(error: BaseException) -> bool:

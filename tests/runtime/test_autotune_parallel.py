@@ -1,0 +1,89 @@
+"""@autotune compiles its configs in forked worker processes before timing them.
+
+No GPU is needed: the workers only compile (the target is read in the parent, here
+pretended), so the test checks what they leave behind. Each config must be in the disk
+cache afterwards (the parent then compiles nothing), and a config a worker found cannot
+run (a failed static_assert) is reported without being compiled again.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.backend import compiler
+from tilec.runtime import driver
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+@tilec.jit
+def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr, FACTOR: tl.constexpr):
+    tl.static_assert(BLOCK <= 512, "BLOCK too large for this kernel")
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * FACTOR, mask=mask)
+
+
+CONFIGS = [tilec.Config({"BLOCK": block, "FACTOR": 3}, num_warps=warps)
+           for block, warps in ((128, 4), (256, 4), (512, 8), (1024, 4))]
+
+
+@pytest.fixture
+def pretend_sm90(monkeypatch, fresh_cache):
+    from tests.conftest import _ptxas_available
+    if not _ptxas_available():
+        pytest.skip("needs ptxas")
+    monkeypatch.setattr(driver, "current_device", lambda: 0)
+    monkeypatch.setattr(driver, "target_of", lambda device: "sm_90")
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "3")
+    return fresh_cache
+
+
+def _tuner():
+    return tilec.autotune(configs=CONFIGS, key=["n"])(scale)
+
+
+def test_workers_fill_the_cache_and_report_unrunnable_configs(pretend_sm90, monkeypatch):
+    tuner = _tuner()
+    x = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    args, named = (x, y, 1000), {"x_ptr": x, "y_ptr": y, "n": 1000}
+    unrunnable = tuner._compile_in_parallel(CONFIGS, args, None, {}, named)
+    assert unrunnable == {CONFIGS[3]}  # BLOCK=1024 fails its static_assert
+    assert len(list(pretend_sm90.rglob("*"))) > 0
+
+    def no_compiling(*args, **kwargs):
+        raise AssertionError("the parent compiled a config the workers had compiled")
+    monkeypatch.setattr(compiler, "compile_specialized", no_compiling)
+    for config in CONFIGS[:3]:
+        kernel = scale.warmup(*args, grid=(1,), target="sm_90", **config.all_kwargs())
+        assert kernel.num_warps == config.num_warps
+
+
+def test_every_config_unrunnable_is_left_to_the_serial_path(pretend_sm90):
+    tuner = _tuner()
+    x = np.ones(10, np.float32)
+    configs = [CONFIGS[3], tilec.Config({"BLOCK": 2048, "FACTOR": 3})]
+    # Both fail: nothing is reported, so that compiling them here raises the real error.
+    assert tuner._compile_in_parallel(configs, (x, x, 10), None, {}, {"x_ptr": x, "y_ptr": x, "n": 10}) == set()
+
+
+def test_one_worker_or_none_compiles_serially(pretend_sm90, monkeypatch):
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "1")
+    monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(AssertionError("forked")))
+    x = np.ones(10, np.float32)
+    assert _tuner()._compile_in_parallel(CONFIGS, (x, x, 10), None, {}, {}) == set()
+
+
+def test_without_a_gpu_nothing_is_forked(monkeypatch, fresh_cache):
+    def no_gpu(device):
+        raise RuntimeError("no GPU")
+    monkeypatch.setattr(driver, "current_device", lambda: 0)
+    monkeypatch.setattr(driver, "target_of", no_gpu)
+    monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(AssertionError("forked")))
+    x = np.ones(10, np.float32)
+    assert _tuner()._compile_in_parallel(CONFIGS, (x, x, 10), None, {}, {}) == set()
