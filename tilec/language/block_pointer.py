@@ -609,9 +609,35 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     padding = _padding(padding_option, elt, "this descriptor") or "zero"
     shape_values = tuple(_descriptor_dim(sem, v) for v in shape_items)
     stride_values = _index_scalars(sem, stride_items, "make_tensor_descriptor's strides", wide=True)
+    _promise_descriptor_alignment(sem, base, stride_items, stride_values)
     recipe, whole_rows = _kernel_tensormap(sem, base, shape_items, stride_items, block, padding)
     return TensorDescriptor(base, shape_values, stride_values, constexpr(block), constexpr(padding), None,
                             constexpr(whole_rows), constexpr(recipe))
+
+
+def _promise_descriptor_alignment(sem, base: tensor, stride_items: list, stride_values: tuple) -> None:
+    """What make_tensor_descriptor requires of its arguments, as Triton documents it: a
+    16-byte aligned base and leading strides that are multiples of 16 bytes (TMA's
+    rules). A base or stride the kernel computes or loads (a grouped GEMM's pointers and
+    leading dimensions, read from memory) is marked so (`tl.multiple_of`), and the
+    pointer form of the descriptor's loads and stores then moves 16-byte vectors, as TMA
+    would. Kernel parameters are left to what the specialisation proved of them: one
+    that is not aligned keeps the element-wise pointer form, which stays correct."""
+    builder = sem.builder
+    if not hasattr(builder, "kernel_argument"):  # the interpreter: no alignment to derive
+        return
+
+    def computed(item: Any) -> bool:
+        item = _unwrap(item)
+        return (isinstance(item, tensor) and not item.type.is_block() and builder.kernel_argument(item.handle) is None
+                and builder.constant_int(item.handle) is None)
+    if computed(base):
+        sem.hint("multiple_of", base, 16)
+    per_stride = 16 // base.dtype.element_ty.itemsize
+    if per_stride > 1:
+        for item, value in zip(stride_items[:-1], stride_values[:-1]):
+            if computed(item):
+                sem.hint("multiple_of", value, per_stride)
 
 
 def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: list, padding: str,
