@@ -87,3 +87,29 @@ def test_without_a_gpu_nothing_is_forked(monkeypatch, fresh_cache):
     monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(AssertionError("forked")))
     x = np.ones(10, np.float32)
     assert _tuner()._compile_in_parallel(CONFIGS, (x, x, 10), None, {}, {}) == set()
+
+
+@pytest.mark.gpu
+def test_on_the_gpu_the_parent_compiles_nothing(backend, monkeypatch, fresh_cache, rng):
+    """A real tuning with CUDA in use in the parent: the workers compile every config
+    (the parent, which then times them, compiles none), and the result is right."""
+    if backend != "gpu":
+        pytest.skip("tuning times configs on the GPU only")
+    from tilec_testing import device_array, to_numpy
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "4")
+    parent, compiled_here = os.getpid(), []
+    original = compiler.compile_specialized
+
+    def counting(*args, **kwargs):
+        if os.getpid() == parent:
+            compiled_here.append(args)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    tuner = tilec.autotune(configs=CONFIGS, key=["n"])(scale)
+    n = 5000
+    x = device_array(rng.standard_normal(n).astype(np.float32), backend)
+    y = device_array(np.full(n, np.nan, np.float32), backend)
+    tuner[lambda meta: (tilec.cdiv(n, meta["BLOCK"]),)](x, y, n)
+    np.testing.assert_allclose(to_numpy(y), 3 * to_numpy(x), rtol=1e-6)
+    assert compiled_here == []
+    assert tuner.configs_timings[CONFIGS[3]] == float("inf")  # its static_assert, reported by a worker
