@@ -81,3 +81,11 @@ def test_interpreter_needs_the_source(monkeypatch):
     compiled = tilec.compile(copy_kernel, signature=SIGNATURE, constexprs={"BLOCK": 128})
     with pytest.raises(LaunchError, match="the interpreter runs a kernel from its source"):
         compiled[(1,)](None, None, 128)
+
+
+@pytest.mark.parametrize("target", ["", "sm90", "90"])
+def test_warmup_refuses_a_target_it_cannot_read(fresh_cache, target):
+    """`target=""` used to mean the default GPU silently; every bad spelling is refused."""
+    with pytest.raises(LaunchError, match="target must look like 'sm_90'"):
+        copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target=target)
+    assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_80").name

@@ -575,8 +575,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
         device = driver.device_of(self._launch_values(values), specs, self.__name__) if load else None
-        target = driver.target_of(device) if load else options.get("target") or driver.default_target()
         requested = options.get("target")
+        if requested is not None:
+            _target(requested)  # a TargetError for a bad one (target="" too), before any lookup
+        target = driver.target_of(device) if load else requested if requested is not None else driver.default_target()
         if load and requested is not None and _target(requested).capability != _target(target).capability:
             raise LaunchError(f"{self.__name__}(): launch option target={_target(requested).name!r}, but a launch "
                               f"compiles for the GPU it runs on ({target}); compile for another target with "
