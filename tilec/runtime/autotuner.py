@@ -359,6 +359,8 @@ class Autotuner(_Wrapper):
             if pid == 0:  # the worker: compile its share, report, and leave without cleanup
                 os.close(read)
                 status = 0
+                if worker:  # one worker's warnings (a toolkit's, say) are enough; not one per core
+                    warnings.simplefilter("ignore")
                 try:
                     for index, config, launch_kwargs in jobs[worker::count]:
                         outcome = "ok"
