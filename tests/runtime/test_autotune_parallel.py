@@ -113,3 +113,24 @@ def test_on_the_gpu_the_parent_compiles_nothing(backend, monkeypatch, fresh_cach
     np.testing.assert_allclose(to_numpy(y), 3 * to_numpy(x), rtol=1e-6)
     assert compiled_here == []
     assert tuner.configs_timings[CONFIGS[3]] == float("inf")  # its static_assert, reported by a worker
+
+
+def test_a_stuck_worker_is_killed_and_its_configs_left_to_the_serial_path(pretend_sm90, monkeypatch):
+    """A worker that never reports (hung) is killed once nothing has come for a while;
+    the tuning goes on with what the others reported."""
+    from tilec.runtime import autotuner
+    import time as time_module
+    monkeypatch.setattr(autotuner, "_COMPILE_WORKER_SILENCE_S", 3)
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "2")
+    original = scale.warmup
+
+    def hang_on_the_second_worker(*args, **kwargs):
+        if kwargs.get("BLOCK") in (256, 1024):  # worker 1's share: configs 1 and 3
+            time_module.sleep(3600)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(scale, "warmup", hang_on_the_second_worker)
+    x = np.ones(10, np.float32)
+    start = time_module.monotonic()
+    unrunnable = _tuner()._compile_in_parallel(CONFIGS, (x, x, 10), None, {}, {"x_ptr": x, "y_ptr": x, "n": 10})
+    assert time_module.monotonic() - start < 30
+    assert unrunnable == set()  # config 3's failure was never reported: the serial path will find it

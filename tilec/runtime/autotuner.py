@@ -379,20 +379,26 @@ class Autotuner(_Wrapper):
             children[pid] = read
         reports = b""
         deadline = time.monotonic() + _COMPILE_WORKER_TIMEOUT_S
+        quiet_since = time.monotonic()
         with selectors.DefaultSelector() as selector:
             for read in children.values():
                 selector.register(read, selectors.EVENT_READ)
-            while selector.get_map() and time.monotonic() < deadline:
+            while selector.get_map():
+                now = time.monotonic()
+                if now >= deadline or now - quiet_since >= _COMPILE_WORKER_SILENCE_S:
+                    break  # stuck: the serial path compiles what is left
                 for ready, _ in selector.select(timeout=1.0):
                     chunk = os.read(ready.fd, 4096)
+                    quiet_since = time.monotonic()
                     if chunk:
                         reports += chunk
                     else:
                         selector.unregister(ready.fd)
+            stuck = {key.fd for key in selector.get_map().values()}
         for pid, read in children.items():
             os.close(read)
             try:
-                if time.monotonic() >= deadline:
+                if read in stuck:
                     os.kill(pid, signal.SIGKILL)
                 os.waitpid(pid, 0)
             except OSError:
@@ -484,6 +490,9 @@ def heuristics(values: dict[str, Callable[[dict], Any]]) -> Callable:
 # How long the parent waits for the compile workers of one tuning before it kills them
 # (they should never take this long; the serial path then compiles what they did not).
 _COMPILE_WORKER_TIMEOUT_S = 600
+# ... or once no worker has reported a config for this long (no one config compiles
+# this slowly: a worker that says nothing for so long is stuck, and is killed).
+_COMPILE_WORKER_SILENCE_S = 180
 
 
 def _compile_workers(configs: int) -> int:
