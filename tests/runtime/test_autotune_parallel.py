@@ -134,3 +134,26 @@ def test_a_stuck_worker_is_killed_and_its_configs_left_to_the_serial_path(preten
     unrunnable = _tuner()._compile_in_parallel(CONFIGS, (x, x, 10), None, {}, {"x_ptr": x, "y_ptr": x, "n": 10})
     assert time_module.monotonic() - start < 30
     assert unrunnable == set()  # config 3's failure was never reported: the serial path will find it
+
+
+def test_warmup_of_an_autotuned_kernel_compiles_in_the_workers(monkeypatch, fresh_cache):
+    """`tuner.warmup(..., target=...)` (no GPU needed) compiles every config in workers;
+    the parent then reads them from the disk cache."""
+    from tests.conftest import _ptxas_available
+    if not _ptxas_available():
+        pytest.skip("needs ptxas")
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "3")
+    parent, compiled_here = os.getpid(), []
+    original = compiler.compile_specialized
+
+    def counting(*args, **kwargs):
+        if os.getpid() == parent:
+            compiled_here.append(args)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    tuner = tilec.autotune(configs=CONFIGS[:3], key=["n"])(scale)
+    x = np.ones(10, np.float32)
+    kernels = tuner.warmup(x, x, 10, grid=(1,), target="sm_80")
+    assert [k.num_warps for k in kernels] == [4, 4, 8] and compiled_here == []
+    with pytest.raises(tilec.CompilationError, match="BLOCK too large"):  # the real error, raised here
+        tilec.autotune(configs=CONFIGS, key=["n"])(scale).warmup(x, x, 10, grid=(1,), target="sm_80")

@@ -223,8 +223,10 @@ class Autotuner(_Wrapper):
         """Compiles every config that survives pruning; returns their CompiledKernels."""
         try:
             named = self._named(args, kwargs)
-            return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config))
-                    for config in self.prune_configs(named, kwargs)]
+            configs = self.prune_configs(named, kwargs)
+            if not _config.interpret:  # compile them at once; the loop below then reads them from disk
+                self._compile_in_parallel(configs, args, grid, kwargs, named, target=kwargs.get("target"))
+            return [self.fn.warmup(*args, grid=grid, **self._with_config(kwargs, config)) for config in configs]
         except Exception as error:
             hide_internal_frames(error)
             raise
@@ -325,7 +327,7 @@ class Autotuner(_Wrapper):
         return best
 
     def _compile_in_parallel(self, configs: list[Config], args: tuple, grid, kwargs: dict,
-                             named: dict) -> set[Config]:
+                             named: dict, target: str | None = None) -> set[Config]:
         """Compiles `configs` at once in forked worker processes, into the disk cache, so
         that timing them one by one then loads each instead of compiling it; returns the
         configs a worker found cannot run here (out of resources, a failed static_assert,
@@ -335,15 +337,18 @@ class Autotuner(_Wrapper):
 
         The workers only compile (the target is read here, in the parent): none touches
         the GPU, which a forked process must not. TILEC_COMPILE_WORKERS caps their number
-        (default: the cores this process may use); 0 or 1 compiles serially."""
+        (default: the cores this process may use); 0 or 1 compiles serially. `target`:
+        warmup's, else the current GPU's."""
         count = _compile_workers(len(configs))
         if count < 2 or _config.always_compile or not hasattr(os, "fork"):
             return set()
-        from . import driver
-        try:
-            target = driver.target_of(driver.current_device())
-        except Exception:
-            return set()
+        if target is None:
+            from . import driver
+            try:
+                target = driver.target_of(driver.current_device())
+            except Exception:
+                return set()
+        kwargs = {name: value for name, value in kwargs.items() if name != "target"}
         import selectors
         import signal
         import sys
