@@ -43,6 +43,20 @@ def pretend_sm90(monkeypatch, fresh_cache):
     return fresh_cache
 
 
+def compiles_in_this_process(monkeypatch) -> list:
+    """The compilations this process makes from now on (a forked worker's are not
+    counted: it appends to its own copy)."""
+    parent, compiled = os.getpid(), []
+    original = compiler.compile_specialized
+
+    def counting(*args, **kwargs):
+        if os.getpid() == parent:
+            compiled.append(args)
+        return original(*args, **kwargs)
+    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    return compiled
+
+
 def _tuner():
     return tilec.autotune(configs=CONFIGS, key=["n"])(scale)
 
@@ -97,14 +111,7 @@ def test_on_the_gpu_the_parent_compiles_nothing(backend, monkeypatch, fresh_cach
         pytest.skip("tuning times configs on the GPU only")
     from tilec_testing import device_array, to_numpy
     monkeypatch.setenv("TILEC_COMPILE_WORKERS", "4")
-    parent, compiled_here = os.getpid(), []
-    original = compiler.compile_specialized
-
-    def counting(*args, **kwargs):
-        if os.getpid() == parent:
-            compiled_here.append(args)
-        return original(*args, **kwargs)
-    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    compiled_here = compiles_in_this_process(monkeypatch)
     tuner = tilec.autotune(configs=CONFIGS, key=["n"])(scale)
     n = 5000
     x = device_array(rng.standard_normal(n).astype(np.float32), backend)
@@ -143,14 +150,7 @@ def test_warmup_of_an_autotuned_kernel_compiles_in_the_workers(monkeypatch, fres
     if not _ptxas_available():
         pytest.skip("needs ptxas")
     monkeypatch.setenv("TILEC_COMPILE_WORKERS", "3")
-    parent, compiled_here = os.getpid(), []
-    original = compiler.compile_specialized
-
-    def counting(*args, **kwargs):
-        if os.getpid() == parent:
-            compiled_here.append(args)
-        return original(*args, **kwargs)
-    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    compiled_here = compiles_in_this_process(monkeypatch)
     tuner = tilec.autotune(configs=CONFIGS[:3], key=["n"])(scale)
     x = np.ones(10, np.float32)
     kernels = tuner.warmup(x, x, 10, grid=(1,), target="sm_80")

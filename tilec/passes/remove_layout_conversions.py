@@ -238,13 +238,8 @@ def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation, history: list) -
             layout = _better_accumulator_layout(rewriter, arg, terminator.operands[i])
             if layout is None:
                 continue
-            had = next((seen for op, index, seen in history if index == i and op == loop), None)
-            if had is None:
-                had = set()
-                history.append((loop, i, had))
-            if layout in had:
+            if not _first_time(history, loop, i, tilegpu.layout_of(arg.type), layout):
                 continue
-            had.update((tilegpu.layout_of(arg.type), layout))
             old_type = arg.type
             new_type = tilegpu.with_layout(old_type, layout)
             with ir.InsertionPoint(loop), loop.location:
@@ -311,6 +306,19 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
     return candidate
 
 
+def _first_time(history: list, op: ir.Operation, index: int, current: Encoding, layout: Encoding) -> bool:
+    """Whether result `index` of `op` may move from `current` to `layout`: not if it had
+    `layout` before (then the rules would undo each other forever). Records both."""
+    had = next((seen for other, i, seen in history if i == index and other == op), None)
+    if had is None:
+        had = set()
+        history.append((op, index, had))
+    if layout in had:
+        return False
+    had.update((current, layout))
+    return True
+
+
 def _retype_if_results(rewriter: _Rewriter, fn: ir.Operation, history: list) -> bool:
     """Rewrite 6 of the module docstring, for every scf.if in `fn`; True if any changed.
     `history` as for loops: a result never goes back to a layout it had."""
@@ -324,13 +332,8 @@ def _retype_if_results(rewriter: _Rewriter, fn: ir.Operation, history: list) -> 
             layout = _common_yielded_layout(rewriter, [y.operands[i] for y in yields], current)
             if layout is None:
                 continue
-            had = next((seen for op, index, seen in history if index == i and op == if_op), None)
-            if had is None:
-                had = set()
-                history.append((if_op, i, had))
-            if layout in had:
+            if not _first_time(history, if_op, i, current, layout):
                 continue
-            had.update((current, layout))
             for terminator in yields:
                 value = terminator.operands[i]
                 if isinstance(value, ir.OpResult) and value.owner.operation.name == "tilegpu.convert_layout" \
