@@ -6,6 +6,7 @@ process, with a correctness check, a table and a summary.
     python benchmarks/corpus/run.py --quick            # one small shape per case
     python benchmarks/corpus/run.py --interpret        # tilec only, NumPy interpreter, tiny shapes
     python benchmarks/corpus/run.py --compile-only sm_90 [--quick]   # tilec only: compile, launch nothing
+    python benchmarks/corpus/run.py --gpus 4 --deadline 570           # spread over 4 GPUs, stop in time
 
 Each kernel file in this folder (`k_*.py`) is plain Triton code: `import triton`,
 `import triton.language as tl`, `@triton.jit` kernels and the host wrappers people write
@@ -33,15 +34,24 @@ Timing: `tilec.testing.do_bench` (median; L2 flushed before each call), the same
 for both backends, after a first call whose wall time (compilation included) is the
 "first call" column. Ratio = Triton time / tilec time (above 1: tilec faster). The
 summary gives the geometric mean of the ratios, the minimum, and every case under 0.95.
+
+`--gpus N` cuts the corpus into parts of a few cases (`--only FILE --part K/N`) and runs
+them in child processes, one per GPU at a time, each child comparing tilec and Triton in
+its own process on its own card; the rows come back as JSON and make one table. With
+`--deadline SECONDS`, parts still running then are stopped and what was not finished is
+printed as the `--only`/`--part` arguments that run it later.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import glob
+import json
 import math
 import os
+import subprocess
 import sys
+import threading
 import time
 import traceback
 import types
@@ -152,7 +162,16 @@ def main() -> int:
     parser.add_argument("--compile-only", metavar="TARGET", default="",
                         help="tilec only, without a GPU: compile every kernel (every autotune config) for TARGET "
                              "at the full (or --quick) shapes, launch nothing")
+    parser.add_argument("--part", default="", metavar="K/N",
+                        help="run only the cases whose index is K modulo N (of the files chosen)")
+    parser.add_argument("--gpus", type=int, default=0,
+                        help="run the corpus in parts, one child process per GPU at a time, and merge the rows")
+    parser.add_argument("--deadline", type=float, default=0.0,
+                        help="with --gpus: stop the parts still running after this many seconds")
+    parser.add_argument("--rows-json", default="", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.gpus:
+        return run_on_gpus(args)
     if args.interpret:
         os.environ["TILEC_INTERPRET"] = "1"
     if args.compile_only:
@@ -166,10 +185,8 @@ def main() -> int:
     synchronize = torch.cuda.synchronize if gpu else (lambda: None)
     if gpu:
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
-    files = sorted(glob.glob(os.path.join(HERE, "k_*.py")))
-    if args.only:
-        wanted = args.only.split(",")
-        files = [f for f in files if any(w in os.path.basename(f) for w in wanted)]
+    files = chosen_files(args.only)
+    part, parts = (int(n) for n in args.part.split("/")) if args.part else (0, 1)
     rows: list[Row] = []
     for path in files:
         file = os.path.basename(path)[2:-3]
@@ -183,7 +200,9 @@ def main() -> int:
         if isinstance(source, Exception):
             print(f"{file}: cannot load for tilec: {source}", flush=True)
             continue
-        for case in source.cases(device, size):
+        for index, case in enumerate(source.cases(device, size)):
+            if index % parts != part:
+                continue
             row = Row(file, case)
             rows.append(row)
             if case.needs and (capability is None or tuple(capability) < tuple(case.needs)) and gpu:
@@ -199,6 +218,8 @@ def main() -> int:
                     continue
                 row.results[backend] = run_case(case, module, inputs, reference, gpu, synchronize)
             print("  " + format_row(row, backends), flush=True)
+            if args.rows_json:
+                save_rows(args.rows_json, rows)
     print()
     print(table(rows, backends))
     print()
@@ -207,15 +228,118 @@ def main() -> int:
     return 1 if failed else 0
 
 
+def chosen_files(only: str) -> list[str]:
+    """The kernel files whose names contain one of the comma-separated parts of `only`."""
+    files = sorted(glob.glob(os.path.join(HERE, "k_*.py")))
+    if only:
+        files = [f for f in files if any(w in os.path.basename(f) for w in only.split(","))]
+    return files
+
+
+def save_rows(path: str, rows: list[Row]) -> None:
+    """Writes the rows a child has finished (atomically: the parent may read it at any time)."""
+    data = [{"file": row.file, "name": row.case.name, "shape": row.case.shape, "flops": row.case.flops,
+             "bytes": row.case.bytes, "results": {b: vars(o) for b, o in row.results.items()}} for row in rows]
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f)
+    os.replace(path + ".tmp", path)
+
+
+def load_rows(path: str) -> list[Row]:
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        data = json.load(f)
+    return [Row(item["file"], Case(name=item["name"], shape=item["shape"], inputs=None, run=None,
+                                   flops=item["flops"], bytes=item["bytes"]),
+                {b: Outcome(**o) for b, o in item["results"].items()}) for item in data]
+
+
+PART_SIZE = 6  # cases per child process: small enough to spread the big files over the GPUs
+
+
+def run_on_gpus(args) -> int:
+    """Runs the chosen files in parts of about PART_SIZE cases, each in a child process on
+    one GPU (CUDA_VISIBLE_DEVICES), at most one child per GPU, the parts with the most
+    cases first; then prints the merged table and summary."""
+    import tempfile
+    units = []
+    for path in chosen_files(args.only):
+        count = len(list(load(path, "tilec").cases("cpu", "quick" if args.quick else "full")))
+        parts = max(1, math.ceil(count / PART_SIZE))
+        units += [(count / parts, os.path.basename(path), f"{k}/{parts}") for k in range(parts)]
+    units.sort(key=lambda unit: -unit[0])
+    pending = [(file, part) for _, file, part in units]
+    workdir = tempfile.mkdtemp(prefix="corpus-")
+    workers = max(1, (os.cpu_count() or 1) // args.gpus)
+    start = time.monotonic()
+    lock = threading.Lock()
+    finished, unfinished, outputs = [], [], []
+
+    def worker(gpu: str) -> None:
+        while True:
+            with lock:
+                if not pending:
+                    return
+                file, part = pending.pop(0)
+            if args.deadline and time.monotonic() - start > args.deadline:
+                with lock:
+                    unfinished.append((file, part))
+                continue
+            out = os.path.join(workdir, f"{file}-{part.replace('/', 'of')}.json")
+            command = [sys.executable, os.path.abspath(__file__), "--only", file, "--part", part, "--rows-json", out]
+            command += ["--quick"] if args.quick else []
+            command += ["--no-triton"] if args.no_triton else []
+            command += ["--interpret"] if args.interpret else []
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, TILEC_COMPILE_WORKERS=str(workers))
+            left = args.deadline - (time.monotonic() - start) if args.deadline else None
+            # A session of its own, so that the compile workers it forks stop with it.
+            child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True)
+            try:
+                text, complete = child.communicate(timeout=left)[0], True
+            except subprocess.TimeoutExpired:
+                os.killpg(child.pid, 9)
+                text, complete = child.communicate()[0], False
+            rows = load_rows(out)
+            with lock:
+                finished.extend(rows)
+                if not complete:
+                    unfinished.append((file, part))
+                lines = [line for line in text.splitlines() if line.startswith("  ")]
+                print(f"[gpu {gpu}, {time.monotonic() - start:.0f} s] {file} part {part}"
+                      + ("" if complete else " (stopped at the deadline)"), flush=True)
+                print("\n".join(lines), flush=True)
+
+    visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    gpus = visible[:args.gpus] if visible else [str(gpu) for gpu in range(args.gpus)]
+    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in gpus]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    backends = ["tilec"] + ([] if args.no_triton else ["triton"])
+    order = {(os.path.basename(p)[2:-3]): i for i, p in enumerate(chosen_files(""))}
+    finished.sort(key=lambda row: order.get(row.file, 0))
+    print()
+    print(table(finished, backends))
+    print()
+    print(summary(finished, backends))
+    if unfinished:
+        print("not finished (run later with these arguments):")
+        for file, part in sorted(unfinished):
+            print(f"  --only {file} --part {part}")
+    failed = [r for r in finished if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
+    return 1 if failed or unfinished else 0
+
+
 def compile_only(args) -> int:
     """Compiles every case's kernels for `args.compile_only` (CPU tensors at the full or
     quick shapes stand in for the GPU's), reporting each case as compiled or failed."""
     import torch
     from bench_tutorials import COMPILE_NOTES, install_compile_only
     install_compile_only(args.compile_only, None)
-    files = sorted(glob.glob(os.path.join(HERE, "k_*.py")))
-    if args.only:
-        files = [f for f in files if any(w in os.path.basename(f) for w in args.only.split(","))]
+    files = chosen_files(args.only)
     failures = 0
     for path in files:
         file = os.path.basename(path)[2:-3]
