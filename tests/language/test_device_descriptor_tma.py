@@ -2,8 +2,9 @@
 made in the kernel from the kernel's own parameters: on sm_90 their 2-D loads and stores
 are TMA copies through a tensor map the launcher encodes from the call's values (a
 parameter the compiler appends), on both backends the same values. Those TMA cannot be
-proven legal for (a stride not known to be a multiple of 16 bytes, a base computed in
-the kernel) keep the pointer form.
+proven legal for (a base not known to be 16-byte aligned or computed in the kernel)
+keep the pointer form; stride arguments are taken on make_tensor_descriptor's contract
+(multiples of 16 bytes) and checked at launch.
 
 Inputs are random and outputs poisoned, larger than the described region so that
 writes outside it show.
@@ -34,11 +35,11 @@ def scale_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, B
 
 @pytest.mark.parametrize("m, n, stride, bm, bn", [
     (37, 48, 64, 16, 32), (64, 24, 32, 32, 8), (130, 70, 80, 64, 64), (100, 92, 96, 64, 32),
-    (50, 40, 44, 16, 16)])  # a row stride of 44 floats: not a multiple of 16 bytes, so pointers
+    (50, 40, 44, 16, 16)])  # a row stride of 44 floats: not a multiple of 16 elements, 16 bytes though
 def test_load_and_store_with_boundary_tiles(backend, rng, m, n, stride, bm, bn):
     """Tiles straddling the last rows and columns: what lies outside reads 0 and is not
     written. On sm_90 the loads are TMA copies (and the stores, where a row spans whole
-    16-byte runs and the stride is a multiple of 16 elements)."""
+    16-byte runs)."""
     x = rng.standard_normal((m, stride)).astype(np.float32)
     out = np.full((m + 3, stride), POISON, np.float32)
     x_dev, out_dev = device_array(x, backend), device_array(out, backend)
@@ -94,7 +95,7 @@ def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN:
 
 @pytest.mark.parametrize("m, n, k, bm, bn, bk, programs, warps", [
     (96, 80, 64, 32, 32, 32, 3, 4), (200, 144, 96, 64, 64, 32, 5, 4), (300, 272, 208, 128, 128, 64, 3, 8),
-    (130, 136, 72, 64, 64, 32, 4, 4)])  # K = 72: strides not a multiple of 16 elements, pointers
+    (130, 136, 72, 64, 64, 32, 4, 4)])  # K = 72: strides not a multiple of 16 elements (144 bytes)
 def test_persistent_matmul(backend, rng, m, n, k, bm, bn, bk, programs, warps):
     """K's last block and the last tiles run past the tensors (zero fill, dropped stores)."""
     a = rng.standard_normal((m, k)).astype(np.float16)
@@ -136,19 +137,14 @@ def test_descriptors_made_in_the_kernel_are_tma_copies_on_hopper():
     assert "cp.async.bulk" not in ampere.asm["ptx"]
 
 
-@pytest.mark.parametrize("signature, why", [
-    ({"K": "i32"}, "a row stride not known to be a multiple of 16 elements"),
-    ({"a_ptr": "*fp16"}, "a base not known to be 16-byte aligned"),
-])
-def test_descriptors_tma_cannot_be_proven_for_keep_pointers(signature, why):
-    kernel = tilec.compile(persistent_matmul_kernel, signature={**MATMUL_SIGNATURE, **signature}, target="sm_90",
-                           num_warps=8, num_stages=3, constexprs={"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 4})
+def test_descriptors_tma_cannot_be_proven_for_keep_pointers():
+    """A base not known to be 16-byte aligned keeps pointers (a stride argument need not
+    be proven: tests/language/test_descriptor_stride_promise.py)."""
+    kernel = tilec.compile(persistent_matmul_kernel, signature={**MATMUL_SIGNATURE, "a_ptr": "*fp16"},
+                           target="sm_90", num_warps=8, num_stages=3,
+                           constexprs={"BM": 128, "BN": 128, "BK": 64, "NUM_PROGRAMS": 4})
     names = [name for name, _ in kernel.metadata.params]
-    if "K" in signature:  # both operands have K as their row stride
-        assert names[6:] == ["c_ptr.tensormap"], why
-        assert BULK_LOAD not in kernel.asm["ptx"], why
-    else:
-        assert names[6:] == ["b_ptr.tensormap", "c_ptr.tensormap"], why
+    assert names[6:] == ["b_ptr.tensormap", "c_ptr.tensormap"], "a base not known to be 16-byte aligned"
 
 
 @tilec.jit
@@ -181,7 +177,8 @@ def test_loaded_base_and_stride_keep_pointers_that_move_16_byte_vectors():
     """make_tensor_descriptor requires a 16-byte aligned base and leading strides that
     are multiples of 16 bytes (Triton's contract, TMA's rules): a base and a stride
     loaded from memory, which keep the pointer form, are taken to meet it, so that form
-    reads 8 halves at a time; an argument the specialisation found unaligned is not."""
+    reads 8 halves at a time; a stride argument whose pointer form runs (sm_80: no tensor
+    map whose encoding checks it at launch) keeps what the specialisation proved."""
     # The shape is a multiple of 16: the bounds mask does not cut the vectors short.
     signature = {"ptrs": "*u64:16", "lds": "*i32:16", "out_ptr": "*fp16", "stride_out": "i32", "N": "i32:16"}
     kernel = tilec.compile(loaded_base_kernel, signature=signature, target="sm_90", constexprs={"BN": 64})
@@ -190,7 +187,7 @@ def test_loaded_base_and_stride_keep_pointers_that_move_16_byte_vectors():
     assert "ld.global.v4.b32" in ptx and "ld.global.b16" not in ptx
     unaligned = tilec.compile(scale_kernel, signature={"x_ptr": "*fp16:16", "out_ptr": "*fp16:16", "M": "i32:16",
                                                        "N": "i32:16", "stride_x": "i32", "stride_out": "i32:16"},
-                              target="sm_90", constexprs={"BM": 32, "BN": 32})
+                              target="sm_80", constexprs={"BM": 32, "BN": 32})
     ptx = unaligned.asm["ptx"]
     assert BULK_LOAD not in ptx and "ld.global.v4.b32" not in ptx and "ld.global.b16" in ptx
 

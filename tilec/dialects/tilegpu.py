@@ -44,7 +44,7 @@ from .op_facts import define_op, verifier
 
 # Every encoding is an attribute holding one dictionary of its fields (parsed back by
 # parse_encoding).
-ENCODINGS = ("blocked", "slice", "dot_op", "mma", "shared", "nvmma_shared")
+ENCODINGS = ("blocked", "slice", "dot_op", "linear", "mma", "shared", "nvmma_shared")
 _ENCODING_IRDL = "".join(f"""  irdl.attribute @{name} {{
     %0 = irdl.base "#builtin.dictionary"
     irdl.parameters(params: %0)

@@ -610,7 +610,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     shape_values = tuple(_descriptor_dim(sem, v) for v in shape_items)
     stride_values = _index_scalars(sem, stride_items, "make_tensor_descriptor's strides", wide=True)
     _promise_descriptor_alignment(sem, base, stride_items, stride_values)
-    recipe, whole_rows = _kernel_tensormap(sem, base, shape_items, stride_items, block, padding)
+    recipe, whole_rows = _kernel_tensormap(sem, base, shape_items, stride_items, block, padding,
+                                           strides_promised=True)
     return TensorDescriptor(base, shape_values, stride_values, constexpr(block), constexpr(padding), None,
                             constexpr(whole_rows), constexpr(recipe))
 
@@ -641,14 +642,22 @@ def _promise_descriptor_alignment(sem, base: tensor, stride_items: list, stride_
 
 
 def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: list, padding: str,
-                      shape_bits: int = 32) -> tuple[str | None, bool]:
+                      shape_bits: int = 32, strides_promised: bool = False) -> tuple[str | None, bool]:
     """How the launcher makes the tensor map of a descriptor made in the kernel (a
     recipe for IRBuilder.tensormap_argument, which its first TMA copy asks for), when it
     can (sm_90, TMA on): its base, shape and strides are the kernel's own parameters or
-    constants, the specialisation proves what TMA needs (a 16-byte aligned base, strides
-    but the last multiples of 16 bytes, the last 1), and TMA copies its blocks. Else
-    (None, False): the descriptor's loads and stores take the pointer form. Also whether
-    its rows are whole 16-byte runs (what TMA stores need).
+    constants, TMA's rules hold (a 16-byte aligned base, strides but the last multiples
+    of 16 bytes, the last 1), and TMA copies its blocks. Else (None, False): the
+    descriptor's loads and stores take the pointer form. Also whether its rows are whole
+    16-byte runs (what TMA stores need).
+
+    The base must be proven aligned by the specialisation. So must stride parameters,
+    unless `strides_promised`: make_tensor_descriptor's contract (Triton's) requires
+    strides of 16-byte multiples, and the specialisation only knows an integer divisible
+    by 16 elements (a [M, 3000] fp16 tensor's row stride of 6000 bytes would keep
+    pointers). The launcher, which reads the strides to encode the map, checks them at
+    every launch instead (tma.kernel_map_values: a LaunchError where one breaks the
+    contract). A block pointer has no such contract: it keeps what is proven.
 
     The map is then encoded on the host at each launch from the arguments (cached, as a
     host descriptor's is), instead of being built in the kernel by every program.
@@ -682,7 +691,8 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
     stride_entries = [entry(v) for v in strides]
     if any(e is None for e in shape_entries + stride_entries) or stride_entries[-1][0] != ["const", 1]:
         return None, False
-    if any(divides * size % 16 or (kind == "const" and value <= 0) for (kind, value), divides in stride_entries[:-1]):
+    if any((kind == "const" or not strides_promised) and divides * size % 16 or (kind == "const" and value <= 0)
+           for (kind, value), divides in stride_entries[:-1]):
         return None, False
     if any(kind == "const" and not 0 < value < 1 << (shape_bits - 1) for (kind, value), _ in shape_entries):
         return None, False

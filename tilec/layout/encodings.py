@@ -5,6 +5,9 @@
   larger than one tile repeats it in registers, a smaller one is replicated.
 - `SliceEncoding`: the layout of a tensor produced by removing dimension `dim` of a
   tensor laid out by `parent` (reductions; `expand_dims` reverses it).
+- `LinearEncoding`: any layout, given by its linear map's bases (where each register,
+  lane and warp bit puts an element); what a shape op (trans, reshape, join, split) makes
+  of its operand's layout when no blocked layout says the same (`shape_layouts.py`).
 - `DotOperandEncoding`: the layout of an operand of a dot whose result has layout
   `parent`. A blocked parent gives the FMA path's layout (below); a parent that lays out
   its own operands (`MmaEncoding` in `mma.py`, the tensor-core fragments) is asked for it.
@@ -117,8 +120,59 @@ class DotOperandEncoding:
         return _dot_operand_to_linear(self, tuple(shape))
 
 
+@dataclass(frozen=True)
+class LinearEncoding:
+    """A layout given by the bases of its linear map: `register[i]` is the coordinates of
+    the element that register bit i selects (lane and warp likewise). A tensor of a
+    smaller shape (a broadcast's operand, with dimensions of size 1) takes the same map
+    with the coordinates past its size dropped: those bits then select replicas."""
+    register: tuple[tuple[int, ...], ...]
+    lane: tuple[tuple[int, ...], ...]
+    warp: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self):
+        ranks = {len(v) for v in self.register + self.lane + self.warp}
+        if len(ranks) > 1:
+            raise ValueError(f"linear encoding bases of different ranks: {sorted(ranks)}")
+        if len(self.lane) != THREADS_PER_WARP.bit_length() - 1:
+            raise ValueError(f"a linear encoding needs {THREADS_PER_WARP.bit_length() - 1} lane bases, "
+                             f"got {len(self.lane)}")
+
+    @staticmethod
+    def of(layout: LinearLayout) -> "LinearEncoding":
+        return LinearEncoding(*(tuple(tuple(v) for v in layout.bases(name)) for name in (REGISTER, LANE, WARP)))
+
+    @property
+    def rank(self) -> int:
+        vectors = self.register + self.lane + self.warp
+        return len(vectors[0]) if vectors else 0
+
+    @property
+    def num_warps(self) -> int:
+        return 1 << len(self.warp)
+
+    def to_linear(self, shape: Sequence[int]) -> LinearLayout:
+        return _linear_to_linear(self, tuple(shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _linear_to_linear(enc: LinearEncoding, shape: tuple[int, ...]) -> LinearLayout:
+    if len(shape) != enc.rank:
+        raise ValueError(f"linear layout of rank {enc.rank} applied to shape {list(shape)}")
+    names = dim_names(len(shape))
+
+    def fit(vectors):
+        return [tuple(c & (size - 1) for c, size in zip(v, shape)) for v in vectors]
+
+    layout = LinearLayout({REGISTER: fit(enc.register), LANE: fit(enc.lane), WARP: fit(enc.warp)},
+                          {names[d]: shape[d] for d in range(len(shape))})
+    if not layout.is_surjective():
+        raise ValueError(f"linear layout {enc} does not cover shape {list(shape)}")
+    return layout
+
+
 # MmaEncoding is defined in mma.py (which builds on this module); named here for types.
-Encoding = Union[BlockedEncoding, SliceEncoding, DotOperandEncoding, "MmaEncoding"]
+Encoding = Union[BlockedEncoding, SliceEncoding, DotOperandEncoding, LinearEncoding, "MmaEncoding"]
 
 
 def default_blocked(shape: Sequence[int], num_warps: int, size_per_thread: Sequence[int] | None = None,

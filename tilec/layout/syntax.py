@@ -4,6 +4,7 @@
                       threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>
     #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{...}>}>
     #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 0 : i32, parent = #tilegpu.mma<{...}>}>
+    #tilegpu.linear<{lane = array<i32: 0, 1, 0, 2, ...>, rank = 2 : i32, register = array<i32: 1, 0>, warp = array<i32>}>
     #tilegpu.mma<{instrShape = array<i32: 16, 8>, versionMajor = 2 : i32, warpsPerCTA = array<i32: 2, 2>}>
     #tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>
     #tilegpu.nvmma_shared<{elementBits = 16 : i32, swizzle = 128 : i32, transposed = false}>
@@ -17,13 +18,14 @@ from __future__ import annotations
 import functools
 import re
 
-from .encodings import BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding
+from .encodings import BlockedEncoding, DotOperandEncoding, Encoding, LinearEncoding, SliceEncoding
 from .mma import MmaEncoding
 from .shared import NVMMASharedEncoding, SharedEncoding, SwizzledSharedEncoding
 
 
 def _ints(values) -> str:
-    return "array<i32: " + ", ".join(str(int(v)) for v in values) + ">"
+    values = list(values)
+    return "array<i32: " + ", ".join(str(int(v)) for v in values) + ">" if values else "array<i32>"
 
 
 def encoding_text(enc: Encoding | SharedEncoding) -> str:
@@ -38,6 +40,11 @@ def encoding_text(enc: Encoding | SharedEncoding) -> str:
         k_width = f"kWidth = {enc.k_width} : i32, " if enc.k_width else ""
         return ("#tilegpu.dot_op<{" + k_width + "opIdx = " + str(enc.op_idx) + " : i32, parent = "
                 + encoding_text(enc.parent) + "}>")
+    if isinstance(enc, LinearEncoding):
+        # Each basis flattened (`rank` coordinates each), keys in MLIR's sorted order.
+        flat = {name: [c for v in getattr(enc, name) for c in v] for name in ("lane", "register", "warp")}
+        return (f"#tilegpu.linear<{{lane = {_ints(flat['lane'])}, rank = {enc.rank} : i32, "
+                f"register = {_ints(flat['register'])}, warp = {_ints(flat['warp'])}}}>")
     if isinstance(enc, MmaEncoding):
         return (f"#tilegpu.mma<{{instrShape = {_ints(enc.instr_shape)}, versionMajor = {enc.version} : i32, "
                 f"warpsPerCTA = {_ints(enc.warps_per_cta)}}}>")
@@ -95,6 +102,15 @@ def parse_encoding(text: str) -> Encoding:
         if not match:
             raise ValueError(f"malformed dot_op encoding {text}")
         return DotOperandEncoding(int(match.group(2)), parse_encoding(match.group(3)), int(match.group(1) or 0))
+    if text.startswith("#tilegpu.linear<"):
+        f = _fields(text, "linear", ints=("rank",), arrays=("register", "lane", "warp"))
+        rank = f["rank"]
+
+        def vectors(flat):
+            if rank <= 0 or len(flat) % rank:
+                raise ValueError(f"malformed linear encoding {text}: bases are not of rank {rank}")
+            return tuple(tuple(flat[i:i + rank]) for i in range(0, len(flat), rank))
+        return LinearEncoding(vectors(f["register"]), vectors(f["lane"]), vectors(f["warp"]))
     if text.startswith("#tilegpu.mma<"):
         f = _fields(text, "mma", ints=("versionMajor",), arrays=("warpsPerCTA", "instrShape"))
         return MmaEncoding(f["versionMajor"], f["warpsPerCTA"], f["instrShape"])

@@ -2,10 +2,13 @@
 
 Layouts are inferred forward, in program order, changing value types in place:
 
-- sources (make_range, splat, tensor constants) get the default blocked layout for
+- sources (make_range, splat, tensor constants, cat) get the default blocked layout for
   their shape: one element per thread, lanes and then warps along the fastest dim;
 - elementwise ops, loads and stores take the layout of their first tensor operand and
   convert the others to it; broadcast keeps its operand's encoding;
+- the shape ops (trans, reshape, join, split) give their results the layouts their
+  operand's layout becomes under the op (`tilec.layout.shape_layouts`), so that they
+  move no data between threads;
 - a reduction's result is its operand's layout sliced along the reduced axis;
   expand_dims undoes a slice (or converts its operand to one);
 - loop-carried values keep the layout they enter with; `if` results take the layout
@@ -20,8 +23,9 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, int_attr_value, is_tensor
-from ..dialects.tile import shape_of
+from ..dialects.tile import shape_of, trans_order
 from ..layout.encodings import REGISTER, BlockedEncoding, Encoding, SliceEncoding, default_blocked
+from ..layout.shape_layouts import infer_encodings
 from . import register_pass
 from .utils import functions, is_elementwise
 
@@ -92,6 +96,29 @@ class _LayoutAssigner:
         for result in op.results:
             if is_tensor(result.type):
                 self.set_layout(result, self.default(shape_of(result.type)))
+
+    def run_shape(self, op: ir.Operation) -> None:
+        """trans, reshape, join, split: the results take the layouts their operand's
+        layout becomes under the op, so that no data moves (join converts its second
+        operand to the first's layout; split first puts its size-2 last dimension in
+        registers when it lies across threads)."""
+        operand = op.operands[0]
+        enc = tilegpu.layout_of(operand.type)
+        operand_shape, result_shape = shape_of(operand.type), shape_of(op.results[0].type)
+        order = trans_order(op) if op.name == "tile.trans" else ()
+        if op.name == "tile.join":
+            self.ensure(op, 1, enc)
+        found = infer_encodings(op.name, enc, operand_shape, result_shape, self.num_warps, order)
+        if found is None and op.name == "tile.split":
+            pair = [1] * (len(operand_shape) - 1) + [2]
+            enc = default_blocked(list(operand_shape), self.num_warps, size_per_thread=pair)
+            self.ensure(op, 0, enc)
+            found = infer_encodings(op.name, enc, operand_shape, result_shape, self.num_warps, order)
+        if found is None:
+            self.run_default(op)
+            return
+        for result, result_enc in zip(op.results, found):
+            self.set_layout(result, result_enc)
 
     def run_elementwise(self, op: ir.Operation) -> None:
         tensor_operands = [i for i, v in enumerate(op.operands) if is_tensor(v.type)]
@@ -243,8 +270,9 @@ _RULES = {
     "tile.atomic_store": _A.run_store,
     "arith.constant": _A.run_constant,
     **{name: _A.run_default for name in ("tile.make_range", "tile.splat", "tile.get_program_id",
-                                         "tile.get_num_programs", "tile.reshape", "tile.trans", "tile.join",
-                                         "tile.split", "tile.cat", "tile.histogram", "tile.descriptor_load")},
+                                         "tile.get_num_programs", "tile.cat", "tile.histogram",
+                                         "tile.descriptor_load")},
+    **{name: _A.run_shape for name in ("tile.reshape", "tile.trans", "tile.join", "tile.split")},
 }
 
 

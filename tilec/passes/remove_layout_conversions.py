@@ -12,10 +12,12 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    wanted layout and a conversion there is redone from its source (`x + bias[None, :]`
    loads the bias row in the tile's layout rather than converting the tile);
 3. sink (forward): when the value is expensive (a load, a reduction), move the
-   conversion past its layout-agnostic users — elementwise ops and reductions (not
-   broadcasts: the conversion is cheaper on their smaller operand) — by running those users in the value's own layout instead (their other
-   operands must be rematerialisable in it, or be conversions themselves, which are
-   redirected). A conversion that reaches a reduction to a scalar vanishes; one that
+   conversion past its layout-agnostic users — elementwise ops, reductions and the shape
+   ops trans, reshape, join and split (not broadcasts: the conversion is cheaper on their
+   smaller operand) — by running those users in the value's own layout instead (their
+   other operands must be rematerialisable in it, or be conversions themselves, which are
+   redirected; a shape op's results take the layouts the value's becomes under it, and a
+   split whose halves would lie in different threads stays). A conversion that reaches a reduction to a scalar vanishes; one that
    meets the conversion coalescing put before a store folds with it. Stores take the
    value's layout only when theirs has one element per thread along the fastest
    dimension (there is no vector write to lose).
@@ -48,7 +50,9 @@ from mlir import ir
 from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, is_tensor, walk_ops
 from ..dialects.op_facts import is_pure, reads_any_layout
+from ..dialects.tile import shape_of, trans_order
 from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
+from ..layout.shape_layouts import infer_encodings
 from . import register_pass
 from .utils import erase_dead_ops, functions, is_elementwise
 
@@ -183,8 +187,12 @@ class _Rewriter:
         if name == "tile.store" and not _store_layout_is_free(user):
             return False
         # Not past a broadcast: its operand is the small side, where a conversion is cheap.
-        if not (is_elementwise(user) or name in ("tile.reduce", "tile.store")):
+        if not (is_elementwise(user) or name in ("tile.reduce", "tile.store") or name in _SHAPE_OPS):
             return False
+        if name in _SHAPE_OPS:
+            shape_layouts = _shape_result_layouts(user, layout)
+            if shape_layouts is None:
+                return False
         replacements: list[tuple[int, ir.Value | ir.Operation]] = []
         for i, operand in enumerate(user.operands):
             if operand == converted:
@@ -209,6 +217,8 @@ class _Rewriter:
             if name == "tile.reduce":
                 axis = ir.IntegerAttr(user.attributes["axis"]).value
                 new_layout = SliceEncoding(axis, layout)
+            elif name in _SHAPE_OPS:
+                new_layout = shape_layouts[result.result_number]
             else:
                 new_layout = layout
             result.set_type(tilegpu.with_layout(old_type, new_layout))
@@ -216,6 +226,16 @@ class _Rewriter:
                 back = tilegpu.convert_layout(result, tilegpu.layout_of(old_type))
             result.replace_all_uses_except(back, back.owner.operation)
         return True
+
+
+_SHAPE_OPS = ("tile.trans", "tile.reshape", "tile.join", "tile.split")
+
+
+def _shape_result_layouts(op: ir.Operation, layout: Encoding) -> list[Encoding] | None:
+    """The layouts of shape op `op`'s results when its operands are in `layout`."""
+    operand_shape, result_shape = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    order = trans_order(op) if op.name == "tile.trans" else ()
+    return infer_encodings(op.name, layout, operand_shape, result_shape, layout.num_warps, order)
 
 
 def _store_layout_is_free(store: ir.Operation) -> bool:

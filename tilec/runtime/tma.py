@@ -121,7 +121,7 @@ def _encode(address: int, size: int, shape: tuple[int, ...], strides: tuple[int,
 
 
 # TMA's limits on what a map describes: dimensions of 1 to 2^32 elements, strides below
-# 2^40 bytes (and multiples of 16, which the specialisation proves).
+# 2^40 bytes (and multiples of 16, checked as well: a descriptor's are promised, not proven).
 _MAX_DIM = 1 << 32
 _MAX_STRIDE_BYTES = 1 << 40
 
@@ -144,11 +144,17 @@ def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[i
     shape = tuple(read(e, recipe.get("shape_bits", 32)) for e in recipe["shape"])
     strides = tuple(read(e, 64) for e in recipe["strides"])
     size = recipe["bytes"]
+    what = "block pointer" if recipe.get("shape_bits", 32) == 64 else "tensor descriptor"
     if not all(0 < d < _MAX_DIM for d in shape) or not all(0 < s * size < _MAX_STRIDE_BYTES for s in strides[:-1]):
-        what = "block pointer" if recipe.get("shape_bits", 32) == 64 else "tensor descriptor"
         raise LaunchError(f"the {what} the kernel makes for argument '{recipe['name']}' has shape "
                           f"{list(shape)} and strides {list(strides)}: TMA (which it was compiled to use) needs "
                           f"every dimension 1 to 2^32 elements long and strides from 1 element to 2^40 bytes")
+    # A descriptor's stride parameters are compiled on make_tensor_descriptor's promise
+    # (block_pointer._kernel_tensormap); a block pointer's were proven so.
+    if any(s * size % 16 for s in strides[:-1]):
+        raise LaunchError(f"the {what} the kernel makes for argument '{recipe['name']}' has strides "
+                          f"{list(strides)} of {size}-byte elements: make_tensor_descriptor needs every stride but "
+                          f"the last to be a multiple of 16 bytes (TMA's rule, as in Triton)")
     return address, shape, strides
 
 

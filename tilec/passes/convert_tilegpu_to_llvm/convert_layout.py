@@ -22,6 +22,7 @@ from ...dialects import tilegpu
 from ...dialects.tile import element_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
+from ...layout.shape_layouts import register_sources
 from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from ...layout.shared import exchange_shared_encoding
 from .local_memory import View, read_view, write_view
@@ -35,14 +36,8 @@ def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int
     it does (then it goes through shared memory)."""
     if src_ll == dst_ll:
         return list(range(src_ll.in_dim_size(REGISTER)))
-    if src_ll.bases(LANE) != dst_ll.bases(LANE) or src_ll.bases(WARP) != dst_ll.bases(WARP):
-        return None
-    src_coords = [src_ll.apply({REGISTER: r}) for r in range(src_ll.in_dim_size(REGISTER))]
-    index = {c: i for i, c in reversed(list(enumerate(src_coords)))}  # the first register holding each
-    wanted = [dst_ll.apply({REGISTER: r}) for r in range(dst_ll.in_dim_size(REGISTER))]
-    if not all(c in index for c in wanted):
-        return None
-    return [index[c] for c in wanted]
+    plan = register_sources(dst_ll, [src_ll], lambda coords: (0, coords))
+    return None if plan is None else [register for _, register in plan]
 
 
 def slice_registers(src_ll: LinearLayout, dst_ll: LinearLayout, offsets: list[int]) -> list[int] | None:

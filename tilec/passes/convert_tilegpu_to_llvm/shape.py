@@ -1,13 +1,16 @@
 """Lowering of the shape ops (reshape, trans, join, split, cat) and layout conversions
-that are not register permutations: an exchange through shared memory.
+that are not register permutations.
+
+A shape op whose result layout lets every thread find its elements in its own registers
+(the layouts `tilec.layout.shape_layouts` infers) is a renumbering of registers. Any
+other goes through shared memory, an exchange:
 
 Every thread writes the elements it holds at their row-major position in the op's
 scratch space (after the elements of earlier sources; a run of registers at
 consecutive, aligned positions as one vector store); after a barrier, every thread
 reads each element its result layout assigns it, at the position an index function
 computes from the element's coordinates. The same routine serves every op; only the
-index function differs. The scratch space is every source element (`staging_bytes`);
-a reshape that keeps every element in place (`reshape_keeps_placement`) needs none.
+index function differs. The scratch space is every source element (`staging_bytes`).
 
 When the elements do not fit in the GPU's shared memory, the exchange runs in rounds
 (`staging_plan`): round r stages the positions [r·P, (r+1)·P) — each thread stores every
@@ -28,6 +31,7 @@ from ...dialects import tilegpu
 from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of, trans_order
 from ...layout.linear_layout import LinearLayout
+from ...layout.shape_layouts import register_sources, source_map
 from ...target import Target
 from .context import LoweringContext, layout_of_value, lowers
 from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared, vector_run
@@ -191,40 +195,53 @@ def read_staged(ctx: LoweringContext, staged: Staged, index: ir.Value) -> ir.Val
                        staged.elem_type)
 
 
+def in_registers(ctx: LoweringContext, op: ir.Operation, order: Sequence[int] = ()) -> bool:
+    """Lowers shape op `op` as a renumbering of registers when its results' layouts allow
+    it (see the module docstring); False, emitting nothing, otherwise."""
+    operand_shape, result_shape = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    operands = [ctx.layout(v) for v in op.operands]
+    plans = []
+    for index, result in enumerate(op.results):
+        source = source_map(op.name, operand_shape, result_shape, order, index)
+        plan = register_sources(ctx.layout(result), operands, source)
+        if plan is None:
+            return False
+        plans.append(plan)
+    values = [ctx.elements(v) for v in op.operands]
+    for result, plan in zip(op.results, plans):
+        ctx.set(result, [values[operand][register] for operand, register in plan])
+    return True
+
+
+def _needs_exchange(op: ir.Operation, order: Sequence[int] = ()) -> bool:
+    """The scratch size function's side of `in_registers`."""
+    operand_shape, result_shape = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    operands = [layout_of_value(v) for v in op.operands]
+    return any(register_sources(layout_of_value(result), operands,
+                                source_map(op.name, operand_shape, result_shape, order, index)) is None
+               for index, result in enumerate(op.results))
+
+
 @lowers("tile.reshape")
 def lower_reshape(ctx: LoweringContext, op: ir.Operation) -> None:
     src, dst = op.operands[0], op.results[0]
-    if reshape_keeps_placement(ctx.layout(src), ctx.layout(dst)):
-        ctx.set(dst, list(ctx.elements(src)))
+    if in_registers(ctx, op):
         return
     shape = shape_of(dst.type)
     (values,) = exchange(ctx, [src], [(ctx.layout(dst), lambda c: row_major(ctx, c, shape))])
     ctx.set(dst, values)
 
 
-def reshape_keeps_placement(src_ll: LinearLayout, dst_ll: LinearLayout) -> bool:
-    """True when each thread already holds, register by register, the elements the
-    reshaped layout gives it (both layouts flattened row-major agree)."""
-    def flat(ll: LinearLayout) -> LinearLayout:
-        names = list(ll.out_dims)
-        return ll.transpose_outs(list(reversed(names))).flatten_outs()  # last dim least significant
-    try:
-        return flat(src_ll) == flat(dst_ll)
-    except ValueError:
-        return False
-
-
-@scratch_bytes("tile.reshape")
-def reshape_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
-    src, dst = op.operands[0], op.results[0]
-    if reshape_keeps_placement(layout_of_value(src), layout_of_value(dst)):
-        return 0
-    return exchange_bytes(op, [src])
-
-
-@scratch_bytes("tile.trans", "tile.join", "tile.split", "tile.cat")
+@scratch_bytes("tile.reshape", "tile.trans", "tile.join", "tile.split")
 def shape_op_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
-    """trans and split stage their source, join and cat both operands."""
+    """None when the op renumbers registers; otherwise reshape, trans and split stage
+    their operand, join both operands."""
+    order = trans_order(op) if op.name == "tile.trans" else ()
+    return exchange_bytes(op, list(op.operands)) if _needs_exchange(op, order) else 0
+
+
+@scratch_bytes("tile.cat")
+def cat_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     return exchange_bytes(op, list(op.operands))
 
 
@@ -232,6 +249,8 @@ def shape_op_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
 def lower_trans(ctx: LoweringContext, op: ir.Operation) -> None:
     src, dst = op.operands[0], op.results[0]
     order = trans_order(op)
+    if in_registers(ctx, op, order):
+        return
     src_shape = shape_of(src.type)
 
     def index(coords: list[ir.Value]) -> ir.Value:
@@ -246,6 +265,8 @@ def lower_trans(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("tile.join")
 def lower_join(ctx: LoweringContext, op: ir.Operation) -> None:
+    if in_registers(ctx, op):
+        return
     lhs, rhs, dst = op.operands[0], op.operands[1], op.results[0]
     shape = shape_of(lhs.type)
     n = math.prod(shape)
@@ -260,6 +281,8 @@ def lower_join(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("tile.split")
 def lower_split(ctx: LoweringContext, op: ir.Operation) -> None:
+    if in_registers(ctx, op):
+        return
     src = op.operands[0]
     shape = shape_of(src.type)
     part_shape = shape[:-1]
