@@ -311,6 +311,32 @@ def test_a_hit_runs_two_python_functions_of_tilec(fake_gpu, fake_torch):
     assert len(fake_gpu.instances[0].launches) == 2
 
 
+def test_an_autotuned_hit_takes_the_generated_launcher(fake_gpu, fake_torch):
+    """Once a key's config is chosen, an @autotune (and @heuristics) launch goes through the
+    kernel's generated launcher, as `kernel[grid]` does: JITFunction.run (binding and
+    keying in Python) is not called again."""
+    import sys
+    tuned = tilec.autotune(configs=[tilec.Config({"BLOCK": 128}, num_warps=2)], key=["n"])(JITFunction(add_kernel))
+    guessed = tilec.heuristics({"BLOCK": lambda args: 64})(JITFunction(add_kernel))
+    x, y, out = TorchTensor(1 << 20), TorchTensor(2 << 20), TorchTensor(3 << 20)
+    for wrapper in (tuned, guessed):
+        wrapper[(4,)](x, y, out, 1000)  # compiles (one config: nothing to time)
+        called = []
+
+        def profile(frame, event, arg):
+            if event == "call" and frame.f_code.co_name == "run" and "runtime/jit.py" in frame.f_code.co_filename:
+                called.append(frame.f_code.co_name)
+
+        sys.setprofile(profile)
+        try:
+            wrapper[(4,)](x, y, out, 1000)
+        finally:
+            sys.setprofile(None)
+        assert called == []
+    launches = [launch for instance in fake_gpu.instances for launch in instance.launches]
+    assert len(launches) == 4
+
+
 def clashing_kernel(_x, _key, _p0, n, BLOCK: tl.constexpr = 128):
     offs = tl.arange(0, BLOCK)
     tl.store(_x + offs, tl.load(_key + offs) + tl.load(_p0 + offs), mask=offs < n)

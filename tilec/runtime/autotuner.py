@@ -123,6 +123,15 @@ class _Wrapper:
         return named
 
 
+def _launch(fn: Any, grid: Any, args: tuple, kwargs: dict) -> Any:
+    """Launches `fn` (a @jit kernel or another wrapper) the way a user's `fn[grid](...)`
+    does: a @jit kernel through its generated launcher (the in-memory key built inline,
+    no binding in Python), anything else through its `run`."""
+    if isinstance(fn, _Wrapper) or not hasattr(fn, "_fast_run"):
+        return fn.run(*args, grid=grid, **kwargs)
+    return fn[grid](*args, **kwargs)
+
+
 class Heuristics(_Wrapper):
     """Meta-parameters computed from the other arguments: `values` maps a parameter name
     to a function of the dict of arguments (by name) given so far."""
@@ -135,7 +144,7 @@ class Heuristics(_Wrapper):
         self.values = dict(values)
 
     def run(self, *args, grid, **kwargs):
-        return self.fn.run(*args, grid=grid, **self._with_values(args, kwargs))
+        return _launch(self.fn, grid, args, self._with_values(args, kwargs))
 
     def warmup(self, *args, grid=None, **kwargs):
         try:
@@ -217,7 +226,7 @@ class Autotuner(_Wrapper):
         launch_kwargs = self._with_config(kwargs, config)
         if config.pre_hook is not None:
             config.pre_hook({**named, **config.all_kwargs()})
-        return self.fn.run(*args, grid=grid, **launch_kwargs)
+        return _launch(self.fn, grid, args, launch_kwargs)
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles every config that survives pruning; returns their CompiledKernels."""
@@ -291,6 +300,8 @@ class Autotuner(_Wrapper):
             pass  # a read-only cache directory only costs a re-tune
 
     def _with_config(self, kwargs: dict, config: Config) -> dict:
+        if not kwargs:
+            return config.all_kwargs()
         clash = sorted(set(kwargs) & set(config.kwargs))
         if clash:
             raise LaunchError(f"{self.__name__}(): {', '.join(clash)} {'is' if len(clash) == 1 else 'are'} set "
