@@ -51,12 +51,15 @@ from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, is_tensor, walk_ops
 from ..dialects.op_facts import is_pure, reads_any_layout
 from ..dialects.tile import shape_of, trans_order
-from ..layout.encodings import BlockedEncoding, Encoding, SliceEncoding
+from ..layout.encodings import LANE, REGISTER, BlockedEncoding, Encoding, SliceEncoding, to_linear
 from ..layout.shape_layouts import infer_encodings
 from . import register_pass
 from .utils import erase_dead_ops, functions, is_elementwise
 
 MAX_ITERATIONS = 64
+# How deep rematerialisation follows a value's operands: past tl.rand's Philox rounds
+# (36-39 ops from the offsets to a dropout mask), two Python frames per level.
+_MAX_DEPTH = 128
 
 # Ops recomputed in another layout instead of converting their result.
 _CHEAP_SOURCES = {"tile.make_range", "tile.splat", "arith.constant"}
@@ -83,7 +86,7 @@ class _Rewriter:
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = None  # guards cycles
-        result = self._rematerialize(value, layout, depth, below_broadcast) if depth < 32 else None
+        result = self._rematerialize(value, layout, depth, below_broadcast) if depth < _MAX_DEPTH else None
         self.memo[key] = result
         return result
 
@@ -184,7 +187,7 @@ class _Rewriter:
         (one conversion replaces another, and the sunk one disappears).
         """
         name = user.name
-        if name == "tile.store" and not _store_layout_is_free(user):
+        if name == "tile.store" and not _store_layout_is_free(user, layout):
             return False
         # Not past a broadcast: its operand is the small side, where a conversion is cheap.
         if not (is_elementwise(user) or name in ("tile.reduce", "tile.store") or name in _SHAPE_OPS):
@@ -238,11 +241,29 @@ def _shape_result_layouts(op: ir.Operation, layout: Encoding) -> list[Encoding] 
     return infer_encodings(op.name, layout, operand_shape, result_shape, layout.num_warps, order)
 
 
-def _store_layout_is_free(store: ir.Operation) -> bool:
-    """True when a store's layout has one element per thread along its fastest dimension:
-    writing from another layout then loses no vector access."""
+def _store_layout_is_free(store: ir.Operation, layout: Encoding) -> bool:
+    """True when a store can take `layout` instead of its own and lose nothing: its own
+    has one element per thread along its fastest dimension (no vector write to lose),
+    and `layout` still gives consecutive lanes consecutive runs along it (a thread's
+    registers first, then the first lane bit that moves), so the warp's writes stay
+    coalesced: a transposed tile's layout would scatter them."""
     enc = tilegpu.layout_of(store.operands[0].type)
-    return not isinstance(enc, BlockedEncoding) or enc.size_per_thread[enc.order[0]] == 1
+    if not isinstance(enc, BlockedEncoding):
+        return True
+    if enc.size_per_thread[enc.order[0]] != 1:
+        return False
+    shape = shape_of(store.operands[0].type)
+    fast = enc.order[0]
+    if shape[fast] == 1:
+        return True
+    mine = to_linear(layout, shape)
+    along = lambda step: tuple(step if d == fast else 0 for d in range(len(shape)))  # noqa: E731
+    registers = set(map(tuple, mine.bases(REGISTER)))
+    run = 1
+    while along(run) in registers:
+        run *= 2
+    lanes = [tuple(v) for v in mine.bases(LANE) if any(v)]  # a zero basis: a lane holding a copy
+    return run >= shape[fast] or (bool(lanes) and lanes[0] == along(run))
 
 
 def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation, history: list) -> bool:

@@ -1,9 +1,10 @@
 // RUN: tilec-opt %s -p tilegpu-allocate-shared-memory,tilegpu-insert-barriers,convert-tilegpu-to-llvm | FileCheck %s
 
 // A sum over 128 elements held by 4 warps: shuffles within each warp, then every warp
-// writes its partial sum to its scratch space (4 x f32 = 16 bytes), a barrier, and every
-// thread adds the 4 partials in warp order. The only barrier is the reduction's own: no
-// earlier access of shared memory needs one before the writes.
+// writes its partial sum to its scratch space (4 x f32 = 16 bytes), a barrier, and lane
+// l of every warp loads partial l mod 4 (one load, not four) and two butterfly shuffles
+// add the four. The only barrier is the reduction's own: no earlier access of shared
+// memory needs one before the writes.
 
 // CHECK: tilegpu.shared = 16 : i32
 // CHECK-LABEL: llvm.func @cta_sum
@@ -15,15 +16,14 @@
 // CHECK: [[SLOT:%[0-9]+]] = llvm.getelementptr [[SMEM]][%{{[0-9]+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK-NEXT: llvm.store [[PARTIAL]], [[SLOT]] : f32, !llvm.ptr<3>
 // CHECK-NEXT: nvvm.barrier0
-// CHECK: [[P0:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK: [[P1:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[S01:%[0-9]+]] = arith.addf [[P0]], [[P1]] fastmath<contract> : f32
-// CHECK: [[P2:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[S012:%[0-9]+]] = arith.addf [[S01]], [[P2]] fastmath<contract> : f32
-// CHECK: [[P3:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
-// CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf [[S012]], [[P3]] fastmath<contract> : f32
+// CHECK: [[P:%[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> f32
+// CHECK-NEXT: [[Q:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[P]], %c1_i32
+// CHECK-NEXT: [[PQ:%[0-9]+]] = arith.addf [[P]], [[Q]] fastmath<contract> : f32
+// CHECK-NEXT: [[R:%[0-9]+]] = nvvm.shfl.sync bfly %{{.*}}, [[PQ]], %c2_i32
+// CHECK-NEXT: [[SUM:%[0-9]+]] = arith.addf [[PQ]], [[R]] fastmath<contract> : f32
 // CHECK-NOT: llvm.load
 // CHECK-NOT: nvvm.barrier0
+// CHECK-NOT: nvvm.shfl.sync
 // CHECK: llvm.bitcast [[SUM]] : f32 to i32
 #b = #tilegpu.blocked<{order = array<i32: 0>, sizePerThread = array<i32: 1>, threadsPerWarp = array<i32: 32>, warpsPerCTA = array<i32: 4>}>
 module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90"} {

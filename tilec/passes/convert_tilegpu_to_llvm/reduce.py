@@ -7,8 +7,11 @@ With the operand's linear layout L and the reduced axis a:
    with that bit as the lane mask, then combine (after all steps every lane holds the
    result of its group);
 3. if warp bits move along a (`cross_warp_bits`), each warp writes its partial result
-   to its scratch space in shared memory, and after a barrier every thread combines the
-   partials of its elements in warp order. The scratch size (`reduce_scratch_bytes`)
+   to its scratch space in shared memory, and after a barrier the partials are combined:
+   when the lanes of a warp hold the same output elements (no lane basis moves along
+   another axis: a row reduced to a scalar), lane l loads partial l mod n and butterfly
+   shuffles over the low lane bits combine the n partials; otherwise every thread
+   combines the partials of its elements in warp order. The scratch size (`reduce_scratch_bytes`)
    comes from the same layout facts; the barrier before the writes, if an earlier
    access needs one, is tilegpu-insert-barriers'.
 
@@ -207,6 +210,20 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
             create_op("llvm.store", [], [stored, address(i, slot)])
     ctx.barrier()
     result = {}
+    if not any(c for basis in ll.bases(LANE) for d, c in enumerate(basis) if d != axis):
+        # The lanes of a warp hold the same output elements: lane l loads partial
+        # l mod n_partials and butterfly steps over the low lane bits combine them. One
+        # load per lane instead of n_partials, all live at once, which cost registers
+        # (and so occupancy) in big-block row kernels.
+        lane_slot = ctx.arith("andi", ctx.lane, ctx.const(n_partials - 1))
+        for key in groups:
+            slot = ctx.arith("addi", bases[key], lane_slot)
+            acc = [from_shared(ctx, create_op("llvm.load", [store_type(ctx, t)], [address(i, slot)]).result, t)
+                   for i, t in enumerate(types)]
+            for bit in range(len(warp_bits)):
+                acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
+            result[key] = acc
+        return result
     for key in groups:
         acc = None
         for p in range(n_partials):
