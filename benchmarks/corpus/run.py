@@ -39,7 +39,11 @@ summary gives the geometric mean of the ratios, the minimum, and every case unde
 them in child processes, one per GPU at a time, each child comparing tilec and Triton in
 its own process on its own card; the rows come back as JSON and make one table. With
 `--deadline SECONDS`, parts still running then are stopped and what was not finished is
-printed as the `--only`/`--part` arguments that run it later.
+printed as the `--only`/`--part` arguments that run it later. The children share the
+host: one compiling (autotune workers on many cores) can delay another's launches, and
+a host-bound case then looks slow. `--recheck 0.95` times the cases under 0.95 again
+afterwards, one child at a time with the other cards idle, and reports those times
+(marked "rechecked alone" in the table).
 """
 from __future__ import annotations
 
@@ -168,7 +172,11 @@ def main() -> int:
                         help="run the corpus in parts, one child process per GPU at a time, and merge the rows")
     parser.add_argument("--deadline", type=float, default=0.0,
                         help="with --gpus: stop the parts still running after this many seconds")
+    parser.add_argument("--recheck", type=float, default=0.0, metavar="RATIO",
+                        help="with --gpus: time the cases under RATIO again afterwards, one process at a time "
+                             "(the other cards idle), and report those times")
     parser.add_argument("--rows-json", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--cases", default="", help=argparse.SUPPRESS)  # a JSON list of "name [shape]" to run
     args = parser.parse_args()
     if args.gpus:
         return run_on_gpus(args)
@@ -187,6 +195,7 @@ def main() -> int:
         print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}", flush=True)
     files = chosen_files(args.only)
     part, parts = (int(n) for n in args.part.split("/")) if args.part else (0, 1)
+    only_cases = set(json.loads(args.cases)) if args.cases else set()
     rows: list[Row] = []
     for path in files:
         file = os.path.basename(path)[2:-3]
@@ -201,7 +210,7 @@ def main() -> int:
             print(f"{file}: cannot load for tilec: {source}", flush=True)
             continue
         for index, case in enumerate(source.cases(device, size)):
-            if index % parts != part:
+            if index % parts != part or (only_cases and f"{case.name} [{case.shape}]" not in only_cases):
                 continue
             row = Row(file, case)
             rows.append(row)
@@ -318,6 +327,8 @@ def run_on_gpus(args) -> int:
         thread.start()
     for thread in threads:
         thread.join()
+    if args.recheck:
+        finished = _recheck(args, finished, gpus[0], workdir, start)
     backends = ["tilec"] + ([] if args.no_triton else ["triton"])
     order = {(os.path.basename(p)[2:-3]): i for i, p in enumerate(chosen_files(""))}
     finished.sort(key=lambda row: order.get(row.file, 0))
@@ -331,6 +342,39 @@ def run_on_gpus(args) -> int:
             print(f"  --only {file} --part {part}")
     failed = [r for r in finished if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
     return 1 if failed or unfinished else 0
+
+
+def _recheck(args, rows: list[Row], gpu: str, workdir: str, start: float) -> list[Row]:
+    """Times the rows under `args.recheck` again, one file at a time in a child on `gpu`
+    (nothing else running), and puts the new rows in their place."""
+    slow: dict[str, list[Row]] = {}
+    for row in rows:
+        ratio = row.ratio()
+        if ratio is not None and ratio < args.recheck:
+            slow.setdefault(row.file, []).append(row)
+    replaced = {}
+    for file, file_rows in slow.items():
+        left = args.deadline - (time.monotonic() - start) if args.deadline else None
+        if left is not None and left < 10:
+            print(f"recheck of {file} skipped: the deadline", flush=True)
+            continue
+        out = os.path.join(workdir, f"recheck-{file}.json")
+        names = [f"{row.case.name} [{row.case.shape}]" for row in file_rows]
+        command = [sys.executable, os.path.abspath(__file__), "--only", f"k_{file}.py", "--cases", json.dumps(names),
+                   "--rows-json", out] + (["--quick"] if args.quick else [])
+        child = subprocess.Popen(command, env=dict(os.environ, CUDA_VISIBLE_DEVICES=gpu), stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        try:
+            text = child.communicate(timeout=left)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, 9)
+            text = child.communicate()[0]
+        print(f"[recheck alone, {time.monotonic() - start:.0f} s] {file}", flush=True)
+        print("\n".join(line for line in text.splitlines() if line.startswith("  ")), flush=True)
+        for row in load_rows(out):
+            row.case.name += " (rechecked alone)"
+            replaced[(row.file, row.case.name[:-len(" (rechecked alone)")], row.case.shape)] = row
+    return [replaced.get((row.file, row.case.name, row.case.shape), row) for row in rows]
 
 
 def compile_only(args) -> int:
