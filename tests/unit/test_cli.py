@@ -359,7 +359,7 @@ def test_layout_reads_a_ttgir_file_of_tritons(capsys, tmp_path):
     (["layout", "#ttg.amd_mfma<{versionMajor = 4, versionMinor = 0, warpsPerCTA = [2, 2], instrShape = [16, 16], "
       "isTransposed = true}>", "--shape", "32x32"],
      "tilec has no equivalent of Triton's amd_mfma encoding; it reads blocked, slice, dot_op, nvidia_mma, "
-     "swizzled_shared, nvmma_shared"),
+     "swizzled_shared, nvmma_shared, linear"),
     (["layout", TRITON_BLOCKED.replace(", order = [1, 0]", ""), "--shape", "32x16"],
      "Triton's blocked encoding #ttg.blocked<{...}> lacks order"),
     (["layout", TRITON_BLOCKED.replace("}>", ", CTAsPerCGA = [2, 1]}>"), "--shape", "32x16"],

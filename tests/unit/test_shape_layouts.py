@@ -16,6 +16,7 @@ from tilec.layout.mma import MmaEncoding
 from tilec.layout.shape_layouts import (infer_encodings, register_sources, result_layouts, source_map,
                                         split_layout)
 from tilec.layout.syntax import encoding_text, parse_encoding
+from tilec.layout.triton_syntax import parse_triton_encoding
 
 
 def _elements(layout):
@@ -153,3 +154,15 @@ def test_linear_encoding_text_round_trip_and_broadcast_shapes():
     assert all(v[0] == 0 for name in row.in_dims for v in row.bases(name))
     with pytest.raises(ValueError):
         enc.to_linear([256, 64])          # more elements than the map places
+
+
+def test_triton_linear_encoding_is_read():
+    """Triton's #ttg.linear (lists of bases) as a tilegpu linear encoding; a cluster's block
+    bases are refused."""
+    text = ("#ttg.linear<{register = [[0, 1], [8, 0], [16, 0]], lane = [[0, 2], [0, 4], [0, 8], [0, 16], [1, 0]], "
+            "warp = [[2, 0], [4, 0]], block = []}>")
+    enc = parse_triton_encoding(text)
+    assert enc == LinearEncoding(((0, 1), (8, 0), (16, 0)), ((0, 2), (0, 4), (0, 8), (0, 16), (1, 0)), ((2, 0), (4, 0)))
+    assert enc.to_linear([32, 32]).is_surjective()
+    with pytest.raises(ValueError, match="cluster"):
+        parse_triton_encoding(text.replace("block = []", "block = [[1, 0]]"))

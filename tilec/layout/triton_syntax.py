@@ -18,8 +18,9 @@ too. Triton spells the same layouts differently from ttgir of tilec's (syntax.py
     NVMMA shared   swizzlingByteWidth, elementBitWidth     swizzle, elementBits
 
 Fields describing CTA clusters (CTAsPerCGA, CTASplitNum, CTAOrder) are read only where
-they describe one CTA, as tilec compiles; Triton's other encodings (AMD's, linear,
-padded shared) are refused by name. Plain Python: no MLIR, as for syntax.py.
+they describe one CTA, as tilec compiles; a linear layout's lists of bases
+(`register = [[0, 1], ...]`) become tilec's `#tilegpu.linear`; Triton's other encodings
+(AMD's, padded shared) are refused by name. Plain Python: no MLIR, as for syntax.py.
 """
 from __future__ import annotations
 
@@ -27,12 +28,12 @@ import math
 import re
 from typing import Any, Mapping
 
-from .encodings import BlockedEncoding, DotOperandEncoding, SliceEncoding
+from .encodings import BlockedEncoding, DotOperandEncoding, LinearEncoding, SliceEncoding
 from .mma import WGMMA_M, MmaEncoding
 from .shared import NVMMASharedEncoding, SwizzledSharedEncoding
 
 PREFIXES = ("#ttg.", "#triton_gpu.")
-KINDS = ("blocked", "slice", "dot_op", "nvidia_mma", "swizzled_shared", "nvmma_shared")
+KINDS = ("blocked", "slice", "dot_op", "nvidia_mma", "swizzled_shared", "nvmma_shared", "linear")
 _OLD_NAMES = {"mma": "nvidia_mma", "shared": "swizzled_shared"}
 # Fields Triton prints that change nothing tilec draws: the minor version of an mma
 # layout, and the order of CTAs in a cluster (there is one).
@@ -135,7 +136,7 @@ class _Parser:
             closing = "]" if token == "[" else ">"
             values = []
             while self.peek() != closing:
-                values.append(int(self.take()))
+                values.append(self.value() if self.peek() == "[" else int(self.take()))  # a list of lists
                 if self.peek() == ",":
                     self.take()
             self.take(closing)
@@ -162,9 +163,10 @@ _REQUIRED = {
     "nvidia_mma": ("versionMajor", "warpsPerCTA"),
     "swizzled_shared": ("vec", "perPhase", "maxPhase", "order"),
     "nvmma_shared": ("swizzlingByteWidth", "elementBitWidth"),
+    "linear": ("register", "lane", "warp"),
 }
 _OPTIONAL = {"dot_op": ("kWidth",), "nvidia_mma": ("instrShape",), "swizzled_shared": ("hasLeadingOffset",),
-             "nvmma_shared": ("transposed", "fp4Padded")}
+             "nvmma_shared": ("transposed", "fp4Padded"), "linear": ("block",)}
 
 
 def _build(kind: str, fields: dict[str, Any], shown: str):
@@ -178,6 +180,10 @@ def _build(kind: str, fields: dict[str, Any], shown: str):
     if unknown:
         raise ValueError(f"tilec does not read {', '.join(unknown)} of Triton's {kind} encoding")
     f = fields
+    if kind == "linear":
+        if f.get("block"):
+            raise ValueError(f"{shown}: block bases describe a cluster of several CTAs; tilec compiles for one")
+        return LinearEncoding(tuple(f["register"]), tuple(f["lane"]), tuple(f["warp"]))
     if kind == "blocked":
         return BlockedEncoding(f["sizePerThread"], f["threadsPerWarp"], f["warpsPerCTA"], f["order"])
     if kind == "slice":
