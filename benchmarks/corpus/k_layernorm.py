@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from case import Case
+from case import Case, check_with_slack, column_sum_slack
 
 
 @triton.jit
@@ -133,39 +133,13 @@ def _reference_backward(i):
     return x.grad, w.grad, b.grad
 
 
-def _column_sum_slack(terms):
-    """How far an fp32 sum down the M rows of `terms` may be from the exact sum, per
-    column, whatever order the kernel adds in. Each addition rounds by up to u = 2^-24 of
-    the running sum, in signs that do not line up, so the error grows like
-    u sqrt(M) ||column||_2 (the running sum itself growing like sqrt(M) terms). The
-    corpus's kernels (per-program partials, then their sum) stay within 1e-4 at 8192 to
-    32768 rows of unit-sized terms, where a 1e-5 tolerance fails any implementation
-    (Triton's too, with the same values) on the columns whose sums cancel to below 1; a
-    kernel adding every row in turn into one fp32 sum comes within half of this slack
-    (4x the estimate: about 2e-3 at 8192 rows, 8e-3 at 32768). A row summed twice or
-    not at all, or a wrong x_hat, is off by a whole term (about 1) in most columns."""
-    M = terms.shape[0]
-    return 4 * 2.0 ** -24 * M ** 0.5 * terms.pow(2).sum(0).sqrt()
-
-
 def _check_backward(result, i, atol, rtol):
     """dx within atol + rtol |want|; dw and db (column sums over every row) within that
-    plus the rounding of an fp32 sum over the rows (`_column_sum_slack`)."""
+    plus the rounding of an fp32 sum over the rows (`case.column_sum_slack`)."""
     dy = i["dy"].double()
     x_hat = (i["x"].double() - i["mean"].double()[:, None]) * i["rstd"].double()[:, None]
-    slack = (0.0, _column_sum_slack(dy * x_hat), _column_sum_slack(dy))
-    for index, (got, want, extra) in enumerate(zip(result, _reference_backward(i), slack)):
-        got = got.double()
-        if got.shape != want.shape:
-            return f"output {index} has shape {list(got.shape)}, the reference {list(want.shape)}"
-        error = (got - want).abs()
-        bound = atol + rtol * want.abs() + extra
-        bad = ~(error <= bound)  # NaN fails
-        if bad.any():
-            worst = int((error - bound).nan_to_num(float("inf")).argmax())
-            return (f"output {index}: {int(bad.sum())} of {want.numel()} elements off, worst "
-                    f"|{got.flatten()[worst]:.6g} - {want.flatten()[worst]:.6g}| > {bound.flatten()[worst]:.3g}")
-    return None
+    slack = (0.0, column_sum_slack(dy * x_hat), column_sum_slack(dy))
+    return check_with_slack(result, _reference_backward(i), slack, atol, rtol)
 
 
 def _inputs(M, N, dtype, device):

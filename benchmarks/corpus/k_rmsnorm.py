@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-from case import Case
+from case import Case, check_with_slack, column_sum_slack
 
 
 @triton.jit
@@ -93,34 +93,12 @@ def _reference_backward(i, offset):
     return x.grad, w.grad
 
 
-def _column_sum_slack(terms):
-    """How far an fp32 sum down the M rows of `terms` may be from the exact sum, per
-    column, whatever order the kernel adds in (k_layernorm.py says why): 4 u sqrt(M)
-    ||column||_2, u = 2^-24, about 2e-3 at 8192 rows of unit-sized terms. A 1e-5
-    tolerance fails any implementation (Triton's too, with the same values) on the
-    columns whose sums cancel to below 1; a row summed twice or not at all is off by a
-    whole term (about 1) in most columns."""
-    M = terms.shape[0]
-    return 4 * 2.0 ** -24 * M ** 0.5 * terms.pow(2).sum(0).sqrt()
-
-
 def _check_backward(result, i, offset, atol, rtol):
     """dx within atol + rtol |want|; dw (a column sum over every row) within that plus
-    the rounding of an fp32 sum over the rows (`_column_sum_slack`)."""
+    the rounding of an fp32 sum over the rows (`case.column_sum_slack`)."""
     x_hat = i["x"].double() * i["rstd"].double()[:, None]
-    slack = (0.0, _column_sum_slack(i["dy"].double() * x_hat))
-    for index, (got, want, extra) in enumerate(zip(result, _reference_backward(i, offset), slack)):
-        got = got.double()
-        if got.shape != want.shape:
-            return f"output {index} has shape {list(got.shape)}, the reference {list(want.shape)}"
-        error = (got - want).abs()
-        bound = atol + rtol * want.abs() + extra
-        bad = ~(error <= bound)  # NaN fails
-        if bad.any():
-            worst = int((error - bound).nan_to_num(float("inf")).argmax())
-            return (f"output {index}: {int(bad.sum())} of {want.numel()} elements off, worst "
-                    f"|{got.flatten()[worst]:.6g} - {want.flatten()[worst]:.6g}| > {bound.flatten()[worst]:.3g}")
-    return None
+    slack = (0.0, column_sum_slack(i["dy"].double() * x_hat))
+    return check_with_slack(result, _reference_backward(i, offset), slack, atol, rtol)
 
 
 def _inputs(M, N, dtype, device, offset):
