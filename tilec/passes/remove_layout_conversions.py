@@ -12,7 +12,7 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    wanted layout and a conversion there is redone from its source (`x + bias[None, :]`
    loads the bias row in the tile's layout rather than converting the tile);
 3. sink (forward): when the value is expensive (a load, a reduction), move the
-   conversion past its layout-agnostic users — elementwise ops, reductions and the shape
+   conversion past its layout-agnostic users — elementwise ops, reductions, scans and the shape
    ops trans, reshape, join and split (not broadcasts: the conversion is cheaper on their
    smaller operand) — by running those users in the value's own layout instead (their
    other operands must be rematerialisable in it, or be conversions themselves, which are
@@ -190,7 +190,7 @@ class _Rewriter:
         if name == "tile.store" and not _store_layout_is_free(user, layout):
             return False
         # Not past a broadcast: its operand is the small side, where a conversion is cheap.
-        if not (is_elementwise(user) or name in ("tile.reduce", "tile.store") or name in _SHAPE_OPS):
+        if not (is_elementwise(user) or name in ("tile.reduce", "tile.scan", "tile.store") or name in _SHAPE_OPS):
             return False
         if name in _SHAPE_OPS:
             shape_layouts = _shape_result_layouts(user, layout)

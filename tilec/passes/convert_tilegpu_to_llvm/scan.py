@@ -6,7 +6,7 @@ layout, `size_per_thread` of them, repeated every tile). The lowering:
 1. scans each run in registers;
 2. if other threads hold parts of the axis: for layouts that tile the axis as a blocked
    layout does (runs, then lanes, then warps, then repeats), a shuffle scan of the run
-   totals over the lanes, then the (repeat, warp) totals through shared memory folded in
+   totals over the lanes (a run of one element takes it as its value), then the (repeat, warp) totals through shared memory folded in
    order (`_scan_across_threads`); for any other layout, every run's total goes to
    shared memory (one slot per (row, run)), and after a barrier each run folds the
    totals of all earlier runs (later runs for a reverse scan) into a prefix
@@ -139,6 +139,20 @@ def _runs(regs: list[int], coords, axis: int) -> list[list[int]]:
     return runs
 
 
+@dataclass(frozen=True)
+class SlotIndex:
+    """A slot of a row, as a part computed at run time plus a constant. The constant
+    goes into the address as an immediate offset, so the slots of one thread share one
+    base address (one register pair, hoisted out of loops) instead of one address each."""
+    dynamic: ir.Value
+    constant: int = 0
+
+    def plus(self, ctx: LoweringContext, amount: ir.Value | int) -> SlotIndex:
+        if isinstance(amount, int):
+            return SlotIndex(self.dynamic, self.constant + amount)
+        return SlotIndex(ctx.arith("addi", self.dynamic, amount), self.constant)
+
+
 class _Slots:
     """Shared-memory slots for a scan's partial totals: `per_row` of them for each row
     (each position off the scanned axis), one array per scanned value."""
@@ -150,29 +164,43 @@ class _Slots:
         self.offsets, total = row_slot_arrays(shape, axis, per_row, sizes)
         ctx.reserve_shared(total)
         self.element = ctx.element_coordinates(ll)
+        self.thread = ctx.thread_coordinates(ll)
+        self.registers = ctx.register_coordinates(ll)
         self.strides = [math.prod(out_shape[d + 1:]) for d in range(len(out_shape))]
         self.others = [d for d in range(len(shape)) if d != axis]
 
-    def row_base(self, r: int) -> ir.Value:
-        """The first slot of the row register `r`'s element belongs to."""
+    def row_base(self, r: int) -> SlotIndex:
+        """The first slot of the row register `r`'s element belongs to: the thread's part
+        of the row index at run time, the register's part as a constant (where the two
+        occupy different bits, so that they add)."""
         ctx = self.ctx
-        index = ctx.const(0)
+        index, constant = ctx.const(0), 0
         for k, d in enumerate(self.others):
-            term = self.element[r][d] if self.strides[k] == 1 else \
-                ctx.arith("muli", self.element[r][d], ctx.const(self.strides[k]))
-            index = ctx.arith("addi", index, term)
-        return ctx.arith("muli", index, ctx.const(self.per_row))
+            part, disjoint = self.thread[d]
+            if part is None or disjoint:
+                constant += self.registers[r][d] * self.strides[k]
+                coordinate = part
+            else:
+                coordinate = self.element[r][d]
+            if coordinate is not None:
+                term = coordinate if self.strides[k] == 1 else \
+                    ctx.arith("muli", coordinate, ctx.const(self.strides[k]))
+                index = ctx.arith("addi", index, term)
+        return SlotIndex(ctx.arith("muli", index, ctx.const(self.per_row)), constant * self.per_row)
 
-    def address(self, i: int, slot: ir.Value) -> ir.Value:
+    def address(self, i: int, slot: SlotIndex) -> ir.Value:
         ctx = self.ctx
-        return ctx.shared_address(ctx.arith("addi", ctx.const(self.offsets[i]),
-                                            ctx.arith("muli", slot, ctx.const(self.sizes[i]))))
+        base = ctx.shared_address(ctx.arith("addi", ctx.const(self.offsets[i]),
+                                            ctx.arith("muli", slot.dynamic, ctx.const(self.sizes[i]))))
+        if not slot.constant:
+            return base
+        return ctx.shared_pointer(ctx.const(slot.constant * self.sizes[i]), base=base)
 
-    def store(self, slot: ir.Value, values: list[ir.Value]) -> None:
+    def store(self, slot: SlotIndex, values: list[ir.Value]) -> None:
         for i, value in enumerate(values):
             create_op("llvm.store", [], [to_shared(self.ctx, value), self.address(i, slot)])
 
-    def load(self, slot: ir.Value) -> list[ir.Value]:
+    def load(self, slot: SlotIndex) -> list[ir.Value]:
         return [from_shared(self.ctx, create_op("llvm.load", [store_type(self.ctx, t)], [self.address(i, slot)]).result,
                              t) for i, t in enumerate(self.types)]
 
@@ -265,7 +293,14 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, scan: ScanPlan, results,
             for k in range(len(lane_bits)):
                 other = earlier_lane(total, 1 << k)
                 total = select(uge(lane_rank, 1 << k), _combine(ctx, region, other, total), total)
-            lane_prefix = earlier_lane(total, 1) if lanes > 1 else None
+            if len(run) == 1 and lanes > 1:
+                # A run of one element: the lanes' inclusive scan is its value so far,
+                # and no shuffle for the earlier lanes' total is needed.
+                for i in range(len(types)):
+                    results[i][run[0]] = total[i]
+                lane_prefix = None
+            else:
+                lane_prefix = earlier_lane(total, 1) if lanes > 1 else None
             position = min(coords[r][axis] for r in run) // tile
             plan.append((key, run, total, lane_prefix, tiles - 1 - position if reverse else position))
 
@@ -274,11 +309,10 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, scan: ScanPlan, results,
     if slots_per_row:
         slots = _Slots(ctx, ll, shape, axis, types, sizes, slots_per_row)
         last_lane = ctx.equals(lane_rank, lanes - 1)
-        bases = {}
-        for key, run, total, _, rank in plan:
-            bases[id(run)] = base = slots.row_base(run[0])
-            with scf_if(ctx, last_lane):
-                slots.store(ctx.arith("addi", base, ctx.arith("addi", ctx.const(rank * warps), warp_rank)), total)
+        bases = {id(run): slots.row_base(run[0]) for _, run, _, _, _ in plan}
+        with scf_if(ctx, last_lane):  # one branch around every store of the thread
+            for key, run, total, _, rank in plan:
+                slots.store(bases[id(run)].plus(ctx, warp_rank).plus(ctx, rank * warps), total)
         ctx.barrier()
 
     # 3. every element: (earlier repeats and warps) + (earlier lanes) + its run's scan
@@ -287,7 +321,7 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, scan: ScanPlan, results,
         if slots_per_row:
             base = bases[id(run)]
             for slot_rank in range(rank * warps + warps):
-                loaded = slots.load(ctx.arith("addi", base, ctx.const(slot_rank)))
+                loaded = slots.load(base.plus(ctx, slot_rank))
                 if slot_rank < rank * warps:  # an earlier repeat: always before this thread
                     prefix = loaded if prefix is None else _combine(ctx, region, prefix, loaded)
                     has_prefix = ctx.const(1, ctx.i1)
@@ -331,7 +365,7 @@ def _fold_earlier_runs(ctx, ll, shape, axis, reverse, scan: ScanPlan, results, r
             first = min(run, key=lambda r: coords[r][axis])
             run_index = ctx.arith("divui", slots.element[first][axis], ctx.const(run_length))
             base = slots.row_base(first)
-            slots.store(ctx.arith("addi", base, run_index), [results[i][run[-1]] for i in range(len(types))])
+            slots.store(base.plus(ctx, run_index), [results[i][run[-1]] for i in range(len(types))])
             plan.append((run, run_index, base))
     ctx.barrier()
 
@@ -353,7 +387,7 @@ def _fold_earlier_runs(ctx, ll, shape, axis, reverse, scan: ScanPlan, results, r
                 results[i][r] = ctx.arith("select", has_prefix, combined[i], current[i], result_type=types[i])
 
 
-def _fold_slots(ctx, region, types, slots: _Slots, base, start, stop, reverse, n_runs) -> list[ir.Value]:
+def _fold_slots(ctx, region, types, slots: _Slots, base: SlotIndex, start, stop, reverse, n_runs) -> list[ir.Value]:
     """Combines the slots [start, stop) of a row in scan order, in an scf.for loop.
 
     The accumulator starts with the first slot in scan order; when the range is empty the
@@ -362,7 +396,7 @@ def _fold_slots(ctx, region, types, slots: _Slots, base, start, stop, reverse, n
 
     # Forward: slots 0, 1, ..., stop-1 (start is 0). Reverse: slots n-1, n-2, ..., start
     # (stop is n). Either way the first slot in scan order seeds the accumulator.
-    first_slot = ctx.arith("addi", base, ctx.const(n_runs - 1 if reverse else 0))
+    first_slot = base.plus(ctx, n_runs - 1 if reverse else 0)
     count = ctx.arith("subi", stop, start)
     initial = load(first_slot)
     loop = create_op("scf.for", types, [ctx.const(1), count, ctx.const(1)] + initial, regions=1)
@@ -370,9 +404,9 @@ def _fold_slots(ctx, region, types, slots: _Slots, base, start, stop, reverse, n
     with ir.InsertionPoint(body):
         k = body.arguments[0]
         if reverse:
-            slot = ctx.arith("subi", ctx.arith("addi", base, ctx.const(n_runs - 1)), k)
+            slot = base.plus(ctx, ctx.arith("subi", ctx.const(0), k)).plus(ctx, n_runs - 1)
         else:
-            slot = ctx.arith("addi", ctx.arith("addi", base, start), k)
+            slot = base.plus(ctx, ctx.arith("addi", start, k))
         acc = _combine(ctx, region, list(body.arguments)[1:], load(slot))
         create_op("scf.yield", [], acc)
     return list(loop.results)

@@ -1,0 +1,82 @@
+"""Codegen, without a GPU, of scans whose threads hold runs of one element along the
+axis, with lanes, warps and repeats of the tile after them (a cumsum down the rows of a
+64x32 strip, the corpus's k_scans; a 4096-long row over 8 warps).
+
+- A run of one element takes the lanes' inclusive scan as its value: no extra shuffle
+  for the total of the earlier lanes (it was one more shfl.sync.idx per run).
+- The thread's partial totals go to shared memory under one branch, at one base address
+  plus immediate offsets: the addresses of 16 slots were 16 64-bit registers, hoisted
+  out of the loop and held through it."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.backend import toolkit
+
+try:
+    toolkit.ptxas_path()
+except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
+    pytest.skip("ptxas is not available", allow_module_level=True)
+
+
+@tilec.jit
+def cumsum_cols(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    col_mask = cols < N
+    running = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for start in range(0, M, BLOCK_M):
+        rows = start + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < M) & col_mask[None, :]
+        offsets = rows.to(tl.int64)[:, None] * stride + cols[None, :]
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+        tl.store(out_ptr + offsets, tl.cumsum(x, axis=0) + running[None, :], mask=mask)
+        running += tl.sum(x, axis=0)
+
+
+@tilec.jit
+def cumsum_of_range(out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, tl.cumsum((offs % 7).to(tl.float32), axis=0))
+
+
+def _scan_layout(kernel) -> str:
+    """The encoding of the scan's operand, as the ttgir prints it."""
+    ttgir = kernel.asm["ttgir"]
+    operand = re.search(r'"tile\.scan"\(%\w+\).*?: \(tensor<[^,]*, (#\w+)>\)', ttgir, re.S).group(1)
+    return re.search(rf"^{operand} = (.*)$", ttgir, re.M).group(1)
+
+
+def test_run_of_one_takes_the_lane_scan():
+    kernel = tilec.compile(cumsum_of_range, signature={"out_ptr": "*fp32:16"}, target="sm_90a", num_warps=8,
+                           constexprs={"N": 4096})
+    layout = _scan_layout(kernel)
+    assert "sizePerThread = array<i32: 1>" in layout and "threadsPerWarp = array<i32: 32>" in layout, layout
+    # 4096 = 16 repeats of (1 element x 32 lanes x 8 warps): 5 shuffle steps per run
+    shuffles = re.findall(r"shfl\.sync\.idx", kernel.asm["ptx"])
+    assert len(shuffles) == 16 * 5, len(shuffles)
+
+
+@pytest.fixture(scope="module")
+def cols_kernel():
+    return tilec.compile(cumsum_cols, signature={"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "M": "i32:16",
+                                                 "N": "i32:16", "stride": "i32:16"},
+                         target="sm_90a", num_warps=4, constexprs={"BLOCK_M": 64, "BLOCK_N": 32})
+
+
+def test_partial_totals_share_one_address(cols_kernel):
+    ptx = cols_kernel.asm["ptx"]
+    # The thread's 16 run totals (4 columns x 4 repeats), stored by the last lane along
+    # the axis into its warp's slots (a column's slots: 4 repeats x 4 warps, 64 bytes):
+    # one base register and immediate offsets 16 bytes apart.
+    stores = re.findall(r"^\s*st\.shared\.b32\s+\[(%rd\d+)(?:\+(\d+))?\], %r\d+;", ptx, re.M)
+    runs = [stores[i:i + 16] for i in range(len(stores) - 15)]
+    assert any(len({base for base, _ in run}) == 1 and [int(o or 0) for _, o in run] == list(range(0, 256, 16))
+               for run in runs), stores
+
+
+def test_no_spills(cols_kernel):
+    assert cols_kernel.n_spills == 0
