@@ -276,8 +276,8 @@ def local_store(value: ir.Value, buffer: ir.Value) -> ir.Operation:
 
 def memdesc_index(buffer: ir.Value, index: ir.Value, view: ir.RankedTensorType | None = None) -> ir.Value:
     """Buffer `index` of a ring of buffers (the memdesc's leading dimension); `view`, when
-    given, types it as another tensor of the same bytes (a 2-D NVMMA slot seen
-    transposed: shape swapped, the layout's `transposed` flipped)."""
+    given, types it as another tensor of the same bytes (a 2-D slot seen transposed:
+    shape swapped, the layout as `layout.shared.transposed_2d` gives it)."""
     ring = memdesc_tensor(buffer.type)
     one = ir.RankedTensorType.get(list(ring.shape)[1:], ring.element_type, ring.encoding)
     if view is not None:
@@ -473,13 +473,11 @@ def _verify_memdesc_index(op: ir.Operation) -> str | None:
     if ring.element_type == one.element_type and slot == list(one.shape):
         return None
     if ring.element_type == one.element_type and len(slot) == 2 and slot[::-1] == list(one.shape):
-        from ..layout.shared import NVMMASharedEncoding
-        stored, seen = parse_encoding(str(ring.encoding)), parse_encoding(str(one.encoding))
-        if (isinstance(stored, NVMMASharedEncoding) and isinstance(seen, NVMMASharedEncoding)
-                and (seen.swizzle_bytes, seen.element_bits) == (stored.swizzle_bytes, stored.element_bits)
-                and seen.transposed != stored.transposed):
-            return None  # a transposed view of an NVMMA slot: the same bytes
-        return f"a transposed view of a slot of {ring} must be in its NVMMA layout transposed, got {one}"
+        from ..layout.shared import transposed_2d
+        if ring.encoding is not None and one.encoding is not None and \
+                parse_encoding(str(one.encoding)) == transposed_2d(parse_encoding(str(ring.encoding))):
+            return None  # a transposed view of the slot: the same bytes
+        return f"a transposed view of a slot of {ring} must be in its layout transposed, got {one}"
     return f"must drop the leading dimension of {ring}, got {one}"
 
 

@@ -198,6 +198,17 @@ class NVMMASharedEncoding:
 SharedEncoding = Union[SwizzledSharedEncoding, NVMMASharedEncoding]
 
 
+def transposed_2d(encoding) -> SharedEncoding | None:
+    """The layout of a 2-D buffer's bytes seen as the transposed tensor: the contiguous
+    dimension and the swizzle stay with the same elements, so the swizzled order flips
+    (NVMMA: its `transposed` flag). None for anything but a 2-D shared layout."""
+    if isinstance(encoding, NVMMASharedEncoding):
+        return NVMMASharedEncoding(encoding.swizzle_bytes, encoding.element_bits, not encoding.transposed)
+    if not isinstance(encoding, SwizzledSharedEncoding) or encoding.rank != 2:
+        return None
+    return SwizzledSharedEncoding(encoding.vec, encoding.per_phase, encoding.max_phase, encoding.order[::-1])
+
+
 @functools.lru_cache(maxsize=4096)
 def _inverse(layout: LinearLayout) -> LinearLayout:
     return layout.invert()

@@ -12,7 +12,9 @@ the target and the operand and accumulator types:
     i8        i32          -                m16n8k32 .s8 (wrapping)
 
 (fp8 operands reach here widened to f16 by the semantic layer, except e4m3 and e5m2 on
-sm_90: wgmma takes those, and `widen_fp8` widens them here where it does not.)
+sm_90: wgmma takes those; where it does not, `accelerate_fp8_mma` puts them on f16
+mma.sync, widened in the instruction's registers, and `widen_fp8` widens them here
+where not even that applies.)
 Everything else stays
 on the FMA path: f64, fp32 with input_precision "ieee" (and the split precisions where
 the parts could not run on tensor cores: there they compute in full fp32), targets
@@ -36,8 +38,8 @@ from ..dialects import tile, tilegpu
 from ..dialects._mlir import create_op, is_tensor, str_attr, str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
-from ..layout.mma import (WGMMA_M, MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_v3_instr_n, mma_v3_warps_per_cta,
-                          mma_warps_per_cta, wgmma_instr_k)
+from ..layout.mma import (MMA_V2_INSTR_SHAPE, WGMMA_M, MmaEncoding, mma_v2_instr_k, mma_v2_k_width, mma_v3_instr_n,
+                          mma_v3_warps_per_cta, mma_warps_per_cta, wgmma_instr_k)
 from ..layout.shared import NVMMASharedEncoding
 from ..target import Target
 from . import register_pass
@@ -177,8 +179,24 @@ def warps_for(op: ir.Operation, num_warps: int) -> tuple[int, ...]:
     A operand needs, so passing it on is a register permutation, not an exchange."""
     shape = list(shape_of(op.results[0].type))
     if len(shape) == 2 and _feeds_another_dot(op):
-        return (num_warps, 1)
+        return chain_warps(shape[0], num_warps)
     return mma_warps_per_cta(shape, num_warps)
+
+
+def chain_warps(m: int, num_warps: int) -> tuple[int, int]:
+    """Warps over a chained dot's [M, N] result: along M while M has a 16-row instruction
+    tile for each of them, the rest along N. With all warps along M, an M shorter than
+    16 rows per warp (a decode step's handful of query heads: M = 16 with 4 warps) would
+    leave warps holding copies of the same rows: every warp would then run the whole
+    chain, its mma instructions and its registers (the accumulators, p) multiplied by
+    the number of copies. Warps along N each take their own columns instead; the
+    reductions over N and the hand-over of p to the next dot then cross warps (through
+    shared memory), which costs less than doing all the work several times over."""
+    instr_m = MMA_V2_INSTR_SHAPE[0]
+    along_m = 1
+    while along_m * 2 <= num_warps and instr_m * along_m * 2 <= m:
+        along_m *= 2
+    return (along_m, num_warps // along_m)
 
 
 def accelerate(op: ir.Operation, kind: MmaKind, num_warps: int, warps: tuple[int, ...]) -> None:
@@ -240,6 +258,61 @@ def widen_fp8(op: ir.Operation) -> None:
             if str(ty.element_type) in _FP8_PTX:
                 wide = ir.RankedTensorType.get(list(ty.shape), ir.F16Type.get(), ty.encoding)
                 op.operands[index] = create_op("tile.fp_to_fp", [wide], [value]).result
+
+
+def accelerate_fp8_mma(op: ir.Operation, target: Target, num_warps: int) -> bool:
+    """Puts a dot of fp8 operands that wgmma does not take on f16 mma.sync, widening the
+    operands in the instruction's registers rather than before: each operand is brought
+    to the 8-bit fragment layout (k_width 4, as int8's mma reads it, so it comes from
+    shared memory by ldmatrix) and widened there, by a `tile.fp_to_fp` that keeps that
+    layout. The load stays an 8-bit load feeding a dot operand, which tilegpu-pipeline
+    streams through shared memory with cp.async; widening it first (`widen_fp8`) left a
+    16-bit value in a blocked layout that had to be stored to and read back from shared
+    memory every iteration, with nothing in flight. The f16 instructions read such an
+    operand with K permuted the same way in A and B (see dot_mma.py). Returns False,
+    changing nothing, where f16 mma.sync would not take the widened dot."""
+    if not target.at_least(80) or str(tensor_type(op.operands[2].type).element_type) != "f32":
+        return False
+    *_, m, k = shape_of(op.operands[0].type)
+    n = shape_of(op.operands[1].type)[-1]
+    k_width = mma_v2_k_width(8)
+    if k < mma_v2_instr_k(k_width) or m < 16 or n < 8:
+        return False
+    mma = MmaEncoding(2, warps_for(op, num_warps))
+
+    def operand(value: ir.Value, index: int) -> ir.Value:
+        narrow = tilegpu.convert_layout(value, DotOperandEncoding(index, mma, k_width))
+        ty = tensor_type(narrow.type)
+        wide = ir.RankedTensorType.get(list(ty.shape), ir.F16Type.get(), ty.encoding)
+        return create_op("tile.fp_to_fp", [wide], [narrow]).result
+    _rewrite(op, mma, operand)
+    return True
+
+
+def convert_before_widening(fn: ir.Operation) -> None:
+    """Puts each fp8 operand's conversion into mma.sync's fragment layout back before its
+    widening (see accelerate_fp8_mma): tilegpu-remove-layout-conversions sinks the
+    conversion of a load past the elementwise ops that use it, which here would convert
+    the widened 16-bit values, through shared memory, into a 16-bit layout of k_width 4
+    that no shared layout feeds. Run by the passes after it (tilegpu-pipeline,
+    tilegpu-optimize-dot-operands)."""
+    k_width = mma_v2_k_width(8)
+    for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
+        target = tilegpu.layout_of(op.results[0].type)
+        if not (isinstance(target, DotOperandEncoding) and isinstance(target.parent, MmaEncoding)
+                and target.k_width == k_width):
+            continue
+        source = op.operands[0]
+        widen = source.owner.operation if isinstance(source, ir.OpResult) else None
+        if widen is None or widen.name != "tile.fp_to_fp" or len(list(source.uses)) != 1 \
+                or str(tensor_type(widen.operands[0].type).element_type) not in _FP8_PTX:
+            continue
+        with ir.InsertionPoint(op), op.location:
+            narrow = tilegpu.convert_layout(widen.operands[0], target)
+            wide = create_op("tile.fp_to_fp", [op.results[0].type], [narrow]).result
+        op.results[0].replace_all_uses_with(wide)
+        op.erase()
+        widen.erase()
 
 
 def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
@@ -348,6 +421,8 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
                 if v3 is not None:
                     accelerate_v3(op, v3, fp8)
                     continue
+                if not chained and accelerate_fp8_mma(op, target, num_warps):
+                    continue
                 widen_fp8(op)
             kind = choose_mma(op, target)
             if kind is None:
@@ -361,5 +436,5 @@ def accelerate_matmul(module_op: ir.Operation, wgmma: int = 0) -> None:
                 continue
             warps = warps_for(op, num_warps)
             if op in fed and len(shape_of(op.results[0].type)) == 2:
-                warps = (num_warps, 1)
+                warps = chain_warps(shape_of(op.results[0].type)[0], num_warps)
             accelerate(op, kind, num_warps, warps)

@@ -28,17 +28,18 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects import tile
-from ..dialects._mlir import int_attr_value, str_attr_value, tensor_type, walk_ops
+from ..dialects._mlir import create_op, int_attr_value, str_attr_value, tensor_type, walk_ops
 from ..dialects.tile import shape_of
 from ..layout.encodings import BlockedEncoding, DotOperandEncoding
 from ..layout.mma import MmaEncoding, mma_v2_instr_k
 from ..layout.shared import mma_operand_shared_encoding
 from .convert_tilegpu_to_llvm.convert_layout import slice_registers
+from .accelerate_matmul import convert_before_widening
 from .pipeline import SLOT_ATTR
 from . import register_pass
 from .utils import functions, is_pure
 
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8}
+_BITS = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "f8E4M3FN": 8, "f8E5M2": 8}
 
 
 def _order(encoding) -> tuple[int, ...]:
@@ -71,15 +72,29 @@ def _single_use_local_load(value: ir.Value) -> ir.Operation | None:
     return op if op.name == "tilegpu.local_load" and len(uses) == 1 else None
 
 
+def _operand_read(value: ir.Value) -> tuple[ir.Operation | None, ir.Operation | None]:
+    """The single-use local_load a dot operand comes from, and the fp_to_fp that widens
+    it on the way (an fp8 operand of mma.sync, see accelerate_fp8_mma), or None."""
+    load = _single_use_local_load(value)
+    if load is not None or not isinstance(value, ir.OpResult) or len(list(value.uses)) != 1:
+        return load, None
+    widen = value.owner.operation
+    if widen.name != "tile.fp_to_fp":
+        return None, None
+    load = _single_use_local_load(widen.operands[0])
+    return (load, widen) if load is not None else (None, None)
+
+
 def _slice_along_k(dot: ir.Operation) -> None:
     """A tensor-core dot whose B operand is read from shared memory becomes a chain of
     dots over K slices of one instruction's depth, each reading only its slice of B (a
     memdesc_subview) and of A (a subview too, or, for an A already in registers such as
     attention's p, an extract_slice that selects registers): the B fragments of one slice
     are live at a time, not the whole K (a 64x128 B operand alone would take 128
-    registers a thread)."""
+    registers a thread). An operand widened after its read (fp8) is read and widened a
+    slice at a time."""
     a, b, acc = dot.operands
-    load_a, load_b = _single_use_local_load(a), _single_use_local_load(b)
+    (load_a, widen_a), (load_b, widen_b) = _operand_read(a), _operand_read(b)
     operand = tilegpu.layout_of(a.type)
     if load_b is None or len(shape_of(a.type)) != 2:
         return
@@ -96,28 +111,40 @@ def _slice_along_k(dot: ir.Operation) -> None:
     # delaying the first mma. The other slices are read at the dot.
     early = _first_read(load_a, load_b)
 
-    def read(load: ir.Operation, offsets: list[int], shape: list[int], ty: ir.Type, first: bool) -> ir.Value:
+    def read(load: ir.Operation, widen: ir.Operation | None, offsets: list[int], shape: list[int], first: bool):
         hoist = first and early is not None and _nothing_writes_between(early, load) and \
             _available_at(load.operands[0], early)
         where = early if hoist else (load if first else dot)
         with ir.InsertionPoint(where), dot.location:
-            return tilegpu.local_load(tilegpu.memdesc_subview(load.operands[0], offsets, shape), _resized(ty, shape))
+            value = tilegpu.local_load(tilegpu.memdesc_subview(load.operands[0], offsets, shape),
+                                       _resized(load.results[0].type, shape))
+        if widen is None:
+            return value
+        with ir.InsertionPoint(dot), dot.location:
+            return _fp_to_fp(value, _resized(widen.results[0].type, shape))
 
     total = acc
     for start in range(0, k, depth):
         if load_a is not None:
-            a_slice = read(load_a, [0, start], [m, depth], a.type, start == 0)
+            a_slice = read(load_a, widen_a, [0, start], [m, depth], start == 0)
         else:
             with ir.InsertionPoint(dot), dot.location:
                 a_slice = tilegpu.extract_slice(a, [0, start], [m, depth])
-        b_slice = read(load_b, [start, 0], [depth, n], b.type, start == 0)
+        b_slice = read(load_b, widen_b, [start, 0], [depth, n], start == 0)
         with ir.InsertionPoint(dot), dot.location:
             total = tile.dot(a_slice, b_slice, total, str_attr_value(dot, "input_precision", "ieee"))
     dot.results[0].replace_all_uses_with(total)
     dot.erase()
+    for widen in (widen_a, widen_b):
+        if widen is not None:
+            widen.erase()
     if load_a is not None:
         load_a.erase()
     load_b.erase()
+
+
+def _fp_to_fp(value: ir.Value, ty: ir.Type) -> ir.Value:
+    return create_op("tile.fp_to_fp", [ty], [value]).result
 
 
 def _linear(ty: ir.Type):
@@ -205,6 +232,7 @@ def _resized(ty: ir.Type, shape: list[int]) -> ir.RankedTensorType:
 @register_pass("tilegpu-optimize-dot-operands", "Tensor-core operands through swizzled shared memory (ldmatrix)")
 def optimize_dot_operands(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
+        convert_before_widening(fn)
         for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
             target = tilegpu.layout_of(op.results[0].type)
             source = tilegpu.layout_of(op.operands[0].type)

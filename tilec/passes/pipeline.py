@@ -41,11 +41,13 @@ Loads left alone (they stay ordinary loads):
   sm_80 (no cp.async), and S < 2 (`tile.num_stages` on the loop, else the option);
 - loads not directly in the loop body, volatile ones, scalar ones, and loads whose
   result reaches anything but the A or B operand of a `tile.dot` (through
-  `convert_layout` and `trans`);
+  `convert_layout`, `trans`, and the `fp_to_fp` that widens an fp8 operand in mma.sync's
+  registers);
 - loads with an `other` that is not a constant zero (cp.async fills masked-off
   elements with zeros);
-- addresses that depend on a value loaded in the loop, on an `scf.if` or another op
-  with regions, or on any op that is not pure;
+- addresses that depend on an `scf.if` or another op with regions, or on any op that
+  is not pure; or on a value loaded in the loop when the loop also writes memory (see
+  below);
 - pointer layouts whose per-thread runs are under 4 bytes (cp.async's smallest copy:
   the lowering's own `copy_width` decides), or that repeat elements across threads.
 
@@ -68,6 +70,16 @@ the loop carries, flipped whenever the slot counter wraps to 0 (iteration i wait
 phase (i // S) % 2). Such a loop has no commit groups or async_waits unless it also has
 cp.async loads.
 
+Addresses read from memory (a paged cache's block table: `block = tl.load(table +
+tokens // PAGE)`, then `k = tl.load(cache + block * stride + ...)`): the slice may hold
+non-volatile loads of the body, provided nothing in the loop writes memory or orders it
+(stores, atomics, impure asm, barriers), so that reading a later iteration's table
+entries early reads the same values. Each cloned load is predicated on its iteration
+existing (its mask ANDed with the `exists` of its copies), so the prologue and the last
+iterations read nothing past the loop's end; its other lanes are then undefined, which
+only feeds copies that are off too. (Left out of the pipeline, such a loop would wait
+for each of its tiles right before the dot, with nothing in flight while it computes.)
+
 The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
 pass assumes iv + (S-1)*step does not overflow its type.
 """
@@ -79,15 +91,18 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..dialects import tile, tilegpu
-from ..dialects._mlir import block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, tensor_type
+from ..dialects._mlir import (block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, str_attr_value,
+                              tensor_type)
 from ..dialects.op_facts import reads_memory
 from ..layout.encodings import LANE, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
 from ..layout.mma import MmaEncoding
-from ..layout.shared import NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding, tma_box
+from ..layout.shared import (NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding, tma_box,
+                             transposed_2d)
 from ..target import Target
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
+from .accelerate_matmul import convert_before_widening
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
 from .utils import erase_dead_ops, functions, has_uses, is_pure, is_zero_constant, walk_postorder
@@ -99,8 +114,9 @@ NUM_STAGES_ATTR = "tile.num_stages"
 SLOT_ATTR = "tilegpu.pipeline_slot"
 # The first capability with cp.async.
 ASYNC_COPY_CAPABILITY = 80
-# Ops a pipelined load's value may pass through on its way to a dot operand.
-_DOT_OPERAND_PATH = ("tilegpu.convert_layout", "tile.trans")
+# Ops a pipelined load may pass through on its way to a dot operand: layout conversions,
+# 2-D transposes, and fp8's widening in mma.sync's fragment layout (accelerate_fp8_mma).
+_DOT_OPERAND_PATH = ("tilegpu.convert_layout", "tile.trans", "tile.fp_to_fp")
 
 
 @dataclass
@@ -229,11 +245,21 @@ def _ring_encoding(load: ir.Operation) -> SharedEncoding | None:
     of the buffer they were staged in (transposed back for a load staged through a
     `trans`); other loads in a row-major buffer."""
     result = load.results[0]
-    users = _users(result)
     allocs = _staging_allocs(result)
     if allocs is not None:
         encodings = {_staged_encoding(alloc, transposed) for alloc, transposed in allocs}
         return encodings.pop() if len(encodings) == 1 else None
+    flip = _transposing_user(load)
+    if flip is not None:  # `k.T` of a k loaded [N, K]: staged as the trans's result would be, seen transposed
+        staged = _mma_operand_encoding(flip.results[0])
+        return None if staged is None else transposed_2d(staged)
+    return _mma_operand_encoding(result)
+
+
+def _mma_operand_encoding(value: ir.Value) -> SharedEncoding | None:
+    """The swizzle for staging `value` when all its users convert it to one mma operand
+    layout, else None."""
+    users = _users(value)
     if not users or any(user.name != "tilegpu.convert_layout" for user in users):
         return None
     targets = {tilegpu.layout_of(user.results[0].type) for user in users}
@@ -242,14 +268,23 @@ def _ring_encoding(load: ir.Operation) -> SharedEncoding | None:
     (target,) = targets
     if not (isinstance(target, DotOperandEncoding) and isinstance(target.parent, MmaEncoding)):
         return None
-    order = getattr(tilegpu.layout_of(result.type), "order", None)
+    order = getattr(tilegpu.layout_of(value.type), "order", None)
     if order is None:
         return None
-    shape = list(tensor_type(result.type).shape)
+    shape = list(tensor_type(value.type).shape)
     try:
-        return mma_operand_shared_encoding(target, shape, order, tile.memory_bits(tensor_type(result.type).element_type))
+        return mma_operand_shared_encoding(target, shape, order, tile.memory_bits(tensor_type(value.type).element_type))
     except ValueError:
         return None
+
+
+def _transposing_user(load: ir.Operation) -> ir.Operation | None:
+    """The load's only user when it is a 2-D trans whose result goes to mma operands only
+    (through convert_layouts): the slot is then read through a transposed view."""
+    users = _users(load.results[0])
+    if len(users) != 1 or users[0].name != "tile.trans" or len(tensor_type(users[0].results[0].type).shape) != 2:
+        return None
+    return users[0] if _mma_operand_encoding(users[0].results[0]) is not None else None
 
 
 class _CopyFacts:
@@ -319,9 +354,10 @@ def _candidate(op: ir.Operation, analysis: AxisInfoAnalysis) -> _Load | None:
     return load if _can_copy(load, analysis) else None
 
 
-def _address_slice(loop: ir.Operation, roots: list[ir.Value]) -> _Slice | None:
+def _address_slice(loop: ir.Operation, roots: list[ir.Value], loads_allowed: bool) -> _Slice | None:
     """The slice computing `roots` for a later iteration, or None when it is not a pure
-    function of the induction variable, invariants and carried values updated purely."""
+    function of the induction variable, invariants and carried values updated purely
+    (and, with `loads_allowed`, of non-volatile loads of the body)."""
     body = loop.regions[0].blocks[0]
     yielded = list(block_ops(body)[-1].operands)
     ops: set[ir.Operation] = set()
@@ -344,11 +380,38 @@ def _address_slice(loop: ir.Operation, roots: list[ir.Value]) -> _Slice | None:
             continue  # defined before the loop: invariant
         if op in ops:
             continue
-        if op.regions or reads_memory(op) or not is_pure(op):
+        if op.regions or not is_pure(op):
+            return None
+        if reads_memory(op) and not (op.name == "tile.load" and loads_allowed):
             return None
         ops.add(op)
         pending.extend(op.operands)
     return _Slice([op for op in block_ops(body) if op in ops], sorted(carried))
+
+
+# Ops that neither write memory nor order it, besides pure ones: nothing they do can make
+# a load of the loop return another value when issued some iterations early.
+_MEMORY_NEUTRAL = frozenset(("scf.for", "scf.if", "scf.while", "scf.condition", "scf.yield", "tile.print",
+                             "tile.assert", "tile.assume"))
+
+
+def _leaves_memory_alone(loop: ir.Operation) -> bool:
+    """Whether nothing in the loop writes global memory or orders accesses to it (stores,
+    atomics, volatile loads, impure asm, barriers): then a load of a later iteration reads
+    the same values when issued early. Shared-memory ops (tilegpu, placed by earlier passes
+    for dot operands) touch no global memory."""
+    for region in loop.regions:
+        for block in region.blocks:
+            for op in block_ops(block):
+                if is_pure(op):
+                    continue  # its regions too (a reduction's combiner): pure as well
+                if op.name in _MEMORY_NEUTRAL or op.name == "tile.descriptor_load" or \
+                        (op.name.startswith("tilegpu.") and op.name != "tilegpu.barrier"):
+                    if not _leaves_memory_alone(op):
+                        return False
+                    continue
+                return False
+    return True
 
 
 def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
@@ -374,10 +437,11 @@ def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -
     body = loop.regions[0].blocks[0]
     loads = [load for load in (_candidate(op, analysis) for op in block_ops(body)) if load is not None]
     # Drop loads whose addresses cannot be computed ahead; the others share one slice.
-    loads = [load for load in loads if _address_slice(loop, _roots(load)) is not None]
+    loads_allowed = _leaves_memory_alone(loop)
+    loads = [load for load in loads if _address_slice(loop, _roots(load), loads_allowed) is not None]
     if not loads:
         return None
-    slice_ = _address_slice(loop, [root for load in loads for root in _roots(load)])
+    slice_ = _address_slice(loop, [root for load in loads for root in _roots(load)], loads_allowed)
     return _Loop(loop, stages, loads, slice_)
 
 
@@ -394,11 +458,16 @@ def _constant(ty: ir.Type, value: int) -> ir.Value:
     return arith.ConstantOp(ty, value).result
 
 
-def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
+def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value], exists: ir.Value) -> dict[ir.Value, ir.Value]:
     """Clones the slice at the insertion point, reading `mapping`'s values in place of
-    the induction variable and carried values; returns `mapping` extended by the clones."""
+    the induction variable and carried values, its loads predicated on `exists` (the
+    iteration they are for is one of the loop's); returns `mapping` extended by the
+    clones."""
     mapping = dict(mapping)
     for op in slice_.ops:
+        if op.name == "tile.load":
+            mapping[op.results[0]] = _guarded_load(op, mapping, exists)
+            continue
         clone = op.clone()
         for index, operand in enumerate(op.operands):
             if operand in mapping:
@@ -406,6 +475,20 @@ def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value]) -> dict[ir.V
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
     return mapping
+
+
+def _guarded_load(op: ir.Operation, mapping: dict[ir.Value, ir.Value], exists: ir.Value) -> ir.Value:
+    """The load `op` of an address slice for a later iteration: its operands through
+    `mapping`, its mask ANDed with `exists`."""
+    ptr, mask, other = (mapping.get(value, value) if value is not None else None
+                        for value in tile.load_operands(op))
+    guard = exists
+    if isinstance(ptr.type, ir.RankedTensorType):
+        ty = tensor_type(ptr.type)
+        guard = tile.splat(exists, ir.RankedTensorType.get(list(ty.shape), exists.type, ty.encoding))
+    mask = guard if mask is None else arith.andi(mask, guard)
+    return tile.load(ptr, mask, other, op.results[0].type, cache=str_attr_value(op, "cache"),
+                     evict=str_attr_value(op, "evict"))
 
 
 def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Value,
@@ -462,7 +545,7 @@ def _prologue(loop: _Loop) -> list[ir.Value]:
     for stage in range(loop.stages - 1):
         iteration = lower if stage == 0 else arith.addi(lower, _constant(iv.type, stage * step_value))
         exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
-        mapping = _clone_slice(loop.slice, {iv: iteration, **carried})
+        mapping = _clone_slice(loop.slice, {iv: iteration, **carried}, exists)
         _issue_copies(loop, mapping, exists, _constant(ir.IntegerType.get_signless(32), stage), None)
         carried = {loop.body.arguments[1 + j]: mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried}
     return [carried[loop.body.arguments[1 + j]] for j in loop.slice.carried]
@@ -470,27 +553,42 @@ def _prologue(loop: _Loop) -> list[ir.Value]:
 
 def _read_slot(load: _Load, slot: ir.Value) -> None:
     """Replaces the load's value, at its place, by local_loads of its ring's slot `slot`;
-    a convert_layout of the load becomes a local_load in the converted layout."""
-    buffer = tilegpu.memdesc_index(load.ring, slot)
-    _owner(buffer).attributes[SLOT_ATTR] = i32_attr(0)
+    a convert_layout of the load becomes a local_load in the converted layout, and so does
+    one of its transpose (`k.T` as an mma operand), through a transposed view of the slot."""
     result = load.op.results[0]
     allocs = _staging_allocs(result)
     if allocs is not None:  # wgmma operands: the dots read the slot itself, or a transposed view of it
         for alloc, transposed in allocs:
-            view = buffer
-            if transposed:
-                view = tilegpu.memdesc_index(load.ring, slot, view=tilegpu.memdesc_tensor(alloc.results[0].type))
-                _owner(view).attributes[SLOT_ATTR] = i32_attr(0)
+            view = _slot_view(load, slot, tilegpu.memdesc_tensor(alloc.results[0].type) if transposed else None)
             alloc.results[0].replace_all_uses_with(view)
             alloc.erase()
         _erase_unused_chain(result)
         return
+    flip = _transposing_user(load.op) if load.buffer.encoding is not None else None
+    if flip is not None:
+        flipped = tensor_type(flip.results[0].type)
+        encoding = transposed_2d(tilegpu.parse_encoding(str(load.buffer.encoding)))
+        view = _slot_view(load, slot, ir.RankedTensorType.get(list(flipped.shape), flipped.element_type,
+                                                              ir.Attribute.parse(tilegpu.encoding_text(encoding))))
+        for user in _users(flip.results[0]):
+            user.results[0].replace_all_uses_with(tilegpu.local_load(view, user.results[0].type))
+            user.erase()
+        flip.erase()
+        return
+    buffer = _slot_view(load, slot)
     for user in _users(result):
         if user.name == "tilegpu.convert_layout":
             user.results[0].replace_all_uses_with(tilegpu.local_load(buffer, user.results[0].type))
             user.erase()
     if has_uses(result):
         result.replace_all_uses_with(tilegpu.local_load(buffer, result.type))
+
+
+def _slot_view(load: _Load, slot: ir.Value, view: ir.RankedTensorType | None = None) -> ir.Value:
+    """The ring's slot `slot` for reading in this iteration, typed as `view` if given."""
+    buffer = tilegpu.memdesc_index(load.ring, slot, view=view)
+    _owner(buffer).attributes[SLOT_ATTR] = i32_attr(0)
+    return buffer
 
 
 def _erase_unused_chain(value: ir.Value) -> None:
@@ -509,7 +607,7 @@ def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]
     iv, upper, step = body.arguments[0], op.operands[1], _constant_int(op.operands[2])
     iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
     exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
-    mapping = _clone_slice(loop.slice, {iv: iteration, **ahead})
+    mapping = _clone_slice(loop.slice, {iv: iteration, **ahead}, exists)
     wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
     write_slot = arith.select(wraps_down, _constant(i32, stages - 1), arith.subi(counter, _constant(i32, 1)))
     _issue_copies(loop, mapping, exists, write_slot, stages - 1)
@@ -730,6 +828,7 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3) -> None:
     if not Target.parse(tilegpu.target_of(module_op)).at_least(ASYNC_COPY_CAPABILITY):
         return
     for fn in functions(module_op):
+        convert_before_widening(fn)
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)

@@ -1,15 +1,19 @@
 // RUN: tilec-opt %s --split-input-file -p 'tilegpu-pipeline' | FileCheck %s
 
 // Loads the pass leaves as they are:
-// - A's address adds a value loaded in the same iteration (a gather through idx_ptr):
-//   it cannot be computed S-1 iterations ahead;
+// - A's address adds a value loaded in the same iteration (a gather through idx_ptr),
+//   and the loop also stores to memory (idx_ptr's entry, which a later iteration could
+//   read): that value cannot be loaded S-1 iterations ahead (indirect_addresses.mlir
+//   has a loop without stores, whose table entries are);
 // - B is loaded with other=1.0: cp.async fills masked-off elements with zeros;
 // - the scalar load of idx_ptr feeds no dot.
 
 // CHECK-LABEL: func.func public @left_alone
 // CHECK-NOT: tilegpu.async_copy_global_to_local
 // CHECK-COUNT-3: "tile.load"
+// CHECK-NOT: tilegpu.async_copy_global_to_local
 // CHECK-NOT: tilegpu.local_alloc
+// CHECK: "tile.store"
 
 #slice0 = #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, threadsPerWarp = array<i32: 4, 8>, warpsPerCTA = array<i32: 4, 1>}>}>
 #slice1 = #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 8>, threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 4, 1>}>}>
@@ -67,6 +71,7 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80"} {
       %50 = "tile.splat"(%cst_0) : (f32) -> tensor<32x32xf32, #blocked0>
       %51 = "tile.dot"(%31, %49, %50) {input_precision = "ieee"} : (tensor<32x32xf16, #blocked1>, tensor<32x32xf16, #blocked1>, tensor<32x32xf32, #blocked0>) -> tensor<32x32xf32, #blocked0>
       %52 = arith.addf %arg6, %51 : tensor<32x32xf32, #blocked0>
+      "tile.store"(%18, %20) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<i32>, i32) -> ()
       scf.yield %52 : tensor<32x32xf32, #blocked0>
     }
     %8 = "tile.expand_dims"(%0) {axis = 1 : i32} : (tensor<32xi32, #slice0>) -> tensor<32x1xi32, #blocked2>

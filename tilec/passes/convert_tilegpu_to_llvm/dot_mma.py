@@ -13,7 +13,9 @@ For every (bt, m, n) the accumulator tile goes through the K tiles in order, one
 `nvvm.mma.sync` each (its operand PTX types always given: the bindings abort without
 them). Operands are packed into 32-bit registers (f16 pairs as vector<2xf16>; bf16, tf32
 and int8 as i32); fp32 operands are rounded to tf32 first (cvt.rna, as the interpreter
-rounds them), and an fp16 accumulator travels as two vector<2xf16>.
+rounds them), and an fp16 accumulator travels as two vector<2xf16>. fp16 operands in
+the 8-bit fragment layouts (k_width 4: fp8 widened in registers) run as two m16n8k16
+per 32-deep tile (`_k16_halves`).
 """
 from __future__ import annotations
 
@@ -58,7 +60,8 @@ def lower_dot_mma(ctx: LoweringContext, op: ir.Operation) -> None:
         a_vals = [round_to_tf32(ctx, v) for v in a_vals]
         b_vals = [round_to_tf32(ctx, v) for v in b_vals]
     out_ty = ctx.element_type(op.results[0].type)
-    instruction = _Instruction(ctx, ptx_type, instr_k, out_ty)
+    widened = ptx_type in ("f16", "bf16") and kw == 4
+    instruction = _Instruction(ctx, ptx_type, 16 if widened else instr_k, out_ty)
     for bt in range(rep_b):
         for m in range(rep_m):
             for n in range(rep_n):
@@ -67,9 +70,25 @@ def lower_dot_mma(ctx: LoweringContext, op: ir.Operation) -> None:
                 for k in range(rep_k):
                     a_base = 4 * kw * (k + rep_k * (m + rep_m * bt))
                     b_base = 2 * kw * (k + rep_k * (n + rep_n * bt))
-                    tile = instruction.emit(a_vals[a_base:a_base + 4 * kw], b_vals[b_base:b_base + 2 * kw], tile)
+                    a_tile, b_tile = a_vals[a_base:a_base + 4 * kw], b_vals[b_base:b_base + 2 * kw]
+                    for a_part, b_part in (_k16_halves(a_tile, b_tile) if widened else [(a_tile, b_tile)]):
+                        tile = instruction.emit(a_part, b_part, tile)
                 c_vals[c_base:c_base + 4] = tile
     ctx.set(op.results[0], c_vals)
+
+
+def _k16_halves(a: list[ir.Value], b: list[ir.Value]) -> list[tuple[list[ir.Value], list[ir.Value]]]:
+    """The two m16n8k16 instructions of one 16-bit operand tile held in 8-bit fragment
+    layouts (k_width 4: fp8 operands widened in registers, see accelerate_fp8_mma), as
+    (A, B) fragments. Such a tile is 32 deep: lane (g, t) holds A rows g and g+8 at
+    columns 4t..4t+3 and 4t+16..4t+19 (registers 0-3 / 4-7 for the rows at the first
+    four, 8-15 at the second), and B column g at rows 4t..4t+3 and 4t+16..4t+19
+    (registers 0-3, 4-7). The first instruction takes the first four columns (rows) of
+    each lane, the second the other four; each reads its columns 4t, 4t+1 as its own
+    2t, 2t+1 and 4t+2, 4t+3 as 2t+8, 2t+9, in A and in B alike, so it sums the same
+    products, in another order."""
+    return [([a[0], a[1], a[4], a[5], a[2], a[3], a[6], a[7]], b[0:4]),
+            ([a[8], a[9], a[12], a[13], a[10], a[11], a[14], a[15]], b[4:8])]
 
 
 class _Instruction:

@@ -77,6 +77,8 @@ def lower_arith(ctx: LoweringContext, op: ir.Operation) -> None:
     if op.name == "arith.truncf" and "roundingmode" in op.attributes:
         _lower_truncf_rounding(ctx, op)
         return
+    if op.name == "arith.truncf" and _lower_truncf_pairs(ctx, op):
+        return
     if op.name in ("arith.fptosi", "arith.fptoui"):
         _lower_float_to_int(ctx, op)
         return
@@ -110,6 +112,37 @@ def _lower_truncf_rounding(ctx: LoweringContext, op: ir.Operation) -> None:
         return [y if bits_ty == result_ty else create_op("llvm.bitcast", [result_ty], [y]).result]
 
     _per_element(ctx, op, narrow)
+
+
+def _lower_truncf_pairs(ctx: LoweringContext, op: ir.Operation) -> bool:
+    """fp32 -> fp16/bf16 of a tensor, two registers at a time: one `fptrunc <2 x float>`,
+    which the NVPTX back end selects as a single cvt.rn.{f16,bf16}x2.f32, as Triton does.
+    Apart from halving the conversions this matters after a wgmma: where the halves are
+    stored one by one (an unaligned output row), scalar cvt.rn.f16.f32 of the accumulator
+    make ptxas serialise every wgmma of the kernel (its warning C7514: each HGMMA waited
+    for before the next, the main loop no longer overlapped). Returns False (nothing
+    lowered) where the op is not such a conversion."""
+    results = list(op.results)
+    if not is_tensor(results[0].type) or str(element_type(op.operands[0].type)) != "f32":
+        return False
+    dst = str(element_type(results[0].type))
+    n = ctx.num_registers(results[0])
+    if dst not in ("f16", "bf16") or n % 2:
+        return False
+    elements = ctx.elements(op.operands[0])
+    if len(elements) != n:
+        return False
+    half = ctx.element_type(results[0].type)
+    wide_pair, narrow_pair = ir.VectorType.get([2], ctx.f32), ir.VectorType.get([2], half)
+    narrowed = []
+    for lo, hi in zip(elements[0::2], elements[1::2]):
+        vector = create_op("llvm.mlir.undef", [wide_pair]).result
+        vector = create_op("llvm.insertelement", [wide_pair], [vector, lo, ctx.const(0)]).result
+        vector = create_op("llvm.insertelement", [wide_pair], [vector, hi, ctx.const(1)]).result
+        vector = create_op("llvm.fptrunc", [narrow_pair], [vector]).result
+        narrowed.extend(create_op("llvm.extractelement", [half], [vector, ctx.const(i)]).result for i in range(2))
+    ctx.set(results[0], narrowed)
+    return True
 
 
 def _lower_abs_i16(ctx: LoweringContext, op: ir.Operation) -> None:
