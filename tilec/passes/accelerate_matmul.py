@@ -289,32 +289,6 @@ def accelerate_fp8_mma(op: ir.Operation, target: Target, num_warps: int) -> bool
     return True
 
 
-def convert_before_widening(fn: ir.Operation) -> None:
-    """Puts each fp8 operand's conversion into mma.sync's fragment layout back before its
-    widening (see accelerate_fp8_mma): tilegpu-remove-layout-conversions sinks the
-    conversion of a load past the elementwise ops that use it, which here would convert
-    the widened 16-bit values, through shared memory, into a 16-bit layout of k_width 4
-    that no shared layout feeds. Run by the passes after it (tilegpu-pipeline,
-    tilegpu-optimize-dot-operands)."""
-    k_width = mma_v2_k_width(8)
-    for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
-        target = tilegpu.layout_of(op.results[0].type)
-        if not (isinstance(target, DotOperandEncoding) and isinstance(target.parent, MmaEncoding)
-                and target.k_width == k_width):
-            continue
-        source = op.operands[0]
-        widen = source.owner.operation if isinstance(source, ir.OpResult) else None
-        if widen is None or widen.name != "tile.fp_to_fp" or len(list(source.uses)) != 1 \
-                or str(tensor_type(widen.operands[0].type).element_type) not in _FP8_PTX:
-            continue
-        with ir.InsertionPoint(op), op.location:
-            narrow = tilegpu.convert_layout(widen.operands[0], target)
-            wide = create_op("tile.fp_to_fp", [op.results[0].type], [narrow]).result
-        op.results[0].replace_all_uses_with(wide)
-        op.erase()
-        widen.erase()
-
-
 def choose_v3(op: ir.Operation, target: Target, kind: MmaKind, num_warps: int,
               chained: bool = False, fed: bool = False) -> MmaEncoding | None:
     """The wgmma accumulator layout for `op`, or None to keep mma.sync. A dot of a chain

@@ -34,7 +34,6 @@ from ..layout.encodings import BlockedEncoding, DotOperandEncoding
 from ..layout.mma import MmaEncoding, mma_v2_instr_k
 from ..layout.shared import mma_operand_shared_encoding
 from .convert_tilegpu_to_llvm.convert_layout import slice_registers
-from .accelerate_matmul import convert_before_widening
 from .pipeline import SLOT_ATTR
 from . import register_pass
 from .utils import functions, is_pure
@@ -232,7 +231,6 @@ def _resized(ty: ir.Type, shape: list[int]) -> ir.RankedTensorType:
 @register_pass("tilegpu-optimize-dot-operands", "Tensor-core operands through swizzled shared memory (ldmatrix)")
 def optimize_dot_operands(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
-        convert_before_widening(fn)
         for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
             target = tilegpu.layout_of(op.results[0].type)
             source = tilegpu.layout_of(op.operands[0].type)

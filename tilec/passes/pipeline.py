@@ -102,7 +102,6 @@ from ..layout.shared import (NVMMASharedEncoding, SharedEncoding, mma_operand_sh
 from ..target import Target
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
-from .accelerate_matmul import convert_before_widening
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
 from .utils import erase_dead_ops, functions, has_uses, is_pure, is_zero_constant, walk_postorder
@@ -828,7 +827,6 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3) -> None:
     if not Target.parse(tilegpu.target_of(module_op)).at_least(ASYNC_COPY_CAPABILITY):
         return
     for fn in functions(module_op):
-        convert_before_widening(fn)
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)

@@ -48,10 +48,10 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import block_ops, is_tensor, walk_ops
+from ..dialects._mlir import block_ops, is_tensor, tensor_type, walk_ops
 from ..dialects.op_facts import is_pure, reads_any_layout
-from ..dialects.tile import shape_of, trans_order
-from ..layout.encodings import LANE, REGISTER, BlockedEncoding, Encoding, SliceEncoding, to_linear
+from ..dialects.tile import memory_bits, shape_of, trans_order
+from ..layout.encodings import LANE, REGISTER, BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding, to_linear
 from ..layout.shape_layouts import infer_encodings
 from . import register_pass
 from .utils import erase_dead_ops, functions, is_elementwise
@@ -192,6 +192,8 @@ class _Rewriter:
         # Not past a broadcast: its operand is the small side, where a conversion is cheap.
         if not (is_elementwise(user) or name in ("tile.reduce", "tile.scan", "tile.store") or name in _SHAPE_OPS):
             return False
+        if _widens_into_dot_operand(user, converted):
+            return False
         if name in _SHAPE_OPS:
             shape_layouts = _shape_result_layouts(user, layout)
             if shape_layouts is None:
@@ -232,6 +234,19 @@ class _Rewriter:
 
 
 _SHAPE_OPS = ("tile.trans", "tile.reshape", "tile.join", "tile.split")
+
+
+def _widens_into_dot_operand(user: ir.Operation, converted: ir.Value) -> bool:
+    """Whether `user` widens a value converted into a tensor-core operand's fragments (an
+    fp8 operand of mma.sync, widened to f16 there): sunk past it, the conversion would
+    move twice the bytes, and a wide value in the fragments' narrow k_width is one no
+    shared-memory read (ldmatrix) serves, where the narrow one is read straight from the
+    pipeline's buffer."""
+    if not isinstance(tilegpu.layout_of(converted.type), DotOperandEncoding) or len(user.results) != 1:
+        return False
+    result = user.results[0]
+    return is_tensor(result.type) and \
+        memory_bits(tensor_type(result.type).element_type) > memory_bits(tensor_type(converted.type).element_type)
 
 
 def _shape_result_layouts(op: ir.Operation, layout: Encoding) -> list[Encoding] | None:
