@@ -574,6 +574,9 @@ def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure:
 # before they are added into the fp32 one (wgmma lowering). IRDL has no optional
 # attributes, so it is not declared there; _verify_dot checks it.
 IMPRECISE_ACC_ATTR = "max_num_imprecise_acc"
+# On an scf.for: `tl.range(..., flatten=True)`, a loop whose one inner loop
+# tile-flatten-loops may fuse with it (see passes/flatten_loops.py).
+FLATTEN_ATTR = "tile.flatten"
 
 
 def dot(a: ir.Value, b: ir.Value, acc: ir.Value, input_precision: str,

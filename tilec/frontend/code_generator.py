@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 from mlir import ir
 
+from ..dialects.tile import FLATTEN_ATTR
 from ..errors import CompilationError, SourceLocation, UnsupportedLanguageConstruct
 from ..language import builtins as lang
 from ..language import core as tl
@@ -688,6 +689,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         if loop.num_stages is not None:
             for_op.attributes["tile.num_stages"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
                                                                       int(loop.num_stages))
+        if getattr(loop, "flatten", False):
+            for_op.attributes[FLATTEN_ATTR] = ir.UnitAttr.get()
         body = for_op.regions[0].blocks[0]
         before = dict(self.scope)
         self.scope = dict(before)

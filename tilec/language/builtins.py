@@ -665,6 +665,7 @@ class range:
         self.step = step if step is not None else constexpr(1)
         self.num_stages = _unwrap(num_stages)
         self.loop_unroll_factor = _unwrap(loop_unroll_factor)
+        self.flatten = bool(_unwrap(flatten))
 
     def __iter__(self):
         # Plain Python iteration (outside a `for` statement); loops in kernels, compiled or

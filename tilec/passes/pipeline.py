@@ -104,7 +104,7 @@ from . import register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
-from .utils import erase_dead_ops, functions, has_uses, is_pure, is_zero_constant, walk_postorder
+from .utils import erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure, is_zero_constant, walk_postorder
 
 NUM_STAGES_ATTR = "tile.num_stages"
 # On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
@@ -730,14 +730,18 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
         if isinstance(tensor_type(op.results[0].type).element_type, ir.F16Type):
             continue
         uses = list(op.results[0].uses)
-        if len(uses) != 1:
+        to_yield = [u for u in uses if _user(u) == yield_op]
+        if len(to_yield) != 1:
             continue
-        use = uses[0]
-        if (use.owner.operation if hasattr(use.owner, "operation") else use.owner) != yield_op:
+        later = [u for u in uses if _user(u) != yield_op]
+        if not _waits_inside_ifs(op, later, body):
             continue
-        position = use.operand_number
+        position = to_yield[0].operand_number
         arg = body.arguments[1 + position]
-        readers = [u for u in arg.uses if not (_user(u) == op and u.operand_number == 2)]
+        fresh = fresh_accumulator(op.operands[2])
+        reset = _owner(op.operands[2]) if fresh is not None and fresh[0] == arg and \
+            len(list(op.operands[2].uses)) == 1 else None
+        readers = [u for u in arg.uses if not (_user(u) == op and u.operand_number == 2) and (reset is None or _user(u) != reset)]
         if readers:
             position_of = {o: i for i, o in enumerate(block_ops(body))}.__getitem__  # waits were added
             first = min((_ancestor_in(body, _user(u)) for u in readers), key=position_of)
@@ -747,6 +751,12 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
                 waited = tilegpu.wgmma_wait(arg, 0)
             for u in readers:
                 _user(u).operands[u.operand_number] = waited
+        for block_uses in _by_block(later):
+            first = min((_user(u) for u in block_uses), key=lambda o: block_ops(o.block).index(o))
+            with ir.InsertionPoint(first), first.location:
+                waited = tilegpu.wgmma_wait(op.results[0], 0)
+            for u in block_uses:
+                _user(u).operands[u.operand_number] = waited
         op.attributes[WGMMA_PENDING_ATTR] = i32_attr(1)
         carried = loop.op.results[position]
         with ir.InsertionPoint.after(loop.op), loop.op.location:
@@ -755,6 +765,34 @@ def _keep_wgmma_in_flight(loop: _Loop) -> None:
             owner = later.owner.operation if hasattr(later.owner, "operation") else later.owner
             if owner != _owner(waited):
                 owner.operands[later.operand_number] = waited
+
+
+def _waits_inside_ifs(dot: ir.Operation, uses: list, body: ir.Block) -> bool:
+    """Whether every use of the dot's result besides the yield lies inside an scf.if after
+    the dot (a flattened persistent loop's epilogue, run on a tile's last K step): a
+    wgmma_wait there lets the group stay in flight on every other iteration."""
+    order = {o: i for i, o in enumerate(block_ops(body))}
+    for use in uses:
+        user = _user(use)
+        if user.block == body:
+            return False
+        top = _ancestor_in(body, user)
+        if top.name != "scf.if" or order[top] < order[dot]:
+            return False
+    return True
+
+
+def _by_block(uses: list) -> list[list]:
+    groups: list[tuple[ir.Block, list]] = []
+    for use in uses:
+        block = _user(use).block
+        for seen, members in groups:
+            if seen == block:
+                members.append(use)
+                break
+        else:
+            groups.append((block, [use]))
+    return [members for _, members in groups]
 
 
 def _user(use) -> ir.Operation:

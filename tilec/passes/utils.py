@@ -73,6 +73,25 @@ def dots_reached(value: ir.Value, operands: tuple[int, ...] = (0, 1, 2)) -> list
     return found
 
 
+def fresh_accumulator(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(carried, reset) when `value` is `select(reset, 0, carried)` with a scalar condition
+    (splat over the tile): an accumulator that starts again from zero where `reset` holds,
+    as tile-flatten-loops makes of a persistent kernel's `acc = tl.zeros(...)`. A wgmma
+    dot takes `carried` and ignores it at run time (dot_wgmma.py); otherwise None."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
+    if op.name != "arith.select" or not is_zero_constant(op.operands[1], either_sign=True):
+        return None
+    condition = op.operands[0]
+    if isinstance(condition.type, ir.RankedTensorType):
+        splat = condition.owner.operation if isinstance(condition, ir.OpResult) else None
+        if splat is None or splat.name != "tile.splat":
+            return None
+        condition = splat.operands[0]
+    return op.operands[2], condition
+
+
 def is_zero_constant(value: ir.Value, either_sign: bool = False) -> bool:
     """Whether `value` is a constant 0 (a scalar, or a splat or dense splat tensor, maybe
     converted to another layout; an fp8 constant is its bits): +0 only for floats

@@ -59,7 +59,7 @@ from ...dialects.tile import dot_max_num_imprecise_acc, shape_of
 from ...layout.encodings import DotOperandEncoding
 from ...layout.mma import WARPGROUP_WARPS, WGMMA_M, MmaEncoding, wgmma_instr_k
 from ...layout.shared import NVMMASharedEncoding, shared_byte_offset, wgmma_descriptor_fields
-from ..utils import is_zero_constant
+from ..utils import fresh_accumulator, is_zero_constant
 from .context import LoweringContext, LoweringError, lowers
 from .local_memory import view_of
 
@@ -120,6 +120,14 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     regs = instr_n // 2  # accumulator elements per thread and instruction tile
     if k_size % instr_k:
         raise LoweringError(f"wgmma's K ({k_size}) must be a multiple of {instr_k}")
+    # An accumulator reset at run time (`select(reset, 0, carried)`, a flattened
+    # persistent loop's first K step of a tile): the first instruction of each tile takes
+    # the carried registers and ignores them where `reset` holds (scale-d from a register).
+    reset = None
+    fresh = fresh_accumulator(acc)
+    if fresh is not None and not f16_acc and _imprecise_run(op, a_elem, elem, acc_elem, k_size, instr_k) is None:
+        acc, reset = fresh
+        reset = ctx.arith("extui", ctx.lowered(reset), result_type=ctx.i32)
     c_vals = list(ctx.elements(acc))
     if len(c_vals) != rep_m * rep_n * regs:
         raise LoweringError(f"wgmma accumulator holds {len(c_vals)} registers; expected {rep_m * rep_n * regs}")
@@ -212,9 +220,15 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
                 desc_b = descriptor(b_base, b_offset(k0, col), b_fields)
                 if a_in_registers:
                     value = _mma_async_a_in_registers(ctx, value, regs, a_regs[m][k0 // _K], desc_b,
-                                                      instr_n, _WGMMA_TYPE[elem][0], b_fields.k_major, accumulate)
+                                                      instr_n, _WGMMA_TYPE[elem][0], b_fields.k_major,
+                                                      accumulate if k0 > 0 or reset is None else reset)
                     continue
                 desc_a = descriptor(a_base, a_offset(row, k0), a_fields)
+                if k0 == 0 and reset is not None:
+                    value = _mma_async_reset(ctx, value, regs, desc_a, desc_b, reset, instr_n, instr_k,
+                                             _WGMMA_TYPE[a_elem][0], _WGMMA_TYPE[elem][0], acc_type,
+                                             a_fields.k_major, b_fields.k_major)
+                    continue
                 value = create_op("nvvm.wgmma.mma_async", [struct], [value, desc_a, desc_b],
                                   attributes=attrs.values if accumulate else attrs.first_values).result
             results.append((base, value))
@@ -395,20 +409,54 @@ def _register_operand(ctx: LoweringContext, a: ir.Value, rep_m: int, rep_k: int)
 
 def _mma_async_a_in_registers(ctx: LoweringContext, acc: ir.Value, regs: int, a_words: list[ir.Value],
                               desc_b: ir.Value, n: int, ptx_type: str, b_k_major: bool,
-                              accumulate: bool = True) -> ir.Value:
+                              accumulate: bool | ir.Value = True) -> ir.Value:
     """One wgmma.mma_async.m64n{n}k16 with A in registers, as inline PTX (the nvvm op
     only reads A through a descriptor). The accumulator struct goes in and comes out as
-    tied registers (not `accumulate`: D is ignored, D = A * B); returns the new struct."""
+    tied registers (not `accumulate`: D is ignored, D = A * B; an i32 value instead is a
+    run-time reset flag: D ignored where it is nonzero); returns the new struct."""
     f32 = ir.F32Type.get()
     c_vals = [create_op("llvm.extractvalue", [f32], [acc], attributes={
         "position": ir.DenseI64ArrayAttr.get([i])}).result for i in range(regs)]
     d = ", ".join(f"${i}" for i in range(regs))
     a = ", ".join(f"${2 * regs + i}" for i in range(4))
-    asm = (f"{{ .reg .pred p; setp.ne.b32 p, {int(accumulate)}, 0; "
+    flag = [] if isinstance(accumulate, bool) else [accumulate]
+    setp = f"setp.ne.b32 p, {int(accumulate)}, 0" if not flag else f"setp.eq.b32 p, ${2 * regs + 5}, 0"
+    asm = (f"{{ .reg .pred p; {setp}; "
            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ptx_type}.{ptx_type} "
            f"{{{d}}}, {{{a}}}, ${2 * regs + 4}, p, 1, 1, {0 if b_k_major else 1}; }}")
-    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["r"] * 4 + ["l"])
-    out = ctx.inline_asm(asm, constraints, c_vals + a_words + [desc_b], [f32] * regs, side_effects=True)
+    constraints = ",".join(["=f"] * regs + [str(i) for i in range(regs)] + ["r"] * 4 + ["l"] + ["r"] * len(flag))
+    out = ctx.inline_asm(asm, constraints, c_vals + a_words + [desc_b] + flag, [f32] * regs, side_effects=True)
+    value = create_op("llvm.mlir.undef", [acc.type]).result
+    for i, v in enumerate(out):
+        value = create_op("llvm.insertvalue", [acc.type], [value, v],
+                          attributes={"position": ir.DenseI64ArrayAttr.get([i])}).result
+    return value
+
+
+def _mma_async_reset(ctx: LoweringContext, acc: ir.Value, regs: int, desc_a: ir.Value, desc_b: ir.Value,
+                     reset: ir.Value, n: int, k: int, a_type: str, b_type: str, acc_type: ir.Type,
+                     a_k_major: bool, b_k_major: bool) -> ir.Value:
+    """One wgmma.mma_async with both operands from descriptors whose scale-d is decided at
+    run time: D = A * B where `reset` (i32) is nonzero, D += A * B elsewhere; inline PTX,
+    since the nvvm op takes scale-d as a constant. The accumulator struct goes in and
+    comes out as tied registers; returns the new struct."""
+    integer = not isinstance(acc_type, ir.FloatType)
+    c_vals = [create_op("llvm.extractvalue", [acc_type], [acc], attributes={
+        "position": ir.DenseI64ArrayAttr.get([i])}).result for i in range(regs)]
+    d = ", ".join(f"${i}" for i in range(regs))
+    d_type = "s32" if integer else "f32"
+    if integer:
+        scales = ""  # the integer form has no scale or transpose immediates
+    elif a_type in ("f16", "bf16"):
+        scales = f", 1, 1, {0 if a_k_major else 1}, {0 if b_k_major else 1}"
+    else:
+        scales = ", 1, 1"  # tf32 and fp8 read both operands K-major, with no transpose immediates
+    asm = (f"{{ .reg .pred p; setp.eq.b32 p, ${2 * regs + 2}, 0; "
+           f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.{d_type}.{a_type}.{b_type} "
+           f"{{{d}}}, ${2 * regs}, ${2 * regs + 1}, p{scales}; }}")
+    out_kind = "=r" if integer else "=f"
+    constraints = ",".join([out_kind] * regs + [str(i) for i in range(regs)] + ["l", "l", "r"])
+    out = ctx.inline_asm(asm, constraints, c_vals + [desc_a, desc_b, reset], [acc_type] * regs, side_effects=True)
     value = create_op("llvm.mlir.undef", [acc.type]).result
     for i, v in enumerate(out):
         value = create_op("llvm.insertvalue", [acc.type], [value, v],

@@ -1,0 +1,74 @@
+// RUN: tilec-opt %s --split-input-file -p tile-flatten-loops | FileCheck %s
+
+// A tile loop marked flatten (tl.range(..., flatten=True)) and its one inner loop become
+// one loop over n_outer * n_inner steps (i64), carrying the inner value and both
+// induction variables. The inner value starts again from its initial value (computed by
+// the outer body, before the inner loop) when k is at its start; the epilogue runs in an
+// scf.if on a tile's last step. Where the inner loop has no step, the outer loop runs
+// with the inner loop's initial value as its result.
+
+// CHECK-LABEL: func.func @nest
+// CHECK: %[[RUNS:.+]] = arith.cmpi sgt, %{{.+}}, %{{.+}} : i64
+// CHECK: scf.if %[[RUNS]] {
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %{{.+}}, %[[T:.+]] = %{{.+}}, %[[K:.+]] = %{{.+}}) -> (f32, i32, i32) : i64 {
+// CHECK: %[[X:.+]] = arith.sitofp %[[T]]
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[K]], %{{.+}} : i32
+// CHECK: %[[FRESH:.+]] = arith.select %[[FIRST]], %[[X]], %[[A]] : f32
+// CHECK: %[[S:.+]] = arith.addf %[[FRESH]], %{{.+}} : f32
+// CHECK: %[[NEXT:.+]] = arith.addi %[[K]], %{{.+}} : i32
+// CHECK: %[[LAST:.+]] = arith.cmpi sge, %[[NEXT]], %{{.+}} : i32
+// CHECK: scf.if %[[LAST]] {
+// CHECK: "tile.store"(%{{.+}}, %[[S]])
+// CHECK: scf.yield %[[S]], %{{.+}}, %{{.+}} : f32, i32, i32
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: "tile.store"
+// CHECK: return
+module {
+  func.func @nest(%p: !tile.ptr<f32>, %n: i32, %m: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    scf.for %t = %c0 to %m step %c1 : i32 {
+      %x = arith.sitofp %t : i32 to f32
+      %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i32 {
+        %kf = arith.sitofp %k : i32 to f32
+        %s = arith.addf %a, %kf : f32
+        scf.yield %s : f32
+      }
+      %ptr = "tile.addptr"(%p, %t) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
+      "tile.store"(%ptr, %r) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f32>, f32) -> ()
+    } {tile.flatten}
+    return
+  }
+}
+
+// -----
+
+// Two inner loops: left alone.
+// CHECK-LABEL: func.func @two_inner
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: } {tile.flatten}
+module {
+  func.func @two_inner(%p: !tile.ptr<f32>, %n: i32, %m: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %z = arith.constant 0.0 : f32
+    scf.for %t = %c0 to %m step %c1 : i32 {
+      %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %z) -> (f32) : i32 {
+        %kf = arith.sitofp %k : i32 to f32
+        %s = arith.addf %a, %kf : f32
+        scf.yield %s : f32
+      }
+      %r2 = scf.for %k = %c0 to %n step %c1 iter_args(%a = %r) -> (f32) : i32 {
+        %s = arith.addf %a, %a : f32
+        scf.yield %s : f32
+      }
+      %ptr = "tile.addptr"(%p, %t) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
+      "tile.store"(%ptr, %r2) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f32>, f32) -> ()
+    } {tile.flatten}
+    return
+  }
+}
