@@ -96,6 +96,9 @@ class Config:
     # Host tensor descriptors' loads and stores as TMA copies on sm_90 (TILEC_TMA=0: their
     # pointer form everywhere). Part of every kernel's cache key.
     tma: bool = True
+    # `tl.range(..., flatten=True)` fuses the loop with its inner loop (tile-flatten-loops);
+    # TILEC_FLATTEN_LOOPS=0 leaves such loops nested. Part of every kernel's cache key.
+    flatten_loops: bool = True
 
     @staticmethod
     def from_env() -> "Config":
@@ -115,11 +118,13 @@ class Config:
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
             wgmma=_flag("TILEC_WGMMA", default=True),
             tma=_flag("TILEC_TMA", default=True),
+            flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=True),
         )
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""
-        return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma)) if on)
+        return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma),
+                                               ("no-flatten", not self.flatten_loops)) if on)
 
 
 # The process-wide configuration; tests may change its fields.

@@ -109,3 +109,19 @@ def test_flattened_loop_keeps_wgmma_in_flight_and_resets_it_at_run_time():
     assert epilogue.index("tilegpu.wgmma_wait") < epilogue.index("tile.store")
     assert re.search(r"setp\.eq\.b32 p, %r\d+, 0; wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)
     assert kernel.n_spills == 0
+
+
+def test_the_switch_leaves_the_nest_and_keys_the_cache(monkeypatch):
+    """config.flatten_loops off (TILEC_FLATTEN_LOOPS=0): the loops stay nested (the K
+    loop's rings made per tile, inside the tile loop), under another cache key."""
+    from tilec.config import config
+    options = dict(signature=SIGNATURE, target="sm_90", num_warps=4,
+                   constexprs={"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 132, "STAGES": 3})
+    flat = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
+    monkeypatch.setattr(config, "flatten_loops", False)
+    assert "no-flatten" in config.codegen_flags()
+    nested = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
+    assert nested.count("scf.for") == 2 and "tile.flatten" in nested
+    outer = nested[nested.index("scf.for"):]
+    assert "tilegpu.local_alloc" in outer  # the rings, per tile
+    assert "tile.flatten" not in flat

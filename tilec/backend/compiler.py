@@ -154,7 +154,7 @@ def _add_tensormap_params(state: _Compilation) -> None:
 def make_ttgir(state: _Compilation) -> None:
     o = state.options
     _passes(state, "ttgir",
-            "tile-flatten-loops,"
+            f"{'tile-flatten-loops,' if config.flatten_loops else ''}"
             f"tile-choose-descriptor-copies{{tma-loops={int(config.wgmma and o.target.capability == 90)}}},"
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
             f"tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul{{wgmma={int(config.wgmma)}}},"
