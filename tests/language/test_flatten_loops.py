@@ -21,6 +21,32 @@ from tilec_testing import device_array, to_numpy
 @tilec.jit
 def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
                              PROGRAMS: tl.constexpr, STAGES: tl.constexpr):
+    """The tile loop computes scalars only (a tile's first row and column, what is left
+    of M and N): the pair is flattened."""
+    tiles_n = tl.cdiv(N, BN)
+    k_tiles = tl.cdiv(K, BK)
+    rows, cols = tl.arange(0, BM), tl.arange(0, BN)
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS, flatten=True, num_stages=STAGES):
+        row0 = (tile // tiles_n) * BM
+        col0 = (tile % tiles_n) * BN
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for ki in range(k_tiles):
+            rk = ki * BK + tl.arange(0, BK)
+            a = tl.load(a_ptr + (row0 + rows)[:, None] * K + rk[None, :],
+                        mask=(rows[:, None] < M - row0) & (rk[None, :] < K), other=0.0)
+            b = tl.load(b_ptr + rk[:, None] * N + (col0 + cols)[None, :],
+                        mask=(rk[:, None] < K) & (cols[None, :] < N - col0), other=0.0)
+            acc = tl.dot(a, b, acc)
+        rm, rn = row0 + rows, col0 + cols
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(c_ptr.dtype.element_ty),
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@tilec.jit
+def persistent_offsets_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
+                              PROGRAMS: tl.constexpr, STAGES: tl.constexpr):
+    """The tile loop builds the rows' and columns' offset tensors the K loop reads:
+    the nest is left as it is (rebuilding them every K step would cost more)."""
     tiles_n = tl.cdiv(N, BN)
     k_tiles = tl.cdiv(K, BK)
     for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS, flatten=True, num_stages=STAGES):
@@ -43,12 +69,13 @@ def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN:
     (160, 32, 32, 4),    # one K step per tile: every step is a first and a last
 ])
 @pytest.mark.parametrize("stages", [1, 3])
-def test_persistent_matmul(backend, rng, m, n, k, programs, stages):
+@pytest.mark.parametrize("kernel", [persistent_matmul_kernel, persistent_offsets_kernel], ids=["scalars", "offsets"])
+def test_persistent_matmul(backend, rng, m, n, k, programs, stages, kernel):
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
     c = device_array(np.full((m, n), np.nan, np.float16), backend)
-    persistent_matmul_kernel[(programs,)](device_array(a, backend), device_array(b, backend), c, m, n, k,
-                                          BM=32, BN=32, BK=32, PROGRAMS=programs, STAGES=stages)
+    kernel[(programs,)](device_array(a, backend), device_array(b, backend), c, m, n, k,
+                        BM=32, BN=32, BK=32, PROGRAMS=programs, STAGES=stages)
     want = a.astype(np.float64) @ b.astype(np.float64)
     np.testing.assert_allclose(to_numpy(c).astype(np.float64), want, rtol=1e-2, atol=2e-2)
 
@@ -125,3 +152,6 @@ def test_the_switch_leaves_the_nest_and_keys_the_cache(monkeypatch):
     outer = nested[nested.index("scf.for"):]
     assert "tilegpu.local_alloc" in outer  # the rings, per tile
     assert "tile.flatten" not in flat
+    monkeypatch.setattr(config, "flatten_loops", True)
+    offsets = tilec.compile(persistent_offsets_kernel, **options).asm["ttgir"]
+    assert "tile.flatten" in offsets and offsets.count("scf.for") == 2

@@ -24,7 +24,10 @@ ignores the accumulator at run time (dot_wgmma.py), and the group may stay in fl
 across iterations (tilegpu-pipeline waits for it inside E only).
 
 Flattened only when: the body holds exactly one scf.for, at its top level; the ops
-before it are pure and region-free (they are computed every iteration); the inner
+before it are pure and region-free (those the inner body reads are computed every
+iteration; those only the epilogue reads move into its `if`), and no tensor they make is
+read by the inner body (a pointer kernel's row and column offsets: rebuilding them every
+K step costs more than the flattening gains; such a nest stays as it is); the inner
 loop's bounds are defined outside the outer loop; its carried values are scalars or
 tensors of numbers (the placeholder a first iteration overwrites must be buildable).
 Where the inner loop runs no iteration at all (K = 0), the program runs the outer loop
@@ -52,9 +55,12 @@ def _inner_loop(outer: ir.Operation) -> ir.Operation | None:
     inner = loops[0]
     if any(op.name == "scf.for" for op in walk_postorder(inner) if op != inner):
         return None  # a deeper nest: only the innermost pair is fused
+    inner_ops = set(walk_postorder(inner)) - {inner}
     for op in ops[:ops.index(inner)]:
         if op.regions or not is_pure(op) or reads_memory(op):
             return None
+        if any(is_tensor(r.type) and _used_by(r, inner_ops) for r in op.results):
+            return None  # a tile's tensors (its rows' addresses) would be rebuilt every K step
     for bound in list(inner.operands)[:3]:
         if _defined_inside(bound, outer):
             return None
@@ -62,6 +68,14 @@ def _inner_loop(outer: ir.Operation) -> ir.Operation | None:
         if not _has_placeholder(arg.type):
             return None
     return inner
+
+
+def _used_by(value: ir.Value, ops: set) -> bool:
+    for use in value.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user in ops:
+            return True
+    return False
 
 
 def _defined_inside(value: ir.Value, op: ir.Operation) -> bool:
@@ -180,6 +194,7 @@ def flatten(outer: ir.Operation) -> bool:
         scf.YieldOp(list(outer_yield.operands))
     with ir.InsertionPoint(tail.else_block), outer.location:
         scf.YieldOp(outer_args)
+    _sink_into(prologue, tail)
     with ir.InsertionPoint(flat_body), outer.location:
         t_next = arith.select(last, arith.addi(t, st), t)
         k_wrapped = arith.select(last, klb, k_next)
@@ -189,6 +204,27 @@ def flatten(outer: ir.Operation) -> bool:
         result.replace_all_uses_with(value)
     outer.erase()
     return True
+
+
+def _sink_into(prologue: list[ir.Operation], tail: ir.Operation) -> None:
+    """Moves the outer body's ops that only the epilogue reads (the store's row and column
+    offsets and masks) into its `if`, so they run once per tile, not every K step."""
+    then_block = tail.regions[0].blocks[0]
+    for op in reversed(prologue):
+        users = [use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                 for result in op.results for use in result.uses]
+        if not users or not all(_inside(user, tail) for user in users):
+            continue
+        op.move_before(block_ops(then_block)[0])
+
+
+def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    current = op.parent
+    while current is not None:
+        if current == ancestor:
+            return True
+        current = current.parent
+    return False
 
 
 @register_pass("tile-flatten-loops", "Fuse a tl.range(..., flatten=True) loop with its inner loop")
