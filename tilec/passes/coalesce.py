@@ -29,7 +29,7 @@ from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import walk_ops, is_tensor
-from ..dialects.tile import element_type, memory_bits, pointee_type, shape_of
+from ..dialects.tile import element_type, load_operands, memory_bits, pointee_type, shape_of, store_operands
 from ..layout.encodings import default_blocked
 from . import register_pass
 from ..target import Target
@@ -54,15 +54,20 @@ def _runs_layout(shape: list[int], num_warps: int, element_bits: int, order: lis
     return default_blocked(shape, num_warps, size_per_thread, order)
 
 
-def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int):
+def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int, mask: ir.Value | None = None):
     shape = list(shape_of(ptr.type))
     info = analysis.get(ptr)
     order = sorted(range(len(shape)), key=lambda d: (-info.contiguity[d], -d))
     # A thread owns as many consecutive elements as one aligned vector access can cover:
-    # more would only spread each warp-wide scalar access over more cache lines.
+    # more would only spread each warp-wide scalar access over more cache lines. A mask
+    # that may change from one element to the next (`cols < n` with n of unknown
+    # divisibility) splits every access into scalar ones whatever the pointers allow.
     bits = _element_bits(ptr.type)
     aligned = max(1, info.divisibility[order[0]] // (bits // 8))
-    return _runs_layout(shape, num_warps, bits, order, min(info.contiguity[order[0]], aligned))
+    limit = min(info.contiguity[order[0]], aligned)
+    if mask is not None and is_tensor(mask.type):
+        limit = min(limit, analysis.get(mask).constancy[order[0]])
+    return _runs_layout(shape, num_warps, bits, order, limit)
 
 
 def descriptor_block_layout(ty: ir.Type, num_warps: int):
@@ -100,7 +105,7 @@ def coalesce(module_op: ir.Operation) -> None:
             ptr = op.operands[0]
             if not is_tensor(ptr.type):
                 continue
-            layout = coalesced_layout(ptr, analysis, num_warps)
+            layout = coalesced_layout(ptr, analysis, num_warps, _mask_of(op))
             current = tilegpu.layout_of(ptr.type)
             if layout == current:
                 continue
@@ -110,6 +115,13 @@ def coalesce(module_op: ir.Operation) -> None:
                         op.operands[i] = tilegpu.convert_layout(operand, layout)
             if op.name in ("tile.load", "tile.atomic_rmw"):
                 _relayout_result(op, layout)
+
+
+def _mask_of(op: ir.Operation) -> ir.Value | None:
+    """The mask of a load, a store or a vector atomic add (ptr, value, mask)."""
+    if op.name == "tile.load":
+        return load_operands(op)[1]
+    return store_operands(op)[2]
 
 
 def _vector_atomic(op: ir.Operation, target: Target | None) -> bool:
