@@ -6,8 +6,9 @@ the pass removes as many as it can, repeating three rewrites until none applies:
 1. fold: a conversion to the layout the value already has disappears; a conversion of
    a conversion converts the original value;
 2. rematerialise (backward): when the converted value is cheap to compute — index
-   arithmetic built from make_range, splat, constants and elementwise ops — compute it
-   again directly in the wanted layout, and use that instead. Below a broadcast, what
+   arithmetic built from make_range, splat, constants and elementwise ops, through
+   expand_dims, broadcasts, reshapes and transposes — compute it again directly in the
+   wanted layout, and use that instead. Below a broadcast, what
    gets broadcast is small next to the result, so a load there is repeated in the
    wanted layout and a conversion there is redone from its source (`x + bias[None, :]`
    loads the bias row in the tile's layout rather than converting the tile);
@@ -109,6 +110,13 @@ class _Rewriter:
         elif name == "tile.expand_dims":
             axis = ir.IntegerAttr(op.attributes["axis"]).value
             operand_layouts = [SliceEncoding(axis, layout)]
+        elif name in ("tile.reshape", "tile.trans"):
+            # Shape ops keep their elements in registers: the operand is wanted in the
+            # layout that becomes `layout` under the op (the inverse reshape or transpose).
+            source = _shape_source_layout(op, layout)
+            if source is None:
+                return None
+            operand_layouts = [source]
         elif name == "tile.load" and below_broadcast and is_pure(op):
             # The load of what gets broadcast (a bias row): loaded again in the wanted
             # layout, threads that share elements read the same addresses (served by the
@@ -247,6 +255,18 @@ def _widens_into_dot_operand(user: ir.Operation, converted: ir.Value) -> bool:
     result = user.results[0]
     return is_tensor(result.type) and \
         memory_bits(tensor_type(result.type).element_type) > memory_bits(tensor_type(converted.type).element_type)
+
+
+def _shape_source_layout(op: ir.Operation, layout: Encoding) -> Encoding | None:
+    """The layout of a reshape's or transpose's operand under which its result is in
+    `layout`: the inverse op's result layout."""
+    operand_shape, result_shape = shape_of(op.operands[0].type), shape_of(op.results[0].type)
+    order = ()
+    if op.name == "tile.trans":
+        forward = trans_order(op)
+        order = [forward.index(d) for d in range(len(forward))]
+    found = infer_encodings(op.name, layout, result_shape, operand_shape, layout.num_warps, order)
+    return None if found is None else found[0]
 
 
 def _shape_result_layouts(op: ir.Operation, layout: Encoding) -> list[Encoding] | None:
