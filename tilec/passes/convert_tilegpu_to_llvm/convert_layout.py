@@ -3,14 +3,20 @@
 Compares the two linear layouts (`register_permutation`):
 - equal: nothing to do;
 - same lanes and warps, registers permuted: reorder the thread's values;
-- otherwise: every thread writes its elements to its scratch space in shared memory, a
-  barrier, every thread reads the elements its new layout assigns it. Only then does
-  the op need scratch space (`convert_layout_scratch_bytes`). The scratch holds the
-  tensor row-major with 16-byte chunks swizzled (`exchange_shared_encoding`), written
-  and read like an explicit buffer (local_memory.write_view / read_view: vectors where
-  both layouts allow, ldmatrix for mma operands); where no swizzle applies or the
-  elements exceed shared memory, the generic exchange of shape.py (plain row-major, in
-  rounds if need be).
+- otherwise: every thread writes its elements to the op's scratch space in shared
+  memory, a barrier, every thread reads the elements its new layout assigns it. Only
+  then does the op need scratch space (`convert_layout_scratch_bytes`: every element).
+
+Where the elements sit in the scratch space is chosen per conversion by
+`tilec.layout.exchange.choose_exchange`: a linear map from coordinates to offsets under
+which both sides move the widest vectors their registers share (up to 16 bytes) and
+each phase of a warp's accesses reaches distinct banks, or a (swizzled) row-major
+buffer where that costs less. A thread's offsets are its lane/warp part's offset
+(computed once) XOR a constant per register, the constant's bits no thread sets added
+instead, so they fold into the accesses' immediates. Two cases keep their own route:
+a result in an mma operand layout that `ldmatrix` can load goes through the swizzled
+row-major buffer (local_memory.write_view / read_view), and an exchange too large for
+shared memory runs in rounds (the generic exchange of shape.py).
 """
 from __future__ import annotations
 
@@ -19,15 +25,18 @@ import math
 from mlir import ir
 
 from ...dialects import tilegpu
+from ...dialects._mlir import create_op
 from ...dialects.tile import element_type, shape_of
 from ...layout.encodings import LANE, REGISTER, WARP
+from ...layout.exchange import choose_exchange
 from ...layout.linear_layout import LinearLayout
 from ...layout.shape_layouts import register_sources
-from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from ...layout.shared import exchange_shared_encoding
+from . import ldmatrix
+from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from .local_memory import View, read_view, write_view
 from .shape import exchange, exchange_bytes, row_major, staging_bytes, staging_plan
-from .shared_memory import element_bytes, scratch_bytes
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
 
 
 def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int] | None:
@@ -94,25 +103,130 @@ def lower_convert_layout(ctx: LoweringContext, op: ir.Operation) -> None:
         ctx.set(dst, [values[r] for r in permutation])
         return
     shape = shape_of(src.type)
-    encoding = _staging_encoding(ctx, src)
-    if encoding is None:
+    per_round, _ = staging_plan([src], ctx.target)
+    if per_round < math.prod(shape):
         (result,) = exchange(ctx, [src], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
         ctx.set(dst, result)
         return
     ctx.reserve_shared(staging_bytes([src]))
-    buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
-    view = View(buffer, (0,) * len(shape))
     base = ctx.const(ctx.scratch_offset)
-    write_view(ctx, src, view, base)
+    encoding = _ldmatrix_encoding(ctx, src, dst)
+    if encoding is not None:
+        buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
+        view = View(buffer, (0,) * len(shape))
+        write_view(ctx, src, view, base)
+        ctx.barrier()
+        ctx.set(dst, read_view(ctx, dst, view, base))
+        return
+    _, owned = ctx.owners(src)
+    plan = choose_exchange(src_ll, dst_ll, tuple(shape), element_bytes(src.type), tuple(owned))
+    if plan is None:  # extents that are not powers of two: row-major, element by element
+        (result,) = exchange(ctx, [src], [(dst_ll, lambda coords: row_major(ctx, coords, shape))])
+        ctx.set(dst, result)
+        return
+    size = element_bytes(src.type)
+    _store(ctx, values, owned, _Addresses(ctx, src_ll, plan.offsets, size, base), plan.src.vector)
     ctx.barrier()
-    ctx.set(dst, read_view(ctx, dst, view, base))
+    ctx.set(dst, _load(ctx, ctx.element_type(dst.type), _Addresses(ctx, dst_ll, plan.offsets, size, base),
+                       plan.dst.vector))
 
 
-def _staging_encoding(ctx: LoweringContext, src: ir.Value):
-    """The swizzled layout `src` is exchanged in, or None for the generic exchange (no
-    swizzle applies, or the exchange runs in rounds)."""
-    shape = shape_of(src.type)
-    per_round, _ = staging_plan([src], ctx.target)
-    if per_round < math.prod(shape):
+def _ldmatrix_encoding(ctx: LoweringContext, src: ir.Value, dst: ir.Value):
+    """The swizzled row-major encoding to exchange through when the result is an mma
+    operand that `ldmatrix` can load from it; None otherwise."""
+    if not ldmatrix.is_mma_operand(tilegpu.layout_of(dst.type)):
         return None
-    return exchange_shared_encoding(shape, 8 * element_bytes(src.type))
+    shape = shape_of(src.type)
+    encoding = exchange_shared_encoding(shape, 8 * element_bytes(src.type))
+    if encoding is None:
+        return None
+    buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
+    plan = ldmatrix.plan_ldmatrix(ctx.layout(dst), encoding, buffer, 8 * element_bytes(src.type), ctx.num_warps)
+    return encoding if plan is not None else None
+
+
+class _Addresses:
+    """Shared-memory addresses of one thread's elements of `layout` in the scratch space
+    at i32 byte offset `base`, laid out by `offsets` (coordinates -> element offset).
+
+    offset(register r) = S(thread part) XOR S(register part): the thread part is computed
+    once; of each register's constant, the bits some thread's part may set are XORed
+    into it (one value per distinct pattern), the others added as an immediate."""
+
+    def __init__(self, ctx: LoweringContext, layout: LinearLayout, offsets: LinearLayout, size: int,
+                 base: ir.Value):
+        self.ctx, self.layout, self.offsets, self.size = ctx, layout, offsets, size
+        terms: list[ir.Value] = []
+        for d, (part, _) in enumerate(ctx.thread_coordinates(layout)):
+            if part is not None:
+                terms += ctx.bit_terms(part, [basis[0] for basis in offsets.bases(f"dim{d}")])
+        self.thread = ctx.combine_terms(terms, disjoint=False)
+        self.thread_bits = 0  # every offset bit some thread's part may set
+        for name in (LANE, WARP):
+            for basis in layout.bases(name) if name in layout.in_dims else ():
+                self.thread_bits |= self.offset_of(basis)
+        self.buffer = ctx.shared_pointer(base)
+        self._pointers: dict[int, ir.Value] = {}
+
+    def offset_of(self, coords: tuple[int, ...]) -> int:
+        return self.offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
+
+    def register_offsets(self) -> list[int]:
+        """The constant part of each register's offset."""
+        return [self.offset_of(coords) for coords in self.ctx.register_coordinates(self.layout)]
+
+    def pointer(self, constant: int) -> ir.Value:
+        """The address of the element at this thread's offset XOR `constant`."""
+        ctx = self.ctx
+        low, high = constant & self.thread_bits, constant & ~self.thread_bits
+        pointer = self._pointers.get(low)
+        if pointer is None:
+            pointer = self.buffer
+            if self.thread is not None:  # (without one, thread_bits and so `low` are 0)
+                variable = ctx.arith("xori", self.thread, ctx.const(low)) if low else self.thread
+                pointer = ctx.shared_pointer(ctx.arith("muli", variable, ctx.const(self.size)), pointer)
+            self._pointers[low] = pointer
+        return ctx.shared_pointer(ctx.const(high * self.size), pointer) if high else pointer
+
+
+def _store(ctx: LoweringContext, values: list[ir.Value], registers: list[int], addresses: _Addresses,
+           vector: int) -> None:
+    """Each thread writes the values of `registers`, `vector` elements per store."""
+    offsets = addresses.register_offsets()
+    groups: dict[int, list[ir.Value | None]] = {}
+    for r in registers:
+        groups.setdefault(offsets[r] // vector, [None] * vector)[offsets[r] % vector] = to_shared(ctx, values[r])
+    for group, parts in groups.items():
+        address = addresses.pointer(group * vector)
+        if vector == 1:
+            create_op("llvm.store", [], [parts[0], address])
+            continue
+        vector_type = ir.VectorType.get([vector], parts[0].type)
+        packed = create_op("llvm.mlir.undef", [vector_type]).result
+        for i, part in enumerate(parts):
+            packed = create_op("llvm.insertelement", [vector_type], [packed, part, ctx.const(i)]).result
+        create_op("llvm.store", [], [packed, address],
+                  attributes={"alignment": ir.IntegerAttr.get(ctx.i64, vector * addresses.size)})
+
+
+def _load(ctx: LoweringContext, elem_ty: ir.Type, addresses: _Addresses, vector: int) -> list[ir.Value]:
+    """Every register of the result, `vector` elements per load (registers holding the
+    same element share one)."""
+    offsets = addresses.register_offsets()
+    kept = store_type(ctx, elem_ty)
+    loaded: dict[int, list[ir.Value]] = {}
+    values = []
+    for offset in offsets:
+        group = offset // vector
+        if group not in loaded:
+            address = addresses.pointer(group * vector)
+            if vector == 1:
+                loaded[group] = [from_shared(ctx, create_op("llvm.load", [kept], [address]).result, elem_ty)]
+            else:
+                vector_type = ir.VectorType.get([vector], kept)
+                packed = create_op("llvm.load", [vector_type], [address],
+                                   attributes={"alignment": ir.IntegerAttr.get(ctx.i64, vector * addresses.size)}).result
+                loaded[group] = [from_shared(ctx, create_op("llvm.extractelement", [kept], [packed, ctx.const(i)]).result,
+                                             elem_ty) for i in range(vector)]
+        values.append(loaded[group][offset % vector])
+    return values
