@@ -127,7 +127,9 @@ class LoweringContext:
             for old, new in zip(entry.arguments, self.entry_block.arguments):
                 if old.type == self.i1:
                     new = create_op("arith.trunci", [self.i1], [new]).result
-                self.values[old] = new
+                # A tensor argument (hand-written IR only: kernels take scalars and
+                # pointers) is one scalar, every element of the thread's registers.
+                self.values[old] = [new] * self.num_registers(old) if is_tensor(old.type) else new
             self.tid = create_op("nvvm.read.ptx.sreg.tid.x", [self.i32]).result
             self.lane = self.arith("andi", self.tid, self.const(31))
             self.warp = self.arith("shrui", self.tid, self.const(5))
