@@ -226,19 +226,24 @@ class ReductionRules(SemanticState):
         index = self._axis_indices(x, axis if axis is None else _axis_arg(axis, "argmax/argmin"))
         is_float = x.dtype.is_floating()
 
+        def beats(x: tensor, y: tensor) -> tensor:
+            """x ranks strictly above y. For floats, "not (x <= y)" (not (x >= y) for
+            argmin) is true when x is beyond y or either is a NaN; of the NaN cases it keeps
+            only those where the NaN wins: x a NaN and y a number with nan_wins, else x a
+            number and y a NaN. Two NaNs tie. (One unordered compare and one NaN test:
+            cheaper than testing both NaNs separately.)"""
+            if not is_float:
+                return self.compare("gt" if largest else "lt", x, y)
+            beyond_or_nan = self.logical_not(self.compare("le" if largest else "ge", x, y))
+            loser_is_number = self.compare("eq", y, y) if nan_wins else self.compare("eq", x, x)
+            return self.and_(beyond_or_nan, loser_is_number)
+
         def combine(a: list[tensor], b: list[tensor]) -> list[tensor]:
+            # a wins when b does not rank above it and it ranks above b or comes first
+            # (a total order on values, ties broken by index)
             (va, ia), (vb, ib) = a, b
-            better = self.compare("gt" if largest else "lt", va, vb)
-            same = self.compare("eq", va, vb)
-            if is_float:  # a NaN loses to every number (wins over every one with nan_wins); two NaNs tie
-                a_nan, b_nan = self.compare("ne", va, va), self.compare("ne", vb, vb)
-                if nan_wins:
-                    better = self.or_(better, self.and_(a_nan, self.logical_not(b_nan)))
-                else:
-                    better = self.or_(better, self.and_(b_nan, self.logical_not(a_nan)))
-                same = self.or_(same, self.and_(a_nan, b_nan))
             earlier = self.compare("lt" if tie_break_left else "gt", ia, ib)
-            take_a = self.or_(better, self.and_(same, earlier))
+            take_a = self.and_(self.or_(earlier, beats(va, vb)), self.logical_not(beats(vb, va)))
             return [self.where(take_a, va, vb), self.where(take_a, ia, ib)]
 
         value, where = self.reduction([x, index], axis, combine, keep_dims)

@@ -10,10 +10,16 @@ With the operand's linear layout L and the reduced axis a:
    to its scratch space in shared memory, and after a barrier the partials are combined:
    when the lanes of a warp hold the same output elements (no lane basis moves along
    another axis: a row reduced to a scalar), lane l loads partial l mod n and butterfly
-   shuffles over the low lane bits combine the n partials; otherwise every thread
-   combines the partials of its elements in warp order. The scratch size (`reduce_scratch_bytes`)
-   comes from the same layout facts; the barrier before the writes, if an earlier
-   access needs one, is tilegpu-insert-barriers'.
+   shuffles over the low lane bits combine the n partials. Otherwise, where it costs
+   less (`spreads_partials`: threads holding copies of the same output elements, as a
+   column reduction's lanes along the axis do, a costly combine such as argmax's, many
+   partials), the combining is spread over all threads: thread t loads slot t of the
+   partials (those of one element sit in n consecutive lanes), butterfly shuffles combine
+   them, one lane per element stores the result in a compact array, and after a second
+   barrier every thread loads its elements. Else every thread combines the n partials of
+   each of its elements in warp order. The scratch size (`reduce_scratch_bytes`) comes
+   from the same facts; the barrier before the writes, if an earlier access needs one,
+   is tilegpu-insert-barriers'.
 
 The combiner region is lowered inline for each combine step, so user-defined
 combiners (and tuples of operands, such as argmax's value and index) work the same way.
@@ -29,9 +35,10 @@ from mlir import ir
 from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import shape_of
-from ...layout.encodings import LANE, WARP, SliceEncoding
+from ...layout.encodings import LANE, REGISTER, WARP, SliceEncoding
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lower_op, lowers
+from .debug import scf_if
 from .shared_memory import element_bytes, from_shared, row_slot_arrays, scratch_bytes, store_type, to_shared
 
 
@@ -41,15 +48,66 @@ def cross_warp_bits(ll: LinearLayout, axis: int) -> list[int]:
     return [bit for bit, basis in enumerate(ll.bases(WARP)) if basis[axis] != 0]
 
 
+def lanes_share_outputs(ll: LinearLayout, axis: int) -> bool:
+    """No lane basis moves off `axis`: after the lane steps, all lanes of a warp hold the
+    same output elements (a row reduced to a scalar)."""
+    return not any(c for basis in ll.bases(LANE) for d, c in enumerate(basis) if d != axis)
+
+
+# What the second barrier, the store of the results and its branch cost, in combine-sized
+# instructions, when deciding how to combine the partials across warps.
+SPREAD_FIXED_COST = 8
+
+
+def spreads_partials(op: ir.Operation, ll: LinearLayout, num_warps: int) -> bool:
+    """Whether the partials across warps of the tile.reduce `op` (operand layout `ll`) are
+    combined spread over all threads (two rounds through shared memory) rather than by
+    every thread for each of its elements.
+
+    With n partials and K elements a thread, C instructions a combine and `ops` operands:
+    directly, a thread combines K * (n - 1) times; spread, it combines and shuffles
+    log2(n) times per round (the n partials of all elements over the block's threads),
+    plus a fixed cost (SPREAD_FIXED_COST). Spreading pays when threads hold copies of the
+    same elements (a column reduction's lanes along the axis all end with every column's
+    result: K is then several times the rounds), or for costly combines (argmax) or many
+    partials; a cheap combine of a few partials per element stays direct."""
+    axis = ir.IntegerAttr(op.attributes["axis"]).value
+    warp_bits = cross_warp_bits(ll, axis)
+    if not warp_bits or lanes_share_outputs(ll, axis) or len(warp_bits) > 5:
+        return False
+    shape = list(ll.out_dim_sizes.values())
+    slots = math.prod(shape[:axis] + shape[axis + 1:]) << len(warp_bits)
+    if slots & (slots - 1):
+        return False
+    rounds = max(1, slots // (32 * num_warps))
+    elements = len({coord[:axis] + coord[axis + 1:] for coord in ll.images(REGISTER)})
+    combine = len(list(block_ops(op.regions[0].blocks[0]))) - 1  # without its gpu.yield
+    direct = elements * ((1 << len(warp_bits)) - 1) * combine
+    spread = rounds * len(warp_bits) * (combine + len(list(op.operands))) + SPREAD_FIXED_COST
+    return spread <= direct
+
+
+def _scratch_arrays(shape: Sequence[int], axis: int, n_partials: int, sizes: Sequence[int],
+                    spread: bool) -> tuple[list[int], list[int], int]:
+    """(offsets of the partial arrays, offsets of the arrays of combined results (spread
+    combining only), total bytes)."""
+    partials, end = row_slot_arrays(shape, axis, n_partials, sizes)
+    if not spread:
+        return partials, [], end
+    results, size = row_slot_arrays(shape, axis, 1, sizes)
+    return partials, [end + offset for offset in results], end + size
+
+
 @scratch_bytes("tile.reduce")
 def reduce_scratch_bytes(op: ir.Operation, num_warps: int) -> int:
     axis = ir.IntegerAttr(op.attributes["axis"]).value
     srcs = list(op.operands)
-    warp_bits = cross_warp_bits(layout_of_value(srcs[0]), axis)
+    ll = layout_of_value(srcs[0])
+    warp_bits = cross_warp_bits(ll, axis)
     if not warp_bits:
         return 0
-    return row_slot_arrays(shape_of(srcs[0].type), axis, 1 << len(warp_bits),
-                           [element_bytes(s.type) for s in srcs])[1]
+    return _scratch_arrays(shape_of(srcs[0].type), axis, 1 << len(warp_bits), [element_bytes(s.type) for s in srcs],
+                           spreads_partials(op, ll, num_warps))[2]
 
 
 def _combine(ctx: LoweringContext, region: ir.Region, lhs: Sequence[ir.Value], rhs: Sequence[ir.Value]) -> list[ir.Value]:
@@ -142,7 +200,7 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
             if any(c for d, c in enumerate(ll.bases(WARP)[bit]) if d != axis):
                 raise LoweringError("reduction over a layout whose warps mix the reduced axis with others")
         sizes = [element_bytes(s.type) for s in srcs]
-        groups = _reduce_across_warps(ctx, ll, axis, warp_bits, groups, region, sizes)
+        groups = _reduce_across_warps(ctx, op, ll, axis, warp_bits, groups, sizes)
 
     # Order the results as the sliced layout's registers.
     results = list(op.results)
@@ -161,15 +219,17 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
         ctx.set(result, [values[i] for values in ordered])
 
 
-def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[int],
-                         groups: dict, region: ir.Region, sizes: list[int]) -> dict:
-    """Each warp writes its partials; after a barrier every thread combines them.
-    `sizes`: the bytes of one element of each operand."""
+def _reduce_across_warps(ctx: LoweringContext, op: ir.Operation, ll, axis: int, warp_bits: list[int],
+                         groups: dict, sizes: list[int]) -> dict:
+    """Each warp writes its partials; after a barrier they are combined (see the module
+    docstring for the three ways). `sizes`: the bytes of one element of each operand."""
+    region = op.regions[0]
     shape = list(ll.out_dim_sizes.values())
     out_shape = shape[:axis] + shape[axis + 1:]
     n_partials = 1 << len(warp_bits)
     types = [v.type for v in next(iter(groups.values()))]
-    offsets, total = row_slot_arrays(shape, axis, n_partials, sizes)
+    spread = spreads_partials(op, ll, ctx.num_warps)
+    offsets, result_offsets, total = _scratch_arrays(shape, axis, n_partials, sizes, spread)
     ctx.reserve_shared(total)
 
     thread = ctx.thread_coordinates(ll)
@@ -196,40 +256,63 @@ def _reduce_across_warps(ctx: LoweringContext, ll, axis: int, warp_bits: list[in
             index = ctx.arith("addi", index, coord)
         return index
 
-    def address(operand: int, slot: ir.Value) -> ir.Value:
-        byte = ctx.arith("addi", ctx.const(offsets[operand]), ctx.arith("muli", slot, ctx.const(sizes[operand])))
+    def address(array_offset: int, size: int, slot: ir.Value) -> ir.Value:
+        byte = ctx.arith("addi", ctx.const(array_offset), ctx.arith("muli", slot, ctx.const(size)))
         return ctx.shared_address(byte)
+
+    def load(array_offsets: list[int], slot: ir.Value) -> list[ir.Value]:
+        return [from_shared(ctx, create_op("llvm.load", [store_type(ctx, t)],
+                                           [address(array_offsets[i], sizes[i], slot)]).result, t)
+                for i, t in enumerate(types)]
+
+    def store(array_offsets: list[int], slot: ir.Value, values: list[ir.Value]) -> None:
+        for i, value in enumerate(values):
+            create_op("llvm.store", [], [to_shared(ctx, value), address(array_offsets[i], sizes[i], slot)])
 
     bases = {}
     for key, values in groups.items():
         base = ctx.arith("muli", element_index(key), ctx.const(n_partials))
         bases[key] = base
-        slot = ctx.arith("addi", base, partial_index)
-        for i, value in enumerate(values):
-            stored = to_shared(ctx, value)
-            create_op("llvm.store", [], [stored, address(i, slot)])
+        store(offsets, ctx.arith("addi", base, partial_index), values)
     ctx.barrier()
     result = {}
-    if not any(c for basis in ll.bases(LANE) for d, c in enumerate(basis) if d != axis):
+    if lanes_share_outputs(ll, axis):
         # The lanes of a warp hold the same output elements: lane l loads partial
         # l mod n_partials and butterfly steps over the low lane bits combine them. One
         # load per lane instead of n_partials, all live at once, which cost registers
         # (and so occupancy) in big-block row kernels.
         lane_slot = ctx.arith("andi", ctx.lane, ctx.const(n_partials - 1))
         for key in groups:
-            slot = ctx.arith("addi", bases[key], lane_slot)
-            acc = [from_shared(ctx, create_op("llvm.load", [store_type(ctx, t)], [address(i, slot)]).result, t)
-                   for i, t in enumerate(types)]
+            acc = load(offsets, ctx.arith("addi", bases[key], lane_slot))
             for bit in range(len(warp_bits)):
                 acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
             result[key] = acc
         return result
+    if spread:
+        # Thread t combines slot t (t + k * threads in round k) with the other partials of
+        # its element, which sit in the neighbouring lanes; the lane holding partial 0
+        # stores the element's result. With fewer slots than threads, threads t and
+        # t + slots repeat the work and only the first stores.
+        slots = math.prod(out_shape) * n_partials
+        threads = 32 * ctx.num_warps
+        writer_mask = (n_partials - 1) | (threads - 1) & ~(slots - 1)
+        is_writer = ctx.equals(ctx.arith("andi", ctx.tid, ctx.const(writer_mask)), 0)
+        for k in range(max(1, slots // threads)):
+            slot = (ctx.arith("andi", ctx.tid, ctx.const(slots - 1)) if slots < threads else
+                    ctx.tid if k == 0 else ctx.arith("addi", ctx.tid, ctx.const(k * threads)))
+            acc = load(offsets, slot)
+            for bit in range(len(warp_bits)):
+                acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
+            with scf_if(ctx, is_writer):
+                store(result_offsets, ctx.arith("shrui", slot, ctx.const(len(warp_bits))), acc)
+        ctx.barrier()
+        for key in groups:
+            result[key] = load(result_offsets, element_index(key))
+        return result
     for key in groups:
         acc = None
         for p in range(n_partials):
-            slot = ctx.arith("addi", bases[key], ctx.const(p))
-            loaded = [from_shared(ctx, create_op("llvm.load", [store_type(ctx, t)], [address(i, slot)]).result, t)
-                      for i, t in enumerate(types)]
+            loaded = load(offsets, ctx.arith("addi", bases[key], ctx.const(p)))
             acc = loaded if acc is None else _combine(ctx, region, acc, loaded)
         result[key] = acc
     return result
