@@ -6,6 +6,7 @@ from mlir import ir
 from ...dialects._mlir import (ROUND_TOWARD_ZERO, block_ops, bool_attr_value, create_op, int_attr_value, is_tensor,
                               str_attr_value)
 from ...dialects.tile import element_type, shape_of
+from ...layout.encodings import REGISTER
 from .context import LoweringContext, LoweringError, is_fp8, lower_op, lowers, memory_type
 from .fp8 import lower_fp8
 
@@ -47,8 +48,34 @@ def _copy_attrs(op: ir.Operation) -> dict:
     return {name: op.attributes[name] for name in op.attributes}
 
 
-def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
-    """Applies `emit(operands) -> [results]` per register (or once, for scalars)."""
+def _shared_registers(ctx: LoweringContext, results: list[ir.Value]) -> int:
+    """The register-index bits a thread may clear without changing `results`' values: a
+    bit whose layout basis moves no coordinate (a copy), or moves one dimension within
+    the aligned runs over which axis info proves every result constant. `offs_n < N`
+    with N % 16 == 0 is the same for 16 consecutive columns, so a thread holding 8 of
+    them compares once, not 8 times, as Triton's elementwise lowering does."""
+    ll = ctx.layout(results[0])
+    runs = None
+    for result in results:
+        if not is_tensor(result.type) or ctx.layout(result) != ll:
+            return 0
+        constancy = ctx.axis_info.get(result).constancy
+        if len(constancy) != len(ll.out_dims):
+            return 0
+        mine = [c & -c for c in constancy]  # the power-of-two part: its runs nest in the aligned ones
+        runs = mine if runs is None else [min(a, b) for a, b in zip(runs, mine)]
+    shared = 0
+    for bit, basis in enumerate(ll.bases(REGISTER)):
+        moved = [d for d, step in enumerate(basis) if step]
+        if not moved or (len(moved) == 1 and basis[moved[0]] < runs[moved[0]]):
+            shared |= 1 << bit
+    return shared
+
+
+def _per_element(ctx: LoweringContext, op: ir.Operation, emit, share: bool = True) -> None:
+    """Applies `emit(operands) -> [results]` per register (or once, for scalars). With
+    `share` (for ops without side effects), a register known to equal another of the
+    same thread (`_shared_registers`) takes that one's value instead of its own op."""
     results = list(op.results)
     tensor_like = results[0] if results and is_tensor(results[0].type) else None
     if tensor_like is None:
@@ -57,6 +84,7 @@ def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
             ctx.set(result, value)
         return
     n = ctx.num_registers(tensor_like)
+    shared = _shared_registers(ctx, results) if share else 0
     operand_lists = []
     for v in op.operands:
         elems = ctx.elements(v)
@@ -65,6 +93,10 @@ def _per_element(ctx: LoweringContext, op: ir.Operation, emit) -> None:
             raise LoweringError(f"{op.name}: operand holds {len(elems)} elements per thread, result {n}")
     per_result: list[list[ir.Value]] = [[] for _ in results]
     for i in range(n):
+        if i & shared:
+            for slot in per_result:
+                slot.append(slot[i & ~shared])
+            continue
         values = emit([lst[i] for lst in operand_lists])
         for slot, value in zip(per_result, values):
             slot.append(value)
@@ -480,7 +512,7 @@ def lower_map_elementwise(ctx: LoweringContext, op: ir.Operation) -> None:
         raise LoweringError("map_elementwise body has no gpu.yield")
 
     if pack == 1:
-        _per_element(ctx, op, emit)
+        _per_element(ctx, op, emit, share=False)  # the body may have side effects
         return
     results = list(op.results)
     count = ctx.num_registers(results[0])
