@@ -101,6 +101,10 @@ class Config:
     # descriptor-persistent matmuls ran 3-14% slower than the nested ones (faster only at
     # K = 1024). Part of every kernel's cache key.
     flatten_loops: bool = False
+    # tilegpu-order-pure-ops after the LLVM lowering: pure ops placed where they are
+    # needed, element by element (kernels without tensor cores); TILEC_ORDER_PURE_OPS=0
+    # turns it off. Part of every kernel's cache key.
+    order_pure_ops: bool = True
 
     @staticmethod
     def from_env() -> "Config":
@@ -121,12 +125,14 @@ class Config:
             wgmma=_flag("TILEC_WGMMA", default=True),
             tma=_flag("TILEC_TMA", default=True),
             flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=False),
+            order_pure_ops=_flag("TILEC_ORDER_PURE_OPS", default=True),
         )
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""
         return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma),
-                                               ("flatten", self.flatten_loops)) if on)
+                                               ("flatten", self.flatten_loops),
+                                               ("no-order-pure-ops", not self.order_pure_ops)) if on)
 
 
 # The process-wide configuration; tests may change its fields.

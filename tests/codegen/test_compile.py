@@ -149,7 +149,8 @@ def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys, fresh_cache):  #
               "tilegpu-optimize-dot-operands", "tile-dce", "canonicalize", "cse",             # ttgir
               "tilegpu-allocate-shared-memory", "tilegpu-insert-barriers", "convert-tilegpu-to-llvm",
               "convert-scf-to-cf", "convert-arith-to-llvm", "convert-math-to-llvm", "convert-nvvm-to-llvm",
-              "convert-cf-to-llvm", "reconcile-unrealized-casts", "canonicalize", "cse"]      # llir
+              "convert-cf-to-llvm", "reconcile-unrealized-casts", "canonicalize", "cse",
+              "tilegpu-order-pure-ops"]                                                        # llir
     assert headers == [f"// -----// IR dump after {name} (kernel {kernel}) //----- //"
                        for kernel in ("add_kernel", "multiply_add") for name in passes]
 
