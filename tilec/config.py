@@ -102,7 +102,7 @@ class Config:
     # K = 1024). Part of every kernel's cache key.
     flatten_loops: bool = False
     # tilegpu-order-pure-ops after the LLVM lowering: pure ops placed where they are
-    # needed, element by element (kernels without tensor cores); TILEC_ORDER_PURE_OPS=0
+    # needed, element by element (streaming kernels only); TILEC_ORDER_PURE_OPS=0
     # turns it off. Part of every kernel's cache key.
     order_pure_ops: bool = True
 
