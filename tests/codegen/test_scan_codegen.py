@@ -4,9 +4,12 @@ axis, with lanes, warps and repeats of the tile after them (a cumsum down the ro
 
 - A run of one element takes the lanes' inclusive scan as its value: no extra shuffle
   for the total of the earlier lanes (it was one more shfl.sync.idx per run).
-- The thread's partial totals go to shared memory under one branch, at one base address
-  plus immediate offsets: the addresses of 16 slots were 16 64-bit registers, hoisted
-  out of the loop and held through it."""
+- The thread's partial totals go to shared memory at one base address plus immediate
+  offsets: the addresses of 16 slots were 16 64-bit registers, hoisted out of the loop
+  and held through it.
+- The slots are slot-major (one slot of every column together): a thread's 4 columns
+  share a 16-byte vector and the lanes of a warp touch consecutive words. Row-major
+  slots cost 16 scalar stores and 8-way bank conflicts on every slot access."""
 from __future__ import annotations
 
 import re
@@ -15,6 +18,8 @@ import pytest
 
 import tilec
 import tilec.language as tl
+from scan_ttgir import STRIP, scan_kernel
+from scan_ttgir import ptx as scan_ptx
 from tilec.backend import toolkit
 
 try:
@@ -67,15 +72,22 @@ def cols_kernel():
                          target="sm_90a", num_warps=4, constexprs={"BLOCK_M": 64, "BLOCK_N": 32})
 
 
-def test_partial_totals_share_one_address(cols_kernel):
-    ptx = cols_kernel.asm["ptx"]
-    # The thread's 16 run totals (4 columns x 4 repeats), stored by the last lane along
-    # the axis into its warp's slots (a column's slots: 4 repeats x 4 warps, 64 bytes):
-    # one base register and immediate offsets 16 bytes apart.
-    stores = re.findall(r"^\s*st\.shared\.b32\s+\[(%rd\d+)(?:\+(\d+))?\], %r\d+;", ptx, re.M)
-    runs = [stores[i:i + 16] for i in range(len(stores) - 15)]
-    assert any(len({base for base, _ in run}) == 1 and [int(o or 0) for _, o in run] == list(range(0, 256, 16))
-               for run in runs), stores
+def test_partial_totals_share_one_address():
+    # The corpus's strip in the layout coalescing gives it today (STRIP): a thread's 16
+    # run totals (4 columns x 4 repeats), stored by the last lane along the axis into its
+    # warp's slot of each repeat. One slot of the strip's 32 columns is 128 bytes, a
+    # repeat's 4 warps 512: one vector of the thread's 4 columns a repeat, from one base
+    # register.
+    ptx = scan_ptx(scan_kernel(STRIP, 64, 32, 0, False))
+    stores = re.findall(r"^\s*(?:@%p\d+ )?st\.shared\.v4\.b32\s+\[(%r\w+)(?:\+(\d+))?\], \{", ptx, re.M)
+    assert len({base for base, _ in stores}) == 1 and sorted(int(o or 0) for _, o in stores) == [0, 512, 1024, 1536], \
+        stores
+    assert not re.search(r"st\.shared\.b32", ptx)
+    # Every lane loads the totals before its own (up to repeat 3's warp 2: 15 slots), the
+    # same 4 columns, 128 bytes apart, from one base.
+    loads = re.findall(r"^\s*ld\.shared\.v4\.b32\s+\{[^}]*\}, \[(%r\w+)(?:\+(\d+))?\];", ptx, re.M)
+    assert len({base for base, _ in loads}) == 1 and sorted(int(o or 0) for _, o in loads) == \
+        list(range(0, 15 * 128, 128)), loads
 
 
 def test_no_spills(cols_kernel):

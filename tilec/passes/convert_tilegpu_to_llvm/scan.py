@@ -6,11 +6,15 @@ layout, `size_per_thread` of them, repeated every tile). The lowering:
 1. scans each run in registers;
 2. if other threads hold parts of the axis: for layouts that tile the axis as a blocked
    layout does (runs, then lanes, then warps, then repeats), a shuffle scan of the run
-   totals over the lanes (a run of one element takes it as its value), then the (repeat, warp) totals through shared memory folded in
-   order (`_scan_across_threads`); for any other layout, every run's total goes to
+   totals over the lanes (a run of one element takes it as its value), then the
+   (repeat, warp) totals through shared memory folded in order
+   (`_scan_across_threads`); for any other layout, every run's total goes to
    shared memory (one slot per (row, run)), and after a barrier each run folds the
    totals of all earlier runs (later runs for a reverse scan) into a prefix
    (`_fold_earlier_runs`, quadratic in the number of runs).
+
+The slots are slot-major (slot k of every row together, see `_Slots`): the threads of a
+warp touch one slot of consecutive rows at a time, without bank conflicts.
 
 Which of these applies is decided from the layout alone (`plan_scan`), so the scratch
 size (`scan_scratch_bytes`: the slots of step 2, none for a scan within a warp's single
@@ -141,26 +145,41 @@ def _runs(regs: list[int], coords, axis: int) -> list[list[int]]:
 
 @dataclass(frozen=True)
 class SlotIndex:
-    """A slot of a row, as a part computed at run time plus a constant. The constant
-    goes into the address as an immediate offset, so the slots of one thread share one
-    base address (one register pair, hoisted out of loops) instead of one address each."""
+    """An element of a slot array, as a part computed at run time plus a constant, and
+    how far apart one row's consecutive slots are (`stride`: the number of rows). The
+    constant goes into the address as an immediate offset, so the slots of one thread
+    share one base address (one register pair, hoisted out of loops) instead of one
+    address each."""
     dynamic: ir.Value
     constant: int = 0
+    stride: int = 1
 
-    def plus(self, ctx: LoweringContext, amount: ir.Value | int) -> SlotIndex:
-        if isinstance(amount, int):
-            return SlotIndex(self.dynamic, self.constant + amount)
-        return SlotIndex(ctx.arith("addi", self.dynamic, amount), self.constant)
+    def plus(self, ctx: LoweringContext, slots: ir.Value | int) -> SlotIndex:
+        """The same row, `slots` slots further."""
+        if isinstance(slots, int):
+            return SlotIndex(self.dynamic, self.constant + slots * self.stride, self.stride)
+        step = slots if self.stride == 1 else ctx.arith("muli", slots, ctx.const(self.stride))
+        return SlotIndex(ctx.arith("addi", self.dynamic, step), self.constant, self.stride)
 
 
 class _Slots:
     """Shared-memory slots for a scan's partial totals: `per_row` of them for each row
-    (each position off the scanned axis), one array per scanned value."""
+    (each position off the scanned axis), one array per scanned value.
+
+    An array is slot-major: slot k of every row, then slot k + 1 of every row. The
+    threads of a warp reach the same slot of different rows at the same time (the last
+    lane along the axis storing its total, every lane loading the totals before its
+    own), and their rows are mostly consecutive, so they touch consecutive words: no
+    bank conflicts, and a thread's registers along a row dimension join into one vector
+    access. Row-major (a row's slots together) put those threads `per_row` words apart,
+    a multiple of the bank count for 8 or more slots: a 64x32 cumsum down the rows
+    (16 slots a row) had 8-way conflicts on every slot store and load."""
 
     def __init__(self, ctx: LoweringContext, ll, shape, axis: int, types: list[ir.Type], sizes: list[int],
                  per_row: int):
-        self.ctx, self.types, self.sizes, self.per_row = ctx, types, sizes, per_row
+        self.ctx, self.types, self.sizes = ctx, types, sizes
         out_shape = list(shape[:axis]) + list(shape[axis + 1:])
+        self.rows = math.prod(out_shape)
         self.offsets, total = row_slot_arrays(shape, axis, per_row, sizes)
         ctx.reserve_shared(total)
         self.element = ctx.element_coordinates(ll)
@@ -170,9 +189,9 @@ class _Slots:
         self.others = [d for d in range(len(shape)) if d != axis]
 
     def row_base(self, r: int) -> SlotIndex:
-        """The first slot of the row register `r`'s element belongs to: the thread's part
-        of the row index at run time, the register's part as a constant (where the two
-        occupy different bits, so that they add)."""
+        """Slot 0 of the row register `r`'s element belongs to: the thread's part of the
+        row index at run time, the register's part as a constant (where the two occupy
+        different bits, so that they add)."""
         ctx = self.ctx
         index, constant = ctx.const(0), 0
         for k, d in enumerate(self.others):
@@ -186,7 +205,7 @@ class _Slots:
                 term = coordinate if self.strides[k] == 1 else \
                     ctx.arith("muli", coordinate, ctx.const(self.strides[k]))
                 index = ctx.arith("addi", index, term)
-        return SlotIndex(ctx.arith("muli", index, ctx.const(self.per_row)), constant * self.per_row)
+        return SlotIndex(index, constant, self.rows)
 
     def address(self, i: int, slot: SlotIndex) -> ir.Value:
         ctx = self.ctx
@@ -275,13 +294,20 @@ def _scan_across_threads(ctx, ll, shape, axis, reverse, scan: ScanPlan, results,
     def select(condition: ir.Value, a: list[ir.Value], b: list[ir.Value]) -> list[ir.Value]:
         return [ctx.arith("select", condition, x, y, result_type=t) for x, y, t in zip(a, b, types)]
 
+    contiguous = lane_bits == list(range(lane_bits[0], lane_bits[0] + len(lane_bits))) if lane_bits else True
+
     def earlier_lane(values: list[ir.Value], step: int) -> list[ir.Value]:
-        """The values of the lane `step` places earlier along the axis."""
-        delta = 0
-        for k, bit in enumerate(lane_bits):
-            if step >> k & 1:
-                delta += 1 << bit
-        source = ctx.arith("addi" if reverse else "subi", ctx.lane, ctx.const(delta))
+        """The values of the lane `step` places earlier along the axis (for lanes at
+        least `step` places along it; what others get is not used)."""
+        if contiguous:  # the axis' lane bits are adjacent: a fixed lane distance
+            delta = step << lane_bits[0]
+            source = ctx.arith("addi" if reverse else "subi", ctx.lane, ctx.const(delta))
+        else:  # this lane's other bits, and the axis bits of the earlier position
+            earlier = ctx.arith("subi", lane_index, ctx.const(-step if reverse else step))
+            source = ctx.arith("andi", ctx.lane, ctx.const(31 & ~sum(1 << bit for bit in lane_bits)))
+            for k, bit in enumerate(lane_bits):
+                part = ctx.arith("andi", ctx.arith("shrui", earlier, ctx.const(k)), ctx.const(1))
+                source = ctx.arith("ori", source, ctx.arith("shli", part, ctx.const(bit)) if bit else part)
         return [shuffle(ctx, v, source, "idx") for v in values]
 
     # 1. per run: the inclusive scan of the run totals over the lanes, and this lane's
