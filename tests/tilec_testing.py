@@ -71,3 +71,70 @@ def _masked_matmul():
 
 # A masked matmul shared by the codegen and language tests of small-M and fp8 dots.
 masked_matmul_kernel = _masked_matmul()
+
+
+def _bounded_copy_kernels():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def k_tail_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
+                      BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        """C = A @ B.T, A [M, K] and B [N, K] both K-contiguous, every access masked."""
+        offs_m = tl.program_id(0) * BM + tl.arange(0, BM)
+        offs_n = tl.program_id(1) * BN + tl.arange(0, BN)
+        offs_k = tl.arange(0, BK)
+        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :]
+        b_ptrs = b_ptr + offs_n[:, None] * stride_bn + offs_k[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            k_left = K - k * BK
+            a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_n[:, None] < N) & (offs_k[None, :] < k_left), other=0.0)
+            acc += tl.dot(a, b.T)
+            a_ptrs += BK
+            b_ptrs += BK
+        c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :]
+        tl.store(c_ptrs, acc.to(tl.float16), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+    @tilec.jit
+    def grouped_descriptor_matmul(group_a_ptrs, group_b_ptrs, group_c_ptrs, group_sizes, group_lds, group_count,
+                                  NUM_PROGRAMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        """Tutorial 08's in-kernel descriptor variant, in short: each problem's A [M, K],
+        B [N, K], C [M, N] addresses and leading dimensions read from tables, a descriptor
+        made per problem, C = A @ B.T tile by tile, programs NUM_PROGRAMS tiles apart."""
+        tile = tl.program_id(0)
+        first_tile = 0
+        for g in range(group_count):
+            m = tl.load(group_sizes + g * 3)
+            n = tl.load(group_sizes + g * 3 + 1)
+            k = tl.load(group_sizes + g * 3 + 2)
+            n_tiles_n = tl.cdiv(n, BN)
+            n_tiles = tl.cdiv(m, BM) * n_tiles_n
+            if tile >= first_tile and tile < first_tile + n_tiles:
+                a_ptr = tl.load(group_a_ptrs + g).to(tl.pointer_type(tl.float16))
+                b_ptr = tl.load(group_b_ptrs + g).to(tl.pointer_type(tl.float16))
+                c_ptr = tl.load(group_c_ptrs + g).to(tl.pointer_type(tl.float16))
+                a_desc = tl.make_tensor_descriptor(a_ptr, shape=[m, k], strides=[tl.load(group_lds + g * 3), 1],
+                                                   block_shape=[BM, BK])
+                b_desc = tl.make_tensor_descriptor(b_ptr, shape=[n, k], strides=[tl.load(group_lds + g * 3 + 1), 1],
+                                                   block_shape=[BN, BK])
+                c_desc = tl.make_tensor_descriptor(c_ptr, shape=[m, n], strides=[tl.load(group_lds + g * 3 + 2), 1],
+                                                   block_shape=[BM, BN])
+                while tile >= first_tile and tile < first_tile + n_tiles:
+                    row = (tile - first_tile) // n_tiles_n * BM
+                    col = (tile - first_tile) % n_tiles_n * BN
+                    acc = tl.zeros((BM, BN), dtype=tl.float32)
+                    for kk in range(0, tl.cdiv(k, BK)):
+                        acc += tl.dot(a_desc.load([row, kk * BK]), b_desc.load([col, kk * BK]).T)
+                    c_desc.store([row, col], acc.to(tl.float16))
+                    tile += NUM_PROGRAMS
+            first_tile += n_tiles
+
+    return k_tail_matmul, grouped_descriptor_matmul
+
+
+# Dot operands whose K bound cuts their 16-byte runs (tilec/passes/bounded_runs.py), shared
+# by the codegen and language tests of bounded copies: a K-tail matmul, and tutorial 08's
+# grouped GEMM with descriptors made from base pointers read from memory.
+k_tail_matmul, grouped_descriptor_matmul = _bounded_copy_kernels()

@@ -20,7 +20,8 @@ Ops:
     %v = "tilegpu.memdesc_subview"(%b) {offsets = array<i32: 0, 16>} : (memdesc<tensor<64x32x..>>) -> memdesc<tensor<64x16x..>>
     %s = "tilegpu.extract_slice"(%x) {offsets = array<i32: 0, 16>} : (tensor<64x32x.., #a>) -> tensor<64x16x.., #a>
                                       (a block of a tensor that its threads already hold: a register selection)
-    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?)   (cp.async; masked-off: zeros)
+    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?, %limit?)   (cp.async; masked-off: zeros;
+                                      limit: elements left below a bound, see async_copy_global_to_local)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
 
@@ -111,7 +112,8 @@ irdl.dialect @tilegpu {
     %0 = irdl.base "!builtin.tensor"
     %1 = irdl.base @tilegpu::@memdesc
     %2 = irdl.base "!builtin.tensor"
-    irdl.operands(src: %0, buffer: %1, mask: optional %2)
+    %3 = irdl.base "!builtin.tensor"
+    irdl.operands(src: %0, buffer: %1, mask: optional %2, limit: optional %3)
   }
   irdl.operation @async_commit_group {
   }
@@ -312,13 +314,22 @@ def extract_slice(src: ir.Value, offsets: list[int], shape: list[int]) -> ir.Val
 
 
 def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None,
-                               width: int = 0) -> ir.Operation:
+                               width: int = 0, limit: ir.Value | None = None) -> ir.Operation:
     """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
     elements are written as zeros. Complete after async_wait and a barrier. `width`:
     elements per copy instruction, when the caller decided it (attribute `vec`; else the
-    lowering derives it from what is known of `src`)."""
-    attributes = {"vec": i32_attr(width)} if width else None
-    return create_op("tilegpu.async_copy_global_to_local", [], [src, buffer, mask], attributes=attributes)
+    lowering derives it from what is known of `src`).
+
+    `limit` (integers, the buffer's shape, in `src`'s layout) masks further: an element
+    is copied only where its limit is above 0. The caller promises that along each
+    copy's run of `width` elements the limits step down by one (`bound - index`, with
+    the index contiguous there): the lowering reads the run's first limit as the number
+    of leading elements to copy and zero-fills the rest (cp.async's source size), so a
+    run that a bound cuts stays one copy (passes/bounded_runs.py)."""
+    attributes = {"vec": i32_attr(width)} if width else {}
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1, 1, int(mask is not None), int(limit is not None)])
+    return create_op("tilegpu.async_copy_global_to_local", [], [v for v in (src, buffer, mask, limit) if v is not None],
+                     attributes=attributes)
 
 
 def init_barriers(barriers: ir.Value) -> ir.Operation:
@@ -484,7 +495,7 @@ def _verify_memdesc_index(op: ir.Operation) -> str | None:
 @verifier("tilegpu.async_copy_global_to_local")
 def _verify_async_copy(op: ir.Operation) -> str | None:
     from .tile import is_ptr_type, pointee_type
-    (src,), (buffer,), mask = operand_groups(op)
+    (src,), (buffer,), mask, limit = operand_groups(op)
     buffer = memdesc_tensor(buffer.type)
     pointers = tensor_type(src.type)
     if list(pointers.shape) != list(buffer.shape) or not is_ptr_type(pointers.element_type) \
@@ -492,6 +503,10 @@ def _verify_async_copy(op: ir.Operation) -> str | None:
         return f"copies {pointers} into {buffer}: needs pointers to its elements, one per element"
     if mask and list(tensor_type(mask[0].type).shape) != list(buffer.shape):
         return f"mask must have the buffer's shape {list(buffer.shape)}"
+    if limit and (list(tensor_type(limit[0].type).shape) != list(buffer.shape)
+                  or not isinstance(tensor_type(limit[0].type).element_type, ir.IntegerType)
+                  or tensor_type(limit[0].type).element_type.width == 1):
+        return f"limit must be integers of the buffer's shape {list(buffer.shape)}"
     return None
 
 

@@ -161,25 +161,34 @@ def _boundary_check(boundary_check: Any, rank: int) -> tuple[int, ...]:
 
 def _block_access(sem, base: tensor, shape: Sequence[tensor], strides: Sequence[tensor],
                   offsets: Sequence[tensor], block_shape: Sequence[int],
-                  checked: Sequence[int]) -> tuple[tensor, tensor | None]:
+                  checked: Sequence[int], int32_bounds: bool = False) -> tuple[tensor, tensor | None]:
     """(tensor of pointers, mask or None) for the block at `offsets`.
 
     Per dimension d, the int64 index `offsets[d] + arange(0, block_shape[d])` is laid
     along axis d of the block; pointers add index_d * strides[d] over all d and the mask
     keeps 0 <= index_d < shape[d] for d in `checked` (RewriteTensorPointer's expansion).
+    With `int32_bounds` (a tensor descriptor: int32 offsets), the mask compares the index
+    in int32 along a dimension whose shape is an int32, half the work of int64: an index
+    past 2^31 - 1 wraps negative and is out of bounds, as it is beyond any int32 shape.
     """
     rank = len(block_shape)
     byte_offsets = None
     mask = None
-    for d in range(rank):
-        index = sem.add(sem.cast(sem.arange(0, block_shape[d]), core.int64), sem.cast(offsets[d], core.int64))
+
+    def along(value: tensor, d: int) -> tensor:
         for axis in range(rank):
             if axis != d:
-                index = sem.expand_dims(index, axis)
+                value = sem.expand_dims(value, axis)
+        return value
+
+    for d in range(rank):
+        index = along(sem.add(sem.cast(sem.arange(0, block_shape[d]), core.int64), sem.cast(offsets[d], core.int64)), d)
         term = sem.mul(index, strides[d])
         byte_offsets = term if byte_offsets is None else sem.add(byte_offsets, term)
         if d in checked:
-            inside = sem.and_(sem.compare("ge", index, 0), sem.compare("lt", index, shape[d]))
+            narrow = int32_bounds and isinstance(shape[d], tensor) and shape[d].dtype.int_bitwidth == 32
+            bounded = along(sem.add(sem.arange(0, block_shape[d]), offsets[d]), d) if narrow else index
+            inside = sem.and_(sem.compare("ge", bounded, 0), sem.compare("lt", bounded, shape[d]))
             mask = inside if mask is None else sem.and_(mask, inside)
     byte_offsets = sem.broadcast_to(byte_offsets, block_shape)
     pointers = sem.add(base, byte_offsets)
@@ -445,7 +454,7 @@ class TensorDescriptor(aggregate):
             raise _error(f"{what} got {len(items)} offsets for a descriptor of rank {len(block_shape)}")
         offset_values = _index_scalars(sem, items, f"{what}'s offsets", wide=False)
         return _block_access(sem, self.base, self.shape, self.strides, offset_values, block_shape,
-                             tuple(range(len(block_shape))))
+                             tuple(range(len(block_shape))), int32_bounds=True)
 
     @builtin
     def load(self, offsets) -> tensor:

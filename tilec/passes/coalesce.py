@@ -17,6 +17,12 @@ reads the block with vector loads (with one element each, the q block of an atte
 kernel took 64 16-bit loads and 64 16-bit stores per thread on its way into the dot's
 buffer, where 8 and 8 of 16 bytes do).
 
+A mask that may change at any element along the contiguous dimension (`offs_k < K`,
+K of unknown divisibility) caps a thread's run at one element, since every access would
+be split anyway; not for a load tilegpu-pipeline may stream through cp.async
+(`pipeline.may_stream`) whose mask is bounded along the run (bounded_runs.py): its
+copies cut a run at the bound whole.
+
 When the chosen layout differs from the current one, the operands are converted to it
 and the loaded value converted back; tilegpu-remove-layout-conversions then removes
 the conversions that are not needed.
@@ -34,6 +40,8 @@ from ..layout.encodings import default_blocked
 from . import register_pass
 from ..target import Target
 from .axis_info import AxisInfoAnalysis
+from .bounded_runs import bounded_width
+from .pipeline import may_stream
 from .utils import functions
 
 
@@ -54,19 +62,25 @@ def _runs_layout(shape: list[int], num_warps: int, element_bits: int, order: lis
     return default_blocked(shape, num_warps, size_per_thread, order)
 
 
-def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int, mask: ir.Value | None = None):
+def coalesced_layout(ptr: ir.Value, analysis: AxisInfoAnalysis, num_warps: int, mask: ir.Value | None = None,
+                     bounded: bool = False):
     shape = list(shape_of(ptr.type))
     info = analysis.get(ptr)
     order = sorted(range(len(shape)), key=lambda d: (-info.contiguity[d], -d))
     # A thread owns as many consecutive elements as one aligned vector access can cover:
     # more would only spread each warp-wide scalar access over more cache lines. A mask
     # that may change from one element to the next (`cols < n` with n of unknown
-    # divisibility) splits every access into scalar ones whatever the pointers allow.
+    # divisibility) splits every access into scalar ones whatever the pointers allow;
+    # not so for a load tilegpu-pipeline copies with cp.async (`bounded`) when the mask
+    # is bounded along the run: the copies' source size cuts the run at the bound.
     bits = _element_bits(ptr.type)
     aligned = max(1, info.divisibility[order[0]] // (bits // 8))
     limit = min(info.contiguity[order[0]], aligned)
     if mask is not None and is_tensor(mask.type):
-        limit = min(limit, analysis.get(mask).constancy[order[0]])
+        run = analysis.get(mask).constancy[order[0]]
+        if bounded:
+            run = max(run, bounded_width(mask, order[0], analysis))
+        limit = min(limit, run)
     return _runs_layout(shape, num_warps, bits, order, limit)
 
 
@@ -105,7 +119,7 @@ def coalesce(module_op: ir.Operation) -> None:
             ptr = op.operands[0]
             if not is_tensor(ptr.type):
                 continue
-            layout = coalesced_layout(ptr, analysis, num_warps, _mask_of(op))
+            layout = coalesced_layout(ptr, analysis, num_warps, _mask_of(op), bounded=may_stream(op, target))
             current = tilegpu.layout_of(ptr.type)
             if layout == current:
                 continue

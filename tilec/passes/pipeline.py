@@ -51,6 +51,12 @@ Loads left alone (they stay ordinary loads):
 - pointer layouts whose per-thread runs are under 4 bytes (cp.async's smallest copy:
   the lowering's own `copy_width` decides), or that repeat elements across threads.
 
+A mask that cuts runs (`offs_k < K` with K not known to be a multiple of the run, a
+descriptor's bounds) would keep copies one element wide; where it is bounded along the
+run (bounded_runs.py: uniform factors and `index < bound`), the copies stay as wide as
+the pointers allow and take the bound as a limit operand instead: each copy reads the
+run's elements below the bound and zero-fills the rest (cp.async's source size).
+
 Ring layouts: a load converted to an mma dot operand (`#tilegpu.dot_op` with an mma
 parent) gets `mma_operand_shared_encoding` in the load's order; a load staged in an NVMMA
 buffer for wgmma (`local_alloc`) gets that buffer's layout, and the dot then reads the
@@ -94,13 +100,13 @@ from ..dialects import tile, tilegpu
 from ..dialects._mlir import (block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, str_attr_value,
                               tensor_type)
 from ..dialects.op_facts import reads_memory
-from ..layout.encodings import LANE, WARP, DotOperandEncoding
+from ..layout.encodings import LANE, REGISTER, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
 from ..layout.mma import MmaEncoding
 from ..layout.shared import (NVMMASharedEncoding, SharedEncoding, mma_operand_shared_encoding, tma_box,
                              transposed_2d)
 from ..target import Target
-from . import register_pass
+from . import bounded_runs, register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
@@ -135,6 +141,9 @@ class _Load:
     # carried ones, which the user's hints may describe) and kept for every copy of the
     # ring, the prologue's included.
     width: int = 0
+    # `bound - index` where the mask is bounded along the copies' runs (bounded_runs):
+    # copies then read a run's elements below the bound (tilegpu.async_copy_global_to_local).
+    limit: ir.Value | None = None
 
     @property
     def is_tma(self) -> bool:
@@ -303,9 +312,7 @@ class _CopyFacts:
 def _can_copy(load: _Load, analysis: AxisInfoAnalysis) -> bool:
     """Whether the lowering can turn this load into cp.async: runs of at least 4 bytes,
     and every element held by one thread only."""
-    layout = _CopyFacts.layout(load.ptr)
-    free = layout.free_variable_masks()
-    if free.get(LANE, 0) or free.get(WARP, 0):
+    if _shared_across_threads(_CopyFacts.layout(load.ptr)):
         return False
     try:
         load.width = copy_width(_CopyFacts(analysis), load.ptr, load.mask, load.buffer,
@@ -313,6 +320,13 @@ def _can_copy(load: _Load, analysis: AxisInfoAnalysis) -> bool:
     except LoweringError:
         return False
     return True
+
+
+def _shared_across_threads(layout: LinearLayout) -> bool:
+    """Whether some element of the layout is held by several threads (cp.async copies
+    each element once)."""
+    free = layout.free_variable_masks()
+    return bool(free.get(LANE, 0) or free.get(WARP, 0))
 
 
 def _tma_candidate(op: ir.Operation) -> _Load | None:
@@ -350,7 +364,51 @@ def _candidate(op: ir.Operation, analysis: AxisInfoAnalysis) -> _Load | None:
     buffer = ir.RankedTensorType.get(list(ty.shape), ty.element_type,
                                      None if encoding is None else ir.Attribute.parse(tilegpu.encoding_text(encoding)))
     load = _Load(op, ptr, mask[0] if mask else None, buffer)
-    return load if _can_copy(load, analysis) else None
+    copies = _can_copy(load, analysis)
+    if load.mask is not None and _copy_bounded_runs(load, analysis):
+        return load
+    return load if copies else None
+
+
+def _copy_bounded_runs(load: _Load, analysis: AxisInfoAnalysis) -> bool:
+    """Whether copies can be wider than the mask's constancy allows, the mask being
+    bounded along their runs (bounded_runs): if so, replaces the load's mask by its
+    uniform part, sets its limit and width (ops built before the load)."""
+    layout = _CopyFacts.layout(load.ptr)
+    if _shared_across_threads(layout):
+        return False
+    first = tuple(layout.bases(REGISTER)[0]) if layout.bases(REGISTER) else ()
+    if sorted(first) != [0] * (len(first) - 1) + [1]:
+        return False  # a thread's first two elements are not neighbours along one dimension
+    dim = first.index(1)
+    size = tile.memory_bits(load.buffer.element_type) // 8
+    try:
+        widest = copy_width(_CopyFacts(analysis), load.ptr, None, load.buffer, size)
+    except LoweringError:
+        return False
+    width = min(widest, bounded_runs.bounded_width(load.mask, dim, analysis))
+    if width <= load.width or width * size < 4:
+        return False
+    bounded = bounded_runs.split(load.mask, dim, width, analysis)
+    if bounded is None or not bounded.bounds:
+        return False
+    with ir.InsertionPoint(load.op), load.op.location:
+        load.mask, load.limit = bounded_runs.materialize(bounded)
+    load.width = width
+    return True
+
+
+def may_stream(op: ir.Operation, target: Target | None) -> bool:
+    """Whether this pass may stream load `op` through a cp.async ring, as far as an earlier
+    pass can tell (tilegpu-coalesce, choosing its layout): a tensor load directly in an
+    scf.for body, not volatile, its `other` absent or zero, its value reaching dot
+    operands only, on a target with cp.async. Its addresses, and the loop, are checked
+    when the pass runs."""
+    if target is None or not target.at_least(ASYNC_COPY_CAPABILITY) or op.name != "tile.load" \
+            or bool_attr_value(op, "volatile") or op.parent is None or op.parent.name != "scf.for":
+        return False
+    other = tile.load_operands(op)[2]
+    return (other is None or is_zero_constant(other)) and _feeds_only_dot_operands(op.results[0])
 
 
 def _address_slice(loop: ir.Operation, roots: list[ir.Value], loads_allowed: bool) -> _Slice | None:
@@ -447,7 +505,7 @@ def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -
 def _roots(load: _Load) -> list[ir.Value]:
     if load.is_tma:
         return list(load.offsets) + [load.tensormap]
-    return [load.ptr] + ([load.mask] if load.mask is not None else [])
+    return [load.ptr] + [v for v in (load.mask, load.limit) if v is not None]
 
 
 # ----------------------------------------------------------------------------- rewriting
@@ -508,12 +566,18 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
                                              slot_of(load.barriers), exists)
             continue
         ptr = mapping.get(load.ptr, load.ptr)
-        mask_type = ir.RankedTensorType.get(list(load.buffer.shape), ir.IntegerType.get_signless(1),
-                                            tensor_type(ptr.type).encoding)
-        mask = tile.splat(exists, mask_type)
-        if load.mask is not None:
-            mask = arith.andi(mapping.get(load.mask, load.mask), mask)
-        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width)
+        mask = mapping.get(load.mask, load.mask) if load.mask is not None else None
+        limit = mapping.get(load.limit, load.limit) if load.limit is not None else None
+        if limit is not None:
+            # `exists` cuts the limit to nothing, once per distinct limit (a row of them),
+            # rather than joining every copy's mask.
+            limit_type = tensor_type(limit.type)
+            limit = arith.select(exists, limit, tile.splat(_constant(limit_type.element_type, 0), limit_type))
+        else:
+            mask_type = ir.RankedTensorType.get(list(load.buffer.shape), ir.IntegerType.get_signless(1),
+                                                tensor_type(ptr.type).encoding)
+            mask = tile.splat(exists, mask_type) if mask is None else arith.andi(mask, tile.splat(exists, mask_type))
+        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width, limit=limit)
     if _copies_async(loop):
         tilegpu.async_commit_group()
 
@@ -638,6 +702,7 @@ def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
     for load in loop.loads:
         load.ptr = moved.get(load.ptr, load.ptr) if load.ptr is not None else None
         load.mask = moved.get(load.mask, load.mask) if load.mask is not None else None
+        load.limit = moved.get(load.limit, load.limit) if load.limit is not None else None
         if load.is_tma:
             load.tensormap = moved.get(load.tensormap, load.tensormap)
             load.offsets = [moved.get(o, o) for o in load.offsets]

@@ -246,7 +246,7 @@ def read_view(ctx: LoweringContext, result: ir.Value, view: View, base: ir.Value
 
 @lowers("tilegpu.async_copy_global_to_local")
 def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
-    (src,), (memdesc,), mask_group = operand_groups(op)
+    (src,), (memdesc,), mask_group, limit_group = operand_groups(op)
     mask = mask_group[0] if mask_group else None
     view = view_of(memdesc)
     buffer = view.buffer
@@ -259,6 +259,7 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
         raise LoweringError("async copy from a layout that repeats elements across threads")
     pointers = ctx.elements(src)
     masks = ctx.elements(mask) if mask is not None else None
+    limits = ctx.elements(limit_group[0]) if limit_group else None
     base = ctx.lowered(memdesc)
     nbytes = vec * size
     # Per slot: the slot's address plus each distinct thread offset, then constants.
@@ -269,7 +270,12 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
         address = addresses[start]
         # .cg (L2 only) exists for 16-byte copies; smaller ones cache in L1 too.
         cache = ".cg" if nbytes == 16 else ".ca"
-        if masks is None:
+        if limits is not None:
+            # The run's leading elements below the bound, read; the rest zero-filled.
+            size_bytes = _source_bytes(ctx, limits[start], masks[start] if masks is not None else None, vec, size)
+            ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r",
+                           [address, pointers[start], size_bytes], [])
+        elif masks is None:
             ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes};", "r,l",
                            [address, pointers[start]], [])
         else:
@@ -280,6 +286,21 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
             ctx.inline_asm(f"{{ .reg .pred ignore; not.pred ignore, $2; "
                            f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, ignore; }}", "r,l,b",
                            [address, pointers[start], masks[start]], [])
+
+
+def _source_bytes(ctx: LoweringContext, limit: ir.Value, mask: ir.Value | None, vec: int, size: int) -> ir.Value:
+    """cp.async's source size (i32) for a run of `vec` elements whose first has `limit`
+    elements left below its bound: min(max(limit, 0), vec) elements, none where `mask`
+    is off."""
+    ty = limit.type
+    count = ctx.arith("minsi", ctx.arith("maxsi", limit, ctx.const(0, ty)), ctx.const(vec, ty))
+    if ty != ctx.i32:  # 0 .. vec: any width holds it
+        widen = ir.IntegerType(ty).width < 32
+        count = ctx.arith("extsi" if widen else "trunci", count, result_type=ctx.i32)
+    nbytes = ctx.arith("muli", count, ctx.const(size))
+    if mask is None:
+        return nbytes
+    return ctx.arith("select", mask, nbytes, ctx.const(0), result_type=ctx.i32)
 
 
 def copy_width(ctx: LoweringContext, src: ir.Value, mask: ir.Value | None, buffer: ir.RankedTensorType,
