@@ -36,13 +36,13 @@ from mlir import ir
 from ..dialects import tilegpu
 from ..dialects._mlir import walk_ops, is_tensor
 from ..dialects.tile import element_type, load_operands, memory_bits, pointee_type, shape_of, store_operands
-from ..layout.encodings import default_blocked
+from ..layout.encodings import BlockedEncoding, default_blocked
 from . import register_pass
 from ..target import Target
 from .axis_info import AxisInfoAnalysis
 from .bounded_runs import bounded_width
 from .pipeline import may_stream
-from .utils import functions
+from .utils import functions, is_elementwise
 
 
 def _element_bits(ptr_type: ir.Type) -> int:
@@ -120,6 +120,7 @@ def coalesce(module_op: ir.Operation) -> None:
             if not is_tensor(ptr.type):
                 continue
             layout = coalesced_layout(ptr, analysis, num_warps, _mask_of(op), bounded=may_stream(op, target))
+            layout = _scanned_repeats_in_registers(layout, list(shape_of(ptr.type)), _scan_axes(op))
             current = tilegpu.layout_of(ptr.type)
             if layout == current:
                 continue
@@ -129,6 +130,63 @@ def coalesce(module_op: ir.Operation) -> None:
                         op.operands[i] = tilegpu.convert_layout(operand, layout)
             if op.name in ("tile.load", "tile.atomic_rmw"):
                 _relayout_result(op, layout)
+
+
+def _scan_axes(op: ir.Operation) -> set[int]:
+    """The axes of the scans that read what a load loads, or that produce what a store
+    stores, through elementwise ops and layout conversions."""
+    def passes_through(other: ir.Operation) -> bool:
+        return other.name == "tilegpu.convert_layout" or is_elementwise(other)
+
+    axes: set[int] = set()
+    if op.name == "tile.load":
+        pending = [op.results[0]]
+        while pending:
+            for use in pending.pop().uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                if user.name == "tile.scan":
+                    axes.add(ir.IntegerAttr(user.attributes["axis"]).value)
+                elif passes_through(user):
+                    pending.extend(user.results)
+    elif op.name == "tile.store":
+        pending = [store_operands(op)[1]]
+        while pending:
+            value = pending.pop()
+            if not isinstance(value, ir.OpResult):
+                continue
+            owner = value.owner.operation if hasattr(value.owner, "operation") else value.owner
+            if owner.name == "tile.scan":
+                axes.add(ir.IntegerAttr(owner.attributes["axis"]).value)
+            elif passes_through(owner):
+                pending.extend(owner.operands)
+    return axes
+
+
+def _scanned_repeats_in_registers(layout, shape: list[int], axes: set[int]):
+    """`layout` with a thread's repeats along each scanned axis other than the fastest
+    moved into its registers (sizePerThread), so that a thread holds consecutive
+    elements along the scan.
+
+    A blocked layout repeats its tile along a dimension that has more elements than its
+    registers, lanes and warps cover: a thread of a 64x32 fp32 strip in [1, 4] x [4, 8]
+    lanes x [4, 1] warps holds rows r, r + 16, r + 32 and r + 48. Scanned down the rows,
+    each of those is a separate run: a shuffle scan for every element and 16 partial
+    totals a column through shared memory. With sizePerThread [4, 4] the thread holds
+    rows 4r..4r+3, scanned in registers, and the lanes and warps combine one total a
+    column each. A warp's load or store of one register row still covers whole 128-byte
+    lines (4 rows x 32 columns), as before."""
+    if not axes or not isinstance(layout, BlockedEncoding):
+        return layout
+    size = list(layout.size_per_thread)
+    for d in axes:
+        if d == layout.order[0]:  # along the fastest dimension a thread already holds a run
+            continue
+        covered = size[d] * layout.threads_per_warp[d] * layout.warps_per_cta[d]
+        if shape[d] > covered and shape[d] % covered == 0:
+            size[d] *= shape[d] // covered
+    if size == list(layout.size_per_thread):
+        return layout
+    return BlockedEncoding(tuple(size), layout.threads_per_warp, layout.warps_per_cta, layout.order)
 
 
 def _mask_of(op: ir.Operation) -> ir.Value | None:
