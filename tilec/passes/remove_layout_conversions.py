@@ -21,7 +21,9 @@ the pass removes as many as it can, repeating three rewrites until none applies:
    split whose halves would lie in different threads stays). A conversion that reaches a reduction to a scalar vanishes; one that
    meets the conversion coalescing put before a store folds with it. Stores take the
    value's layout only when theirs has one element per thread along the fastest
-   dimension (there is no vector write to lose).
+   dimension (there is no vector write to lose) and the value's layout still lets a
+   warp write contiguous runs: its registers along that dimension count only as far as
+   the store's pointers and mask allow one vector write (see `_store_layout_is_free`).
 
 Before these, operands that their op reads in any layout (tl.dot's, through shared
 memory; gather's source) simply skip the conversion.
@@ -46,15 +48,18 @@ loads that feed them, which is what a hand-written kernel would do.
 """
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 
 from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, is_tensor, tensor_type, walk_ops
 from ..dialects.op_facts import is_pure, reads_any_layout
-from ..dialects.tile import memory_bits, shape_of, trans_order
+from ..dialects.tile import element_type, memory_bits, pointee_type, shape_of, store_operands, trans_order
 from ..layout.encodings import LANE, REGISTER, BlockedEncoding, DotOperandEncoding, Encoding, SliceEncoding, to_linear
 from ..layout.shape_layouts import infer_encodings
 from . import register_pass
+from .axis_info import AxisInfoAnalysis
 from .utils import erase_dead_ops, functions, is_elementwise
 
 MAX_ITERATIONS = 64
@@ -67,8 +72,9 @@ _CHEAP_SOURCES = {"tile.make_range", "tile.splat", "arith.constant"}
 
 
 class _Rewriter:
-    def __init__(self):
+    def __init__(self, store_widths: _StoreWidths):
         self.memo: dict[tuple[ir.Value, Encoding, bool], ir.Value | None] = {}
+        self.store_widths = store_widths
 
     # ------------------------------------------------------------------ rematerialisation
     def rematerialize(self, value: ir.Value, layout: Encoding, depth: int = 0,
@@ -195,7 +201,7 @@ class _Rewriter:
         (one conversion replaces another, and the sunk one disappears).
         """
         name = user.name
-        if name == "tile.store" and not _store_layout_is_free(user, layout):
+        if name == "tile.store" and not _store_layout_is_free(user, layout, self.store_widths(user)):
             return False
         # Not past a broadcast: its operand is the small side, where a conversion is cheap.
         if not (is_elementwise(user) or name in ("tile.reduce", "tile.scan", "tile.store") or name in _SHAPE_OPS):
@@ -276,12 +282,22 @@ def _shape_result_layouts(op: ir.Operation, layout: Encoding) -> list[Encoding] 
     return infer_encodings(op.name, layout, operand_shape, result_shape, layout.num_warps, order)
 
 
-def _store_layout_is_free(store: ir.Operation, layout: Encoding) -> bool:
+def _store_layout_is_free(store: ir.Operation, layout: Encoding, widths: tuple[int, ...]) -> bool:
     """True when a store can take `layout` instead of its own and lose nothing: its own
     has one element per thread along its fastest dimension (no vector write to lose),
-    and `layout` still gives consecutive lanes consecutive runs along it (a thread's
-    registers first, then the first lane bit that moves), so the warp's writes stay
-    coalesced: a transposed tile's layout would scatter them."""
+    and `layout` still gives consecutive lanes consecutive runs along it, so the warp's
+    writes stay coalesced: a transposed tile's layout would scatter them.
+
+    A lane's run is what one instruction writes: the thread's first registers along the
+    dimension, as the lowering groups them, but no more than `widths` (the store's
+    pointers and mask) allow one vector write to cover. Registers past that become
+    separate instructions, so the first lane bit must continue the written run, not the
+    registers: an mma accumulator's register pair (columns 2t and 2t+1) stored through
+    pointers of odd row stride is two scalar stores, each writing every other element of
+    8 rows, and the conversion to the store's layout (a warp writing one row) is worth
+    keeping. A thread writing whole rows (vectors as long as a row) is coalesced too.
+    A store of fewer elements than the threads of the program (a row of sums) is not
+    worth a conversion, shared memory and its barriers included, whatever its width."""
     enc = tilegpu.layout_of(store.operands[0].type)
     if not isinstance(enc, BlockedEncoding):
         return True
@@ -293,12 +309,78 @@ def _store_layout_is_free(store: ir.Operation, layout: Encoding) -> bool:
         return True
     mine = to_linear(layout, shape)
     along = lambda step: tuple(step if d == fast else 0 for d in range(len(shape)))  # noqa: E731
-    registers = set(map(tuple, mine.bases(REGISTER)))
-    run = 1
-    while along(run) in registers:
-        run *= 2
+    width = widths[fast] if math.prod(shape) >= 32 * layout.num_warps else shape[fast]
+    registers = [tuple(v) for v in mine.bases(REGISTER)]
     lanes = [tuple(v) for v in mine.bases(LANE) if any(v)]  # a zero basis: a lane holding a copy
+    if _fills_sectors(registers, lanes, along, memory_bits(pointee_type(element_type(store.operands[0].type)))):
+        return True
+    run = 1
+    for basis in registers:
+        if basis != along(run) or run == width:
+            break
+        run *= 2
     return run >= shape[fast] or (bool(lanes) and lanes[0] == along(run))
+
+
+def _fills_sectors(registers: list, lanes: list, along, element_bits: int) -> bool:
+    """Whether a warp's scalar writes of a register run, its lanes continuing the run,
+    cover whole 32-byte sectors of a row: an mma accumulator's register pair of fp32 and 4
+    lanes (8 columns, 32 bytes). Each sector then takes the instructions of one register
+    run, which L2 combines; a conversion through shared memory would save write requests
+    but cost registers and barriers (measured on an H200: fp8 4099x4093x4091 with an fp32
+    output fell from 0.94x to 0.52x Triton's speed with the conversion). With 16-bit
+    elements the same pattern covers half a sector and the conversion pays (bmm
+    48x1000x777x320 fp16 0.61-0.72x -> 1.03-1.25x)."""
+    run = 1
+    for basis in registers:
+        if basis != along(run):
+            break
+        run *= 2
+    if run == 1 or not lanes or lanes[0] != along(run):
+        return False
+    for basis in lanes:
+        if basis != along(run):
+            break
+        run *= 2
+    return run * element_bits >= 32 * 8
+
+
+class _StoreWidths:
+    """How many elements one vector write of each store of a function can cover along
+    each dimension: its pointers contiguous and aligned over them, its mask constant
+    over them, and 16 bytes at most (the lowering's limits, before the layout's).
+
+    Axis info is not free: it is computed for the whole function on the first question
+    only. It stays true while the pass rewrites the function: the rewrites change
+    layouts, not which addresses a store writes or under which mask, and they neither
+    create nor erase stores, which are the keys (their operands are replaced). The keys
+    are looked up by equality: an op's hash changes when its operands do."""
+
+    def __init__(self, fn: ir.Operation):
+        self.fn = fn
+        self.widths: list[tuple[ir.Operation, tuple[int, ...]]] | None = None
+
+    def __call__(self, store: ir.Operation) -> tuple[int, ...]:
+        if self.widths is None:
+            analysis = AxisInfoAnalysis(self.fn)
+            self.widths = [(op, _vector_widths(op, analysis)) for op in walk_ops(self.fn) if op.name == "tile.store"]
+        return next(widths for op, widths in self.widths if op == store)
+
+
+def _vector_widths(store: ir.Operation, analysis: AxisInfoAnalysis) -> tuple[int, ...]:
+    """Per dimension, the widest vector write `store`'s pointers and mask allow (a power
+    of 2; 1 where nothing is known, as of a pointer tensor passed in as an argument)."""
+    ptr, _, mask = store_operands(store)
+    rank = len(shape_of(ptr.type))
+    info = analysis.get(ptr)
+    if info.rank != rank:
+        return (1,) * rank
+    elem_bytes = max(1, memory_bits(pointee_type(element_type(ptr.type))) // 8)
+    widths = [min(info.contiguity[d], info.divisibility[d] // elem_bytes, 16 // elem_bytes) for d in range(rank)]
+    if mask is not None and is_tensor(mask.type):
+        constancy = analysis.get(mask).constancy
+        widths = [min(w, constancy[d]) if len(constancy) == rank else 1 for d, w in enumerate(widths)]
+    return tuple(1 << (max(1, w).bit_length() - 1) for w in widths)
 
 
 def _retype_loop_carried(rewriter: _Rewriter, fn: ir.Operation, history: list) -> bool:
@@ -585,12 +667,13 @@ def _bypass_for_any_layout_users(op: ir.Operation) -> bool:
 def remove_layout_conversions(module_op: ir.Operation) -> None:
     for fn in functions(module_op):
         history: list = []
+        store_widths = _StoreWidths(fn)
         # Dead ops are erased once at the start and then only after a step that changed
         # the IR (a walk of the whole function each time: most of this pass's time when
         # it ran after every step of every iteration).
         erase_dead_ops(fn)
         for _ in range(MAX_ITERATIONS):
-            rewriter = _Rewriter()
+            rewriter = _Rewriter(store_widths)
             changed = False
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
                 if _bypass_for_any_layout_users(op) or rewriter.fold(op) or rewriter.try_rematerialize(op):
@@ -598,7 +681,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
             if changed:
                 erase_dead_ops(fn)
             # Dead-code removal may have erased rematerialised clones: start a new memo.
-            rewriter = _Rewriter()
+            rewriter = _Rewriter(store_widths)
             sunk = False
             for op in [op for op in walk_ops(fn) if op.name == "tilegpu.convert_layout"]:
                 # Sinking erases only the conversion it moves (the rest of the list stays
@@ -609,7 +692,7 @@ def remove_layout_conversions(module_op: ir.Operation) -> None:
                 changed = True
                 erase_dead_ops(fn)
             if not changed:
-                rewriter = _Rewriter()
+                rewriter = _Rewriter(store_widths)
                 changed = _retype_loop_carried(rewriter, fn, history)
                 if not changed:
                     changed = _retype_if_results(rewriter, fn, history)
