@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ...dialects import tilegpu
-from ...dialects._mlir import create_op, int_attr_value, operand_groups
+from ...dialects._mlir import block_ops, create_op, int_attr_value, operand_groups
+from ...dialects.op_facts import is_pure
 from ...layout.encodings import LANE, REGISTER, WARP
 from ...layout.linear_layout import LinearLayout
 from ...layout.shared import NVMMASharedEncoding
 from . import ldmatrix
 from .context import LoweringContext, LoweringError, lowers
-from .memory import vector_width
+from .memory import load_width, vector_width
 from .shape import row_major
 from .shared_memory import OFFSET_ATTR, byte_size, from_shared, store_type, to_shared, vector_run
 
@@ -125,16 +126,43 @@ def _element_bytes(ctx: LoweringContext, buffer: ir.RankedTensorType) -> int:
     return byte_size(ctx, ctx.element_type(ir.RankedTensorType.get(list(buffer.shape), buffer.element_type)))
 
 
-def _write(ctx: LoweringContext, value: ir.Value, memdesc: ir.Value) -> None:
+def _write(ctx: LoweringContext, op: ir.Operation, value: ir.Value, memdesc: ir.Value) -> None:
     view = view_of(memdesc)
     write_view(ctx, value, view, ctx.lowered(memdesc))
-    if isinstance(view.encoding, NVMMASharedEncoding):
+    if isinstance(view.encoding, NVMMASharedEncoding) and not _fenced_by_next_write(op):
         # The buffer is for wgmma, which reads through the async proxy: each thread
         # orders its (generic) writes before those reads; a barrier then orders the
         # threads (tilegpu-insert-barriers). Buffers filled by cp.async or TMA need no
         # fence (as in Triton), so the dots in a pipelined loop have none.
         create_op("nvvm.fence.proxy", [], attributes={"kind": ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
                                                       "space": ir.Attribute.parse("#nvvm.shared_space<cta>")})
+
+
+def _fenced_by_next_write(op: ir.Operation) -> bool:
+    """Whether the fence of a later write of a wgmma buffer in `op`'s block covers `op`'s
+    writes too: a thread's fence.proxy.async orders all its earlier writes, so when only
+    views and pure ops that read no buffer (global loads included) come in between, one
+    fence, the last, does for both: A and B loaded and staged in one iteration (strides
+    that rule out cp.async) have one fence before their dot, as in Triton, not two."""
+    ops = block_ops(op.block)
+    for later in ops[ops.index(op) + 1:]:
+        if later.name in ("tilegpu.memdesc_index", "tilegpu.memdesc_subview"):
+            continue
+        written = _written_buffer(later)
+        if written is not None:
+            return isinstance(view_of(written).encoding, NVMMASharedEncoding)
+        if not is_pure(later) or len(later.regions) or any(tilegpu.is_memdesc(v.type) for v in later.operands):
+            return False  # a dot reading the buffer, a barrier, a store, ...
+    return False
+
+
+def _written_buffer(op: ir.Operation) -> ir.Value | None:
+    """The buffer an initialised local_alloc or a local_store writes, else None."""
+    if op.name == "tilegpu.local_alloc" and len(op.operands) == 1:
+        return op.results[0]
+    if op.name == "tilegpu.local_store":
+        return op.operands[1]
+    return None
 
 
 def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value) -> None:
@@ -149,19 +177,42 @@ def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value
     elem_ty = values[0].type
     run = vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
     owned = set(registers)
-    for start in range(0, len(values), run):
+    for start in _store_order(parts, run, load_width(ctx, value)):
         if start not in owned:
             continue
         address = _element_pointer(ctx, base, parts[start], size)
-        if run == 1:
-            create_op("llvm.store", [], [to_shared(ctx, values[start]), address])
-            continue
-        vector_type = ir.VectorType.get([run], elem_ty)
+        # A vector even of one element (as Triton's): LLVM then takes a byte or a half
+        # out of its loaded word (a prmt) next to the store, not next to the load, so
+        # only the loaded words stay live until the stores, not every element.
+        elements = [to_shared(ctx, v) for v in values[start:start + run]]
+        vector_type = ir.VectorType.get([run], elements[0].type)
         vector = create_op("llvm.mlir.undef", [vector_type]).result
-        for i in range(run):
-            vector = create_op("llvm.insertelement", [vector_type], [vector, values[start + i], ctx.const(i)]).result
+        for i, element in enumerate(elements):
+            vector = create_op("llvm.insertelement", [vector_type], [vector, element, ctx.const(i)]).result
         create_op("llvm.store", [], [vector, address],
                   attributes={"alignment": ir.IntegerAttr.get(ctx.i64, run * size)})
+
+
+def _store_order(parts: list[tuple[ir.Value | None, int]], run: int, loaded: int) -> list[int]:
+    """The first registers of the runs of `run` registers, in the order to store them.
+
+    ptxas places the global loads of stored values by the order of the stores. In
+    register order, the stores of each loaded vector form one block (16 byte stores
+    per `ld.global.v4` when an int8 tile is transposed); ptxas then lets each load's
+    registers die before the next load, reuses them for it, and waits for the loads
+    one after another. So the runs are grouped by base (the variable part of
+    `element_offsets`; registers whose offsets a swizzle XORs with the thread's share
+    one), as Triton orders its stores, which keeps one base live at a time; and where
+    the value comes straight from global loads of `loaded` registers each, a group
+    goes round the loaded vectors (the first byte of each, then the second...), so all
+    of them stay live to the end and ptxas issues every load at once."""
+    groups: dict[int, list[int]] = {}
+    for start in range(0, len(parts), run):
+        groups.setdefault(id(parts[start][0]), []).append(start)
+    if loaded > run:
+        for group in groups.values():
+            group.sort(key=lambda start: (start % loaded, start // loaded))
+    return [start for group in groups.values() for start in group]
 
 
 def _element_pointer(ctx: LoweringContext, base: ir.Value, part: tuple[ir.Value | None, int], size: int) -> ir.Value:
@@ -183,7 +234,7 @@ def lower_local_alloc(ctx: LoweringContext, op: ir.Operation) -> None:
         raise LoweringError("a local_alloc without an offset: run tilegpu-allocate-shared-memory first")
     ctx.set(op.results[0], ctx.const(int_attr_value(op, OFFSET_ATTR)))
     if len(op.operands):
-        _write(ctx, op.operands[0], op.results[0])
+        _write(ctx, op, op.operands[0], op.results[0])
 
 
 @lowers("tilegpu.local_dealloc")
@@ -207,7 +258,7 @@ def lower_memdesc_subview(ctx: LoweringContext, op: ir.Operation) -> None:
 
 @lowers("tilegpu.local_store")
 def lower_local_store(ctx: LoweringContext, op: ir.Operation) -> None:
-    _write(ctx, op.operands[0], op.operands[1])
+    _write(ctx, op, op.operands[0], op.operands[1])
 
 
 @lowers("tilegpu.local_load")

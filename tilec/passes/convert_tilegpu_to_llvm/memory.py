@@ -158,6 +158,18 @@ def _plan(ctx: LoweringContext, ptr: ir.Value, mask: ir.Value | None) -> _Access
     return _Access(mem_type, kind, vec, word_bits, n_words, reg_type, _CONSTRAINT[_bits(reg_type)])
 
 
+def load_width(ctx: LoweringContext, value: ir.Value) -> int:
+    """How many consecutive registers of `value` one global load moves, where `value` is
+    the result of a tile.load (1 for anything else)."""
+    if not isinstance(value, ir.OpResult):
+        return 1
+    op = value.owner.operation if hasattr(value.owner, "operation") else value.owner
+    if op.name != "tile.load":
+        return 1
+    ptr, mask, _ = load_operands(op)
+    return _plan(ctx, ptr, mask).vec
+
+
 @lowers("tile.load")
 def lower_load(ctx: LoweringContext, op: ir.Operation) -> None:
     ptr, mask, other = load_operands(op)
