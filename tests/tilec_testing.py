@@ -138,3 +138,48 @@ def _bounded_copy_kernels():
 # by the codegen and language tests of bounded copies: a K-tail matmul, and tutorial 08's
 # grouped GEMM with descriptors made from base pointers read from memory.
 k_tail_matmul, grouped_descriptor_matmul = _bounded_copy_kernels()
+
+
+def _row_kernels():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def swiglu_bwd(DC, A, B, DA, DB, stride, n_cols, BLOCK: tl.constexpr):
+        """SwiGLU's backward over one row (the corpus's k_swiglu)."""
+        row = tl.program_id(0).to(tl.int64)
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        dc = tl.load(DC + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        a = tl.load(A + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(B + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        sig = tl.sigmoid(a)
+        silu = a * sig
+        db = dc * silu
+        da = dc * b * (sig + silu * (1.0 - sig))
+        tl.store(DA + row * stride + cols, da.to(DA.dtype.element_ty), mask=mask)
+        tl.store(DB + row * stride + cols, db.to(DB.dtype.element_ty), mask=mask)
+
+    @tilec.jit
+    def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_N: tl.constexpr):
+        """LayerNorm's forward over one row, with a tail mask (the corpus's k_layernorm)."""
+        row = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(X + row.to(tl.int64) * stride + cols, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=0) / N
+        diff = tl.where(mask, x - mean, 0.0)
+        var = tl.sum(diff * diff, axis=0) / N
+        rstd = 1.0 / tl.sqrt(var + eps)
+        w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
+        b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
+        tl.store(Y + row.to(tl.int64) * stride + cols, (diff * rstd * w + b).to(Y.dtype.element_ty), mask=mask)
+        tl.store(Mean + row, mean)
+        tl.store(Rstd + row, rstd)
+
+    return swiglu_bwd, layer_norm_fwd
+
+
+# Memory-bound row kernels shared by the codegen and language tests of tail masks and
+# tilegpu-order-pure-ops.
+swiglu_bwd_kernel, layer_norm_fwd_kernel = _row_kernels()

@@ -18,27 +18,12 @@ import tilec
 import tilec.language as tl
 from tilec.backend import toolkit
 from tilec.config import config
+from tilec_testing import swiglu_bwd_kernel
 
 try:
     toolkit.ptxas_path()
 except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
     pytest.skip("ptxas is not available", allow_module_level=True)
-
-
-@tilec.jit
-def swiglu_bwd(DC, A, B, DA, DB, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    dc = tl.load(DC + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    a = tl.load(A + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(B + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    sig = tl.sigmoid(a)
-    silu = a * sig
-    db = dc * silu
-    da = dc * b * (sig + silu * (1.0 - sig))
-    tl.store(DA + row * stride + cols, da.to(DA.dtype.element_ty), mask=mask)
-    tl.store(DB + row * stride + cols, db.to(DB.dtype.element_ty), mask=mask)
 
 
 @tilec.jit
@@ -55,7 +40,7 @@ SWIGLU_SIGNATURE = {name: "*fp16:16" for name in ("DC", "A", "B", "DA", "DB")} |
 
 
 def _compile_swiglu():
-    return tilec.compile(swiglu_bwd, signature=SWIGLU_SIGNATURE, target="sm_90a", num_warps=16,
+    return tilec.compile(swiglu_bwd_kernel, signature=SWIGLU_SIGNATURE, target="sm_90a", num_warps=16,
                          constexprs={"BLOCK": 16384})
 
 

@@ -12,41 +12,7 @@ import numpy as np
 import pytest
 
 import tilec
-import tilec.language as tl
-from tilec_testing import device_array, to_numpy
-
-
-@tilec.jit
-def swiglu_bwd(DC, A, B, DA, DB, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < n_cols
-    dc = tl.load(DC + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    a = tl.load(A + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(B + row * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    sig = tl.sigmoid(a)
-    silu = a * sig
-    db = dc * silu
-    da = dc * b * (sig + silu * (1.0 - sig))
-    tl.store(DA + row * stride + cols, da.to(DA.dtype.element_ty), mask=mask)
-    tl.store(DB + row * stride + cols, db.to(DB.dtype.element_ty), mask=mask)
-
-
-@tilec.jit
-def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    x = tl.load(X + row.to(tl.int64) * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / N
-    diff = tl.where(mask, x - mean, 0.0)
-    var = tl.sum(diff * diff, axis=0) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(Y + row.to(tl.int64) * stride + cols, (diff * rstd * w + b).to(Y.dtype.element_ty), mask=mask)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
+from tilec_testing import device_array, layer_norm_fwd_kernel, swiglu_bwd_kernel, to_numpy
 
 
 @pytest.mark.parametrize("n_cols,block,warps", [(1000, 1024, 4), (2048, 2048, 8), (37, 64, 1)])
@@ -57,7 +23,7 @@ def test_swiglu_backward(backend, rng, n_cols, block, warps):
         (2 * rng.standard_normal((rows, n_cols))).astype(np.float16)
     poison = np.full((rows, n_cols), 7.0, np.float16)
     dda, ddb = device_array(poison, backend), device_array(poison, backend)
-    swiglu_bwd[(rows,)](device_array(dc, backend), device_array(a, backend), device_array(b, backend), dda, ddb,
+    swiglu_bwd_kernel[(rows,)](device_array(dc, backend), device_array(a, backend), device_array(b, backend), dda, ddb,
                         n_cols, n_cols, BLOCK=block, num_warps=warps)
     a64, b64, dc64 = a.astype(np.float64), b.astype(np.float64), dc.astype(np.float64)
     sig = 1 / (1 + np.exp(-a64))
@@ -77,7 +43,7 @@ def test_layer_norm_with_a_tail(backend, rng, dtype, n):
     y = device_array(np.full((rows, n), 7.0, dtype), backend)
     mean = device_array(np.full(rows, 7.0, np.float32), backend)
     rstd = device_array(np.full(rows, 7.0, np.float32), backend)
-    layer_norm_fwd[(rows,)](device_array(x, backend), y, device_array(w, backend), device_array(b, backend),
+    layer_norm_fwd_kernel[(rows,)](device_array(x, backend), y, device_array(w, backend), device_array(b, backend),
                             mean, rstd, n, n, 1e-5, BLOCK_N=block, num_warps=4)
     x64 = x.astype(np.float64)
     want_mean = x64.mean(axis=1)
