@@ -312,37 +312,12 @@ def _store_layout_is_free(store: ir.Operation, layout: Encoding, widths: tuple[i
     width = widths[fast] if math.prod(shape) >= 32 * layout.num_warps else shape[fast]
     registers = [tuple(v) for v in mine.bases(REGISTER)]
     lanes = [tuple(v) for v in mine.bases(LANE) if any(v)]  # a zero basis: a lane holding a copy
-    if _fills_sectors(registers, lanes, along, memory_bits(pointee_type(element_type(store.operands[0].type)))):
-        return True
     run = 1
     for basis in registers:
         if basis != along(run) or run == width:
             break
         run *= 2
     return run >= shape[fast] or (bool(lanes) and lanes[0] == along(run))
-
-
-def _fills_sectors(registers: list, lanes: list, along, element_bits: int) -> bool:
-    """Whether a warp's scalar writes of a register run, its lanes continuing the run,
-    cover whole 32-byte sectors of a row: an mma accumulator's register pair of fp32 and 4
-    lanes (8 columns, 32 bytes). Each sector then takes the instructions of one register
-    run, which L2 combines; a conversion through shared memory would save write requests
-    but cost registers and barriers (measured on an H200: fp8 4099x4093x4091 with an fp32
-    output fell from 0.94x to 0.52x Triton's speed with the conversion). With 16-bit
-    elements the same pattern covers half a sector and the conversion pays (bmm
-    48x1000x777x320 fp16 0.61-0.72x -> 1.03-1.25x)."""
-    run = 1
-    for basis in registers:
-        if basis != along(run):
-            break
-        run *= 2
-    if run == 1 or not lanes or lanes[0] != along(run):
-        return False
-    for basis in lanes:
-        if basis != along(run):
-            break
-        run *= 2
-    return run * element_bits >= 32 * 8
 
 
 class _StoreWidths:

@@ -45,13 +45,13 @@
 // CHECK: [[HS:%.*]] = "tilegpu.convert_layout"([[H]]) : (tensor<64x64xf16, #[[MMA]]>) -> tensor<64x64xf16, #[[STORE]]>
 // CHECK: "tile.store"({{%[0-9]+}}, [[HS]], {{%[0-9]+}}) {{.*}} : (tensor<64x64x!tile.ptr<f16>, #[[STORE]]>, tensor<64x64xf16, #[[STORE]]>, tensor<64x64xi1, #[[STORE]]>) -> ()
 
-// An fp32 accumulator stored through the same odd stride: the register pair (8 bytes)
-// and lanes 0-3 cover 32 contiguous bytes, a whole sector of a row, so the scalar
-// writes of a register run complete their sectors and the store takes the mma layout;
-// a conversion would cost registers and barriers for nothing.
+// An fp32 accumulator stored through the same odd stride: each register of the pair
+// is its own scalar write, a warp instruction touching 8 rows, so the conversion stays,
+// as for 16-bit elements (fp8 2048x50257x4096 with an fp32 output measured 0.76x
+// Triton's speed storing from the mma layout, 0.97-1.04x with the conversion).
 // CHECK-LABEL: func.func @odd_stride_fp32
-// CHECK-NOT: tilegpu.convert_layout
-// CHECK: "tile.store"({{%[0-9]+}}, {{%[0-9]+}}) {{.*}} : (tensor<64x64x!tile.ptr<f32>, #[[MMA]]>, tensor<64x64xf32, #[[MMA]]>) -> ()
+// CHECK: [[F:%.*]] = "tilegpu.convert_layout"({{%.*}}) : (tensor<64x64xf32, #[[MMA]]>) -> tensor<64x64xf32, #[[STORE]]>
+// CHECK: "tile.store"({{%[0-9]+}}, [[F]]) {{.*}} : (tensor<64x64x!tile.ptr<f32>, #[[STORE]]>, tensor<64x64xf32, #[[STORE]]>) -> ()
 module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90"} {
   func.func @odd_stride(%a: tensor<64x32xf16, #dot_a>, %b: tensor<32x64xf16, #dot_b>, %zero: tensor<64x64xf32, #mma>, %c: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %stride: i32) {
     %acc = "tile.dot"(%a, %b, %zero) {input_precision = "ieee"} : (tensor<64x32xf16, #dot_a>, tensor<32x64xf16, #dot_b>, tensor<64x64xf32, #mma>) -> tensor<64x64xf32, #mma>
