@@ -12,10 +12,10 @@ Scalars are treated as one-element tensors. The facts are seeded by the `%16`
 specialisation of kernel arguments (`tile.divisibility`) and by constants, and
 propagated forward through the ops the frontend emits; an `scf.for`'s loop-carried
 values (a pointer advanced by `p += BLOCK * stride`) get what their initial and
-yielded values share. The coalescing pass uses them to
-choose layouts, and the lowering to size vector loads and stores: a load can be `vec`
-wide when the pointers are contiguous and aligned over `vec` elements and the mask is
-constant over them.
+yielded values share, as an `scf.if`'s results get what both branches yield. The
+coalescing pass uses them to choose layouts, and the lowering to size vector loads and
+stores: a load can be `vec` wide when the pointers are contiguous and aligned over `vec`
+elements and the mask is constant over them.
 """
 from __future__ import annotations
 
@@ -201,6 +201,16 @@ def rule(*names: str):
             _RULES[name] = fn
         return fn
     return register
+
+
+@rule("scf.if")
+def _if(analysis: AxisInfoAnalysis, op: ir.Operation) -> list[AxisInfo]:
+    """A result is one branch's yielded value or the other's: what both share (a branch
+    with no block, an `if` without else, yields nothing)."""
+    yields = [block_ops(region.blocks[0])[-1] for region in op.regions if len(region.blocks)]
+    if len(yields) != 2:
+        return _unknown(analysis, op)
+    return [_join(analysis.get(a), analysis.get(b)) for a, b in zip(yields[0].operands, yields[1].operands)]
 
 
 @rule("arith.constant")

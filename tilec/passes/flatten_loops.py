@@ -8,30 +8,36 @@ loop, so that the tile loop of a persistent kernel and its K loop become one loo
         E(t, r)                              # epilogue: stores
 becomes, where the inner loop runs at least once,
 
-    for i in range(n_outer * n_inner) iter_args(o, x, t = lb, k = klb):
-        P(t)
+    s0 = S(lb)                               # the first tile's scalars
+    for i in range(n_outer * n_inner) iter_args(o, x, s = s0, t = lb, k = klb):
+        R(s)                                 # the rest of P, from the carried scalars
         x' = k == klb ? init : x             # a select per carried value
-        y = B(t, k, x')
+        y = B(s, k, x')
         last = k + kst >= kub
-        o' = if last { E(t, y); yield o_next } else { yield o }
-        yield o', y, last ? t + st : t, last ? klb : k + kst
+        o' = if last { E(s, y); yield o_next } else { yield o }
+        s' = if last { yield S(t + st) } else { yield s }
+        yield o', y, s', last ? t + st : t, last ? klb : k + kst
+
+P splits three ways. S: the scalars computed from the tile alone (its row and column,
+with their divisions), computed once per tile and carried; the next tile's `if` is pure,
+so tilegpu-pipeline clones it for the steps it issues ahead. The ops only the epilogue
+reads move into the epilogue's `if`. R, the rest (constants, `tl.zeros`, a tile's offset
+tensors, what follows the outer loop's carried values), runs every step: tensors are
+rebuilt from the carried scalars in the layouts their readers want, where a carried
+tensor would keep one layout and be converted every step.
 
 Once there is one loop, tilegpu-pipeline streams its loads across tile boundaries: the
 next tile's first K tiles are in flight while this one's epilogue stores, and the rings
-are made and released once, not per tile. A dot accumulator reset by the select (the
-`acc = tl.zeros(...)` of P) costs nothing on wgmma: the first instruction of a tile
+are made and released once, not per tile. A dot accumulator reset by the select
+(the `acc = tl.zeros(...)` of P) costs nothing on wgmma: the first instruction of a tile
 ignores the accumulator at run time (dot_wgmma.py), and the group may stay in flight
 across iterations (tilegpu-pipeline waits for it inside E only).
 
 Flattened only when: the body holds exactly one scf.for, at its top level; the ops
-before it are pure and region-free (those the inner body reads are computed every
-iteration; those only the epilogue reads move into its `if`), and no tensor they make is
-read by the inner body (a pointer kernel's row and column offsets: rebuilding them every
-K step costs more than the flattening gains; such a nest stays as it is); the inner
-loop's bounds are defined outside the outer loop; its carried values are scalars or
-tensors of numbers (the placeholder a first iteration overwrites must be buildable).
-Where the inner loop runs no iteration at all (K = 0), the program runs the outer loop
-with the inner one's initial values instead (an scf.if picks the form at run time).
+before it are pure and region-free; the inner loop's bounds are defined outside the
+outer loop. Where the inner loop runs no iteration at all (K = 0), the program runs the
+outer loop with the inner one's initial values instead (an scf.if picks the form at run
+time).
 """
 from __future__ import annotations
 
@@ -55,27 +61,13 @@ def _inner_loop(outer: ir.Operation) -> ir.Operation | None:
     inner = loops[0]
     if any(op.name == "scf.for" for op in walk_postorder(inner) if op != inner):
         return None  # a deeper nest: only the innermost pair is fused
-    inner_ops = set(walk_postorder(inner)) - {inner}
     for op in ops[:ops.index(inner)]:
         if op.regions or not is_pure(op) or reads_memory(op):
             return None
-        if any(is_tensor(r.type) and _used_by(r, inner_ops) for r in op.results):
-            return None  # a tile's tensors (its rows' addresses) would be rebuilt every K step
     for bound in list(inner.operands)[:3]:
         if _defined_inside(bound, outer):
             return None
-    for arg in list(inner.regions[0].blocks[0].arguments)[1:]:
-        if not _has_placeholder(arg.type):
-            return None
     return inner
-
-
-def _used_by(value: ir.Value, ops: set) -> bool:
-    for use in value.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user in ops:
-            return True
-    return False
 
 
 def _defined_inside(value: ir.Value, op: ir.Operation) -> bool:
@@ -85,21 +77,6 @@ def _defined_inside(value: ir.Value, op: ir.Operation) -> bool:
             return True
         owner = owner.parent
     return False
-
-
-def _number_type(ty: ir.Type) -> bool:
-    return isinstance(ty, (ir.IntegerType, ir.FloatType))
-
-
-def _has_placeholder(ty: ir.Type) -> bool:
-    return _number_type(tensor_type(ty).element_type if is_tensor(ty) else ty)
-
-
-def _placeholder(ty: ir.Type) -> ir.Value:
-    """A value of type `ty` (zero) for a carried value the first iteration overwrites."""
-    scalar = tensor_type(ty).element_type if is_tensor(ty) else ty
-    zero = arith.ConstantOp(scalar, 0.0 if isinstance(scalar, ir.FloatType) else 0).result
-    return tile.splat(zero, ty) if is_tensor(ty) else zero
 
 
 def _select(condition: ir.Value, if_true: ir.Value, if_false: ir.Value) -> ir.Value:
@@ -126,6 +103,14 @@ def flatten(outer: ir.Operation) -> bool:
     inner_body = inner.regions[0].blocks[0]
     ops = block_ops(body)
     prologue, epilogue, outer_yield = ops[:ops.index(inner)], ops[ops.index(inner) + 1:-1], ops[-1]
+    for_epilogue = _read_only_by(prologue, epilogue)
+    # Scalars only: a tile's tensors (its rows' offsets) are rebuilt every step from the
+    # carried scalars, in the layouts their readers want, instead of being carried in one
+    # layout and converted through shared memory every step.
+    carried_ops = [op for op in _tile_ops(prologue, body.arguments[0], list(body.arguments)[1:])
+                   if op not in for_epilogue and not any(is_tensor(r.type) for r in op.results)]
+    carried_values = _read_outside(carried_ops)
+    carried_ops = [op for op in prologue if op in set(carried_ops + _read_only_by(prologue, carried_ops))]
     lb, ub, st = list(outer.operands)[:3]
     klb, kub, kst = list(inner.operands)[:3]
     outer_inits, inner_inits = list(outer.operands)[3:], list(inner.operands)[3:]
@@ -149,9 +134,11 @@ def flatten(outer: ir.Operation) -> bool:
         scf.YieldOp(list(plain.results))
 
     with ir.InsertionPoint(choice.then_block), outer.location:
-        placeholders = [init if not _defined_inside(init, outer) else _placeholder(init.type) for init in inner_inits]
+        # The first tile's values, computed before the loop (the prologue at t = lb).
+        first_tile = _clone_ops(prologue, {body.arguments[0]: lb})
+        inits = [first_tile.get(init, init) for init in inner_inits]
         zero, one = arith.ConstantOp(i64, 0).result, arith.ConstantOp(i64, 1).result
-        flat = scf.ForOp(zero, total, one, outer_inits + placeholders + [lb, klb])
+        flat = scf.ForOp(zero, total, one, outer_inits + inits + [first_tile[v] for v in carried_values] + [lb, klb])
         for index in range(len(outer.attributes)):  # tile.num_stages and the like
             attribute = outer.attributes[index]
             if attribute.name != FLATTEN_ATTR:
@@ -159,19 +146,27 @@ def flatten(outer: ir.Operation) -> bool:
         scf.YieldOp(list(flat.results)[:len(result_types)])
     flat_body = flat.regions[0].blocks[0]
     args = list(flat_body.arguments)[1:]
-    outer_args, inner_args = args[:len(outer_inits)], args[len(outer_inits):len(outer_inits) + len(inner_inits)]
+    outer_args = args[:len(outer_inits)]
+    inner_args = args[len(outer_inits):len(outer_inits) + len(inner_inits)]
+    tile_args = args[len(outer_inits) + len(inner_inits):-2]
     t, k = args[-2], args[-1]
 
-    # The outer body's values become the flat loop's.
+    # The outer body's values become the flat loop's; the tile's values, its carried ones.
     body.arguments[0].replace_all_uses_with(t)
     for old, new in zip(list(body.arguments)[1:], outer_args):
         old.replace_all_uses_with(new)
+    carried_set = set(carried_ops)
+    for value, arg in zip(carried_values, tile_args):
+        for use in list(value.uses):
+            if _user(use) not in carried_set:
+                _user(use).operands[use.operand_number] = arg
     for op in prologue:
         op.detach_from_parent()
         flat_body.append(op)
+    in_body = dict(zip(carried_values, tile_args))
     with ir.InsertionPoint(flat_body), inner.location:
         first = arith.cmpi(arith.CmpIPredicate.eq, k, klb)
-        fresh = [_select(first, init, carried) for init, carried in zip(inner_inits, inner_args)]
+        fresh = [_select(first, in_body.get(init, init), carried) for init, carried in zip(inner_inits, inner_args)]
     inner_body.arguments[0].replace_all_uses_with(k)
     for old, new in zip(list(inner_body.arguments)[1:], fresh):
         old.replace_all_uses_with(new)
@@ -194,11 +189,27 @@ def flatten(outer: ir.Operation) -> bool:
         scf.YieldOp(list(outer_yield.operands))
     with ir.InsertionPoint(tail.else_block), outer.location:
         scf.YieldOp(outer_args)
-    _sink_into(prologue, tail)
+    _sink_into(for_epilogue, tail)
+    # The next tile's values, computed once, on a tile's last step: a pure `if` that
+    # tilegpu-pipeline clones for the steps it issues ahead.
+    with ir.InsertionPoint(flat_body), outer.location:
+        upcoming = scf.IfOp(last, [v.type for v in carried_values], has_else=True)
+    with ir.InsertionPoint(upcoming.then_block), outer.location:
+        t_ahead = arith.addi(t, st)
+    for op in carried_ops:
+        op.detach_from_parent()
+        upcoming.then_block.append(op)
+        for index, operand in enumerate(op.operands):
+            if operand == t:
+                op.operands[index] = t_ahead
+    with ir.InsertionPoint(upcoming.then_block), outer.location:
+        scf.YieldOp(carried_values)
+    with ir.InsertionPoint(upcoming.else_block), outer.location:
+        scf.YieldOp(tile_args)
     with ir.InsertionPoint(flat_body), outer.location:
         t_next = arith.select(last, arith.addi(t, st), t)
         k_wrapped = arith.select(last, klb, k_next)
-        scf.YieldOp(list(tail.results) + inner_yielded + [t_next, k_wrapped])
+        scf.YieldOp(list(tail.results) + inner_yielded + list(upcoming.results) + [t_next, k_wrapped])
 
     for result, value in zip(outer.results, choice.results):
         result.replace_all_uses_with(value)
@@ -206,15 +217,73 @@ def flatten(outer: ir.Operation) -> bool:
     return True
 
 
-def _sink_into(prologue: list[ir.Operation], tail: ir.Operation) -> None:
-    """Moves the outer body's ops that only the epilogue reads (the store's row and column
+def _user(use) -> ir.Operation:
+    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
+
+
+def _user_of_result(value: ir.Value) -> ir.Operation:
+    return value.owner.operation if hasattr(value.owner, "operation") else value.owner
+
+
+def _tile_ops(prologue: list[ir.Operation], iv: ir.Value, carried: list[ir.Value]) -> list[ir.Operation]:
+    """The prologue's ops that depend on the tile (the outer induction variable) and not
+    on the outer loop's carried values, in order: a function of the tile alone, so the
+    next tile's values can be computed ahead. The others are the same for every tile
+    (constants, sizes) or follow the carried values (computed every step, as before)."""
+    on_tile: set[ir.Operation] = set()
+    on_carried: set[ir.Operation] = set()
+    for op in prologue:
+        sources = [_user_of_result(v) for v in op.operands if isinstance(v, ir.OpResult)]
+        if any(v in carried for v in op.operands) or any(s in on_carried for s in sources):
+            on_carried.add(op)
+        elif any(v == iv for v in op.operands) or any(s in on_tile for s in sources):
+            on_tile.add(op)
+    return [op for op in prologue if op in on_tile]
+
+
+def _read_only_by(ops: list[ir.Operation], readers: list[ir.Operation]) -> list[ir.Operation]:
+    """Those of `ops` read by `readers` (ops nested in them included) and nothing else,
+    directly or through each other; last first."""
+    inside = set(readers)
+    for op in readers:
+        inside.update(walk_postorder(op))
+    chosen: list[ir.Operation] = []
+    for op in reversed(ops):
+        if op in inside:
+            continue
+        users = [_user(use) for result in op.results for use in result.uses]
+        if users and all(user in inside for user in users):
+            chosen.append(op)
+            inside.add(op)
+    return chosen
+
+
+def _read_outside(ops: list[ir.Operation]) -> list[ir.Value]:
+    """The results of `ops` that something besides `ops` reads."""
+    own = set(ops)
+    return [result for op in ops for result in op.results
+            if any(_user(use) not in own for use in result.uses)]
+
+
+def _clone_ops(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
+    """Clones `ops` (region-free) at the insertion point, reading `mapping`'s values in
+    place of the originals; returns `mapping` extended by the clones' results."""
+    mapping = dict(mapping)
+    for op in ops:
+        clone = op.clone()
+        for index, operand in enumerate(op.operands):
+            if operand in mapping:
+                clone.operands[index] = mapping[operand]
+        for old, new in zip(op.results, clone.results):
+            mapping[old] = new
+    return mapping
+
+
+def _sink_into(ops: list[ir.Operation], tail: ir.Operation) -> None:
+    """Moves the tile's ops that only the epilogue reads (the store's row and column
     offsets and masks) into its `if`, so they run once per tile, not every K step."""
     then_block = tail.regions[0].blocks[0]
-    for op in reversed(prologue):
-        users = [use.owner.operation if hasattr(use.owner, "operation") else use.owner
-                 for result in op.results for use in result.uses]
-        if not users or not all(_inside(user, tail) for user in users):
-            continue
+    for op in ops:  # last first: each goes before those already moved
         op.move_before(block_ops(then_block)[0])
 
 

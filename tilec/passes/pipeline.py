@@ -45,9 +45,10 @@ Loads left alone (they stay ordinary loads):
   registers);
 - loads with an `other` that is not a constant zero (cp.async fills masked-off
   elements with zeros);
-- addresses that depend on an `scf.if` or another op with regions, or on any op that
-  is not pure; or on a value loaded in the loop when the loop also writes memory (see
-  below);
+- addresses that depend on an op with regions (but an `scf.if` whose branches only
+  compute, as tile-flatten-loops makes for the next tile's values, is cloned whole), or
+  on any op that is not pure; or on a value loaded in the loop when the loop also
+  writes memory (see below);
 - pointer layouts whose per-thread runs are under 4 bytes (cp.async's smallest copy:
   the lowering's own `copy_width` decides), or that repeat elements across threads.
 
@@ -445,13 +446,47 @@ def _address_slice(loop: ir.Operation, roots: list[ir.Value], loads_allowed: boo
             continue  # defined before the loop: invariant
         if op in ops:
             continue
-        if op.regions or not is_pure(op):
+        if op.regions:
+            if not _pure_if(op):
+                return None
+            pending.extend(_free_values(op))
+        elif not is_pure(op):
             return None
         if reads_memory(op) and not (op.name == "tile.load" and loads_allowed):
             return None
         ops.add(op)
         pending.extend(op.operands)
     return _Slice([op for op in block_ops(body) if op in ops], sorted(carried))
+
+
+def _pure_if(op: ir.Operation) -> bool:
+    """An scf.if whose branches only compute (pure ops reading no memory, or such ifs):
+    a value like any pure op's, which may be computed again for another iteration (a
+    flattened tile loop's next tile, tile-flatten-loops)."""
+    if op.name != "scf.if":
+        return False
+    for nested in walk_postorder(op):
+        if nested.name == "scf.yield":
+            continue
+        if reads_memory(nested) or not (_pure_if(nested) if nested.regions else is_pure(nested)):
+            return False
+    return True
+
+
+def _free_values(op: ir.Operation) -> list[ir.Value]:
+    """The values the ops nested in `op` read that are defined outside it."""
+    nested = walk_postorder(op)
+    own = set(nested)
+    free = []
+    for inner in nested:
+        for value in inner.operands:
+            owner = _owner(value)
+            if owner is not None and owner not in own and owner != op:
+                free.append(value)
+            elif isinstance(value, ir.BlockArgument) and not _inside(value.owner.owner, op) and \
+                    value.owner.owner != op:
+                free.append(value)
+    return free
 
 
 # Ops that neither write memory nor order it, besides pure ones: nothing they do can make
@@ -537,6 +572,10 @@ def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value], exists: ir.V
         for index, operand in enumerate(op.operands):
             if operand in mapping:
                 clone.operands[index] = mapping[operand]
+        for nested in walk_postorder(clone):  # an if's branches read body values too
+            for index, operand in enumerate(nested.operands):
+                if operand in mapping:
+                    nested.operands[index] = mapping[operand]
         for old, new in zip(op.results, clone.results):
             mapping[old] = new
     return mapping

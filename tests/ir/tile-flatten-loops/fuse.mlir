@@ -1,17 +1,19 @@
 // RUN: tilec-opt %s --split-input-file -p tile-flatten-loops | FileCheck %s
 
 // A tile loop marked flatten (tl.range(..., flatten=True)) and its one inner loop become
-// one loop over n_outer * n_inner steps (i64), carrying the inner value and both
-// induction variables. The inner value starts again from its initial value (computed by
-// the outer body, before the inner loop) when k is at its start; the epilogue runs in an
-// scf.if on a tile's last step. Where the inner loop has no step, the outer loop runs
-// with the inner loop's initial value as its result.
+// one loop over n_outer * n_inner steps (i64), carrying the inner value, the tile's own
+// values (what the outer body computes from the tile alone, here x) and both induction
+// variables. The first tile's values are computed before the loop; the next tile's in a
+// pure scf.if on a tile's last step (tilegpu-pipeline clones it for the steps it issues
+// ahead). The inner value starts again from its initial value when k is at its start;
+// the epilogue runs in an scf.if on a tile's last step. Where the inner loop has no
+// step, the outer loop runs with the inner loop's initial value as its result.
 
 // CHECK-LABEL: func.func @nest
 // CHECK: %[[RUNS:.+]] = arith.cmpi sgt, %{{.+}}, %{{.+}} : i64
 // CHECK: scf.if %[[RUNS]] {
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %{{.+}}, %[[T:.+]] = %{{.+}}, %[[K:.+]] = %{{.+}}) -> (f32, i32, i32) : i64 {
-// CHECK: %[[X:.+]] = arith.sitofp %[[T]]
+// CHECK: %[[X0:.+]] = arith.sitofp %[[LB:.+]] : i32 to f32
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[X0]], %[[X:.+]] = %[[X0]], %[[T:.+]] = %[[LB]], %[[K:.+]] = %{{.+}}) -> (f32, f32, i32, i32) : i64 {
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[K]], %{{.+}} : i32
 // CHECK: %[[FRESH:.+]] = arith.select %[[FIRST]], %[[X]], %[[A]] : f32
 // CHECK: %[[S:.+]] = arith.addf %[[FRESH]], %{{.+}} : f32
@@ -19,7 +21,13 @@
 // CHECK: %[[LAST:.+]] = arith.cmpi sge, %[[NEXT]], %{{.+}} : i32
 // CHECK: scf.if %[[LAST]] {
 // CHECK: "tile.store"(%{{.+}}, %[[S]])
-// CHECK: scf.yield %[[S]], %{{.+}}, %{{.+}} : f32, i32, i32
+// CHECK: %[[XN:.+]] = scf.if %[[LAST]] -> (f32) {
+// CHECK: %[[TN:.+]] = arith.addi %[[T]], %{{.+}} : i32
+// CHECK: %[[XT:.+]] = arith.sitofp %[[TN]] : i32 to f32
+// CHECK: scf.yield %[[XT]] : f32
+// CHECK: } else {
+// CHECK: scf.yield %[[X]] : f32
+// CHECK: scf.yield %[[S]], %[[XN]], %{{.+}}, %{{.+}} : f32, f32, i32, i32
 // CHECK: } else {
 // CHECK: scf.for
 // CHECK-NOT: scf.for
