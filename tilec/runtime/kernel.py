@@ -29,6 +29,7 @@ from ..backend.kernel_data import CompiledKernel, KernelMetadata
 from ..config import config
 from ..errors import LaunchError, OutOfResources, hide_internal_frames, too_many_arguments
 from . import driver
+from .tma import KernelTensorMaps
 from ..torch_compile import launch_outside_graphs, launched_in_torch_compile
 
 
@@ -84,7 +85,8 @@ class LoadedKernel:
     """A `CompiledKernel` loaded on GPU `device`; call `launch` to run it."""
 
     __slots__ = ("compiled", "name", "device", "function", "module", "context", "n_regs", "n_spills", "max_threads",
-                 "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher", "tensormaps")
+                 "num_warps", "block", "shared", "param_names", "param_indices", "codes", "launcher", "tensormaps",
+                 "tensormap_cache")
 
     def __init__(self, compiled: Any, device: int):
         require_launcher()
@@ -104,6 +106,7 @@ class LoadedKernel:
         # Recipes of the tensor maps a launch appends to the call's values (descriptors
         # made in the kernel; see runtime/tma.py); empty for most kernels.
         self.tensormaps: tuple[dict, ...] = tuple(getattr(metadata, "tensormaps", ()))
+        self.tensormap_cache = KernelTensorMaps(self.tensormaps, device) if self.tensormaps else None
 
         loaded = driver.load_cubin(compiled.asm["cubin"], self.name, self.shared, device)
         self.function: int = loaded.function
@@ -151,8 +154,7 @@ class LoadedKernel:
         are made for an empty grid: nothing runs, whatever the arguments describe)."""
         if 0 in grid:
             return (*values, *(0 for _ in self.tensormaps))
-        from .tma import kernel_tensor_maps
-        return (*values, *kernel_tensor_maps(self.tensormaps, values, self.device))
+        return (*values, *self.tensormap_cache(values))
 
     def launch_error(self, error: Exception, grid: tuple[int, int, int] | None = None) -> Exception:
         """What a failed launch raises: the launcher's error with the kernel named, a

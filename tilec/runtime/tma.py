@@ -7,8 +7,9 @@ hand to `cp.async.bulk.tensor` for their 2-D descriptor loads and stores. A desc
 made in the kernel (`tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], ...)`) of
 parameters and constants only gets the same: the compiler appends a parameter for its
 map and records how to make it (`KernelMetadata.tensormaps`), and the launcher encodes
-it from the call's values (`kernel_tensor_maps`), so no program builds a map. The map is
-encoded by `cuTensorMapEncodeTiled` with the box and swizzle the compiler's layouts use
+it from the call's values (`kernel_tensor_maps`, remembered per kernel by
+`KernelTensorMaps`), so no program builds a map. The map is encoded by
+`cuTensorMapEncodeTiled` with the box and swizzle the compiler's layouts use
 (`layout.shared.tma_box`: both sides apply that one rule), copied to device memory,
 and cached per (device, address, element size, shape, strides, block, padding): a
 descriptor made anew for every call of the same tensors costs a dictionary lookup.
@@ -167,6 +168,50 @@ def kernel_tensor_maps(recipes: Sequence[dict], values: Sequence[Any], device: i
         maps.append(map_address(device, address, recipe["bytes"], shape, strides, tuple(recipe["block"]),
                                 recipe["padding"]))
     return tuple(maps)
+
+
+class KernelTensorMaps:
+    """`kernel_tensor_maps` of one loaded kernel's `recipes` on `device`, remembered:
+    called with a launch's values, it returns the maps' addresses, encoding and checking
+    them (kernel_map_values) only for values it has not seen.
+
+    A map depends on its base address, its shape and strides (the integer arguments its
+    recipe reads; the rest of a recipe is fixed at compile time) and on the pools'
+    generation (a pool that starts over replaces its maps), so that is the key: a launch
+    of the same tensors costs one dictionary lookup, and a launch whose addresses or
+    sizes changed encodes new maps as the uncached path does. Values that were refused
+    are never remembered, so they are refused, with the same error, every time. Hits read
+    the dictionary without a lock; misses are inserted under one (a full dictionary starts
+    over), and the maps themselves come from the pools, which are safe across threads."""
+
+    _ENTRIES = 256  # distinct (addresses, sizes) per kernel kept at once
+
+    def __init__(self, recipes: Sequence[dict], device: int):
+        self.recipes = tuple(recipes)
+        self.device = device
+        self._bases = tuple(sorted({recipe["base"] for recipe in self.recipes}))
+        self._ints = tuple(sorted({index for recipe in self.recipes
+                                   for kind, index in (*recipe["shape"], *recipe["strides"]) if kind == "arg"}))
+        self._maps: dict[tuple, tuple[int, ...]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, values: Sequence[Any]) -> tuple[int, ...]:
+        generation = _GENERATION  # read first: maps found before a pool starts over are filed under the old one
+        try:  # bases as the generated launcher passes them (addresses) or torch tensors, and integers
+            key = (generation, *[base if (base := values[i]).__class__ is int else base.data_ptr()
+                                 for i in self._bases], *[values[i] for i in self._ints])
+            found = self._maps.get(key)
+        except (AttributeError, TypeError):  # other arrays, unhashable values: not remembered
+            key = found = None
+        if found is not None:
+            return found
+        maps = kernel_tensor_maps(self.recipes, values, self.device)  # checks, and raises for bad values
+        if key is not None and all(values[i].__class__ is int for i in self._ints):
+            with self._lock:
+                if len(self._maps) >= self._ENTRIES:
+                    self._maps.clear()
+                self._maps[key] = maps
+        return maps
 
 
 def _element_bytes(base: Any) -> int:

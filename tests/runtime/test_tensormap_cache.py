@@ -1,0 +1,221 @@
+"""`tma.KernelTensorMaps`: the tensor maps of descriptors a kernel makes
+(`tl.make_tensor_descriptor` of its parameters), remembered per loaded kernel so that a
+launch of the same tensors and sizes costs one lookup, not the recipes' checks.
+
+Without a GPU: the device's pool of maps is replaced by one that hands out a distinct
+address per map key and counts its lookups, so a test sees which map each launch gets
+and whether the recipes were read again. The GPU test launches one compiled kernel with
+tensors of several addresses, shapes and strides.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import tilec
+import tilec.language as tl
+from tilec.errors import LaunchError
+from tilec.runtime import tma
+from tilec.runtime.kernel import LoadedKernel
+from tilec_testing import assert_block_written, device_array, to_numpy
+
+DEVICE = 7  # a device no other test has a pool for
+
+# Two descriptors as scale_kernel below makes them: x [M, N] (row stride stride_x), out
+# [M, N] (row stride stride_out); the values are (x_ptr, out_ptr, M, N, stride_x, stride_out).
+RECIPES = (
+    {"base": 0, "shape": [["arg", 2], ["arg", 3]], "strides": [["arg", 4], ["const", 1]], "block": [32, 32],
+     "bytes": 4, "padding": "zero", "shape_bits": 32, "name": "x_ptr"},
+    {"base": 1, "shape": [["arg", 2], ["arg", 3]], "strides": [["arg", 5], ["const", 1]], "block": [32, 64],
+     "bytes": 4, "padding": "zero", "shape_bits": 32, "name": "out_ptr"},
+)
+
+
+class FakePool:
+    """A device's pool of maps without a device: an address per key, lookups counted."""
+
+    def __init__(self):
+        self.slots: dict[tuple, int] = {}
+        self.lookups = 0
+        self.lock = threading.Lock()
+
+    def address_of(self, key: tuple, encode) -> int:
+        with self.lock:
+            self.lookups += 1
+            return self.slots.setdefault(key, 0x10000 + 128 * len(self.slots))
+
+
+class DeviceArray:
+    """A GPU array as the slow launch path passes it: something with data_ptr()."""
+
+    def __init__(self, address: int):
+        self.address = address
+
+    def data_ptr(self) -> int:
+        return self.address
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    fake = FakePool()
+    monkeypatch.setitem(tma._POOLS, DEVICE, fake)
+    return fake
+
+
+def uncached(values) -> tuple[int, ...]:
+    return tma.kernel_tensor_maps(RECIPES, values, DEVICE)
+
+
+def test_same_maps_as_the_uncached_path(pool):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    for values in [(4096, 8192, 100, 64, 64, 80), (DeviceArray(4096), DeviceArray(8192), 100, 64, 64, 80),
+                   (4096, 8192, (1 << 32) + 100, 64, 64, 80),  # M is int32 in the kernel: 100 rows
+                   (4096, 1 << 40, 3, 16, 16, 16)]:
+        assert maps(values) == uncached(values)
+        assert maps(values) == uncached(values)  # remembered: still the same
+    # An address given as an int and the array at that address describe one tensor.
+    assert maps((4096, 8192, 100, 64, 64, 80)) == maps((DeviceArray(4096), DeviceArray(8192), 100, 64, 64, 80))
+    # What the pool was asked for: exactly the maps' fields.
+    assert (DEVICE, 4096, 4, (100, 64), (64, 1), (32, 32), "zero") in pool.slots
+    assert (DEVICE, 8192, 4, (100, 64), (80, 1), (32, 64), "zero") in pool.slots
+
+
+def test_a_launch_seen_before_reads_no_recipe(pool, monkeypatch):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    values = (4096, 8192, 100, 64, 64, 80)
+    first = maps(values)
+    lookups = pool.lookups
+
+    def refuse(*args):
+        raise AssertionError("the recipes were read again")
+    monkeypatch.setattr(tma, "kernel_tensor_maps", refuse)
+    assert maps(values) == first
+    assert maps((DeviceArray(4096), DeviceArray(8192), 100, 64, 64, 80)) == first
+    assert maps([4096, 8192, 100, 64, 64, 80]) == first  # a list of the same values
+    assert pool.lookups == lookups
+
+
+@pytest.mark.parametrize("index, value", [(0, 4096 + 1024), (1, 8192 + 2048), (2, 99), (3, 32), (4, 128),
+                                          (5, 96)])
+def test_a_new_address_shape_or_stride_is_a_new_map(pool, index, value):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    values = [4096, 8192, 100, 64, 64, 80]
+    before = maps(values)
+    values[index] = value
+    after = maps(values)
+    assert after == uncached(values)
+    changed = {0: [0], 1: [1], 2: [0, 1], 3: [0, 1], 4: [0], 5: [1]}[index]
+    for i in range(len(RECIPES)):
+        assert (after[i] != before[i]) == (i in changed), (index, i)
+    values[index] = [4096, 8192, 100, 64, 64, 80][index]
+    assert maps(values) == before  # and back
+
+
+@pytest.mark.parametrize("values, words", [
+    ((4096, 8192, 0, 64, 64, 80), "'x_ptr' has shape [0, 64]"),
+    ((4096, 8192, 100, 64, 66, 80), "'x_ptr' has strides [66, 1] of 4-byte elements"),
+    ((4096, 8192, 100, 64, 64, 1 << 40), "'out_ptr' has shape [100, 64] and strides [1099511627776, 1]"),
+])
+def test_bad_values_are_refused_every_time(pool, values, words):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    maps((4096, 8192, 100, 64, 64, 80))
+    with pytest.raises(LaunchError) as expected:
+        uncached(values)
+    for _ in range(2):  # refused values are not remembered
+        with pytest.raises(LaunchError) as caught:
+            maps(values)
+        assert str(caught.value) == str(expected.value) and words in str(caught.value)
+
+
+def test_a_pool_that_started_over_is_asked_again(pool, monkeypatch):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    values = (4096, 8192, 100, 64, 64, 80)
+    before = maps(values)
+    pool.slots.clear()  # what a full pool does: its slots get other maps, the generation moves on
+    pool.slots[("another map",)] = 0x10000
+    monkeypatch.setattr(tma, "_GENERATION", tma._GENERATION + 1)
+    lookups = pool.lookups
+    after = maps(values)
+    assert pool.lookups == lookups + len(RECIPES)
+    assert after == uncached(values) and after[0] != before[0]
+
+
+def test_values_not_remembered_still_get_their_maps(pool):
+    """Integers of other types (NumPy's), unhashable values and arrays known only by
+    their CUDA array interface take the uncached path: the same maps each time."""
+    class InterfaceArray:
+        __cuda_array_interface__ = {"data": (4096, False)}
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    for values in [(4096, 8192, np.int64(100), 64, 64, 80), [InterfaceArray(), 8192, 100, 64, 64, 80]]:
+        assert maps(values) == maps(values) == uncached(values)
+    assert len(maps._maps) == 0
+    maps((4096, 8192, 100, 64, 64, 80))
+    assert maps((4096, 8192, np.int64(100), 64, 64, 80)) == uncached((4096, 8192, 100, 64, 64, 80))
+
+
+def test_many_launches_keep_the_memory_bounded(pool):
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    for i in range(3 * maps._ENTRIES):
+        values = (4096 + 1024 * i, 8192, 100, 64, 64, 80)
+        assert maps(values) == uncached(values)
+        assert len(maps._maps) <= maps._ENTRIES
+
+
+def test_threads_get_the_maps_of_their_own_values(pool, monkeypatch):
+    """Threads launching with different values at once, through misses, hits and the
+    dictionary starting over: each gets its values' maps, and what is remembered is right."""
+    monkeypatch.setattr(tma.KernelTensorMaps, "_ENTRIES", 16)
+    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
+    calls = [(4096 + 1024 * (i % 40), 8192 + 2048 * (i % 7), 64 + i % 5, 64, 64, 80) for i in range(400)]
+    expected = {values: uncached(values) for values in calls}
+    wrong = []
+    start = threading.Barrier(4)
+
+    def launch(offset: int) -> None:
+        start.wait()
+        for i in range(len(calls)):
+            values = calls[(i * 7 + offset) % len(calls)]
+            if maps(values) != expected[values]:
+                wrong.append(values)
+    threads = [threading.Thread(target=launch, args=(t,)) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not wrong
+    for key, found in dict(maps._maps).items():
+        assert found == expected[key[1:]]
+
+
+def test_a_loaded_kernel_launches_with_its_remembered_maps(pool):
+    kernel = object.__new__(LoadedKernel)  # what with_tensormaps reads of a kernel loaded on DEVICE
+    kernel.device, kernel.tensormaps = DEVICE, RECIPES
+    kernel.tensormap_cache = tma.KernelTensorMaps(RECIPES, DEVICE)
+    values = (4096, 8192, 100, 64, 64, 80)
+    assert kernel.with_tensormaps(values, (4, 2, 1)) == (*values, *uncached(values))
+    assert kernel.with_tensormaps(values, (0, 2, 1)) == (*values, 0, 0)  # nothing runs: no maps
+
+
+@tilec.jit
+def scale_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[stride_out, 1], block_shape=[BM, BN])
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    dst.store([pid_m * BM, pid_n * BN], src.load([pid_m * BM, pid_n * BN]) * 2.0 + 1.0)
+
+
+def test_one_kernel_launched_with_new_tensors_shapes_and_strides(backend, rng):
+    """One compiled kernel (the same specialisation each time) over tensors at other
+    addresses, of other shapes and strides, and the first again: each launch reads
+    and writes through its own maps."""
+    cases = [(37, 48, 64, 80), (53, 80, 96, 96), (37, 48, 64, 80), (21, 48, 48, 112)]
+    inputs = [rng.standard_normal((m, sx)).astype(np.float32) for m, _, sx, _ in cases[:2]]
+    inputs += [inputs[0], rng.standard_normal((21, 48)).astype(np.float32)]
+    x_devs = [device_array(x, backend) for x in inputs[:2]]
+    x_devs += [x_devs[0], device_array(inputs[3], backend)]
+    for (m, n, sx, so), x, x_dev in zip(cases, inputs, x_devs):
+        out = device_array(np.full((m + 3, so), -12345.0, np.float32), backend)
+        scale_kernel[(tilec.cdiv(m, 16), tilec.cdiv(n, 32))](x_dev, out, m, n, sx, so, BM=16, BN=32)
+        assert_block_written(to_numpy(out), x[:, :n] * 2 + 1, -12345.0, f"a descriptor store of {m}x{n}")
