@@ -115,11 +115,12 @@ def coalesce(module_op: ir.Operation) -> None:
         analysis = AxisInfoAnalysis(fn)
         memory_ops = [op for op in walk_ops(fn) if op.name in ("tile.load", "tile.store")
                       or (op.name == "tile.atomic_rmw" and _vector_atomic(op, target))]
-        for op in memory_ops:
+        chosen = {op: coalesced_layout(op.operands[0], analysis, num_warps, _mask_of(op),
+                                       bounded=may_stream(op, target))
+                  for op in memory_ops if is_tensor(op.operands[0].type)}
+        _longest_shared_run(chosen, num_warps)
+        for op, layout in chosen.items():
             ptr = op.operands[0]
-            if not is_tensor(ptr.type):
-                continue
-            layout = coalesced_layout(ptr, analysis, num_warps, _mask_of(op), bounded=may_stream(op, target))
             layout = _scanned_repeats_in_registers(layout, list(shape_of(ptr.type)), _scan_axes(op))
             current = tilegpu.layout_of(ptr.type)
             if layout == current:
@@ -130,6 +131,26 @@ def coalesce(module_op: ir.Operation) -> None:
                         op.operands[i] = tilegpu.convert_layout(operand, layout)
             if op.name in ("tile.load", "tile.atomic_rmw"):
                 _relayout_result(op, layout)
+
+
+def _longest_shared_run(chosen: dict, num_warps: int) -> None:
+    """Gives the loads and stores of one shape and order the longest run any of them
+    chose (as Triton's coalescing does), so that they share a layout: a bf16 row loaded
+    8 elements (16 bytes) a thread and stored as fp8 16 a thread took a conversion
+    through shared memory between the two; with 16 a thread the load is two 16-byte
+    accesses and the store one, and no conversion. Atomics keep their own runs."""
+    groups: dict = {}
+    for op, layout in chosen.items():
+        if op.name in ("tile.load", "tile.store") and isinstance(layout, BlockedEncoding):
+            key = (tuple(shape_of(op.operands[0].type)), layout.order)
+            groups.setdefault(key, []).append(op)
+    for (shape, order), ops in groups.items():
+        run = max(chosen[op].size_per_thread[order[0]] for op in ops)
+        for op in ops:
+            if chosen[op].size_per_thread[order[0]] < run:
+                size_per_thread = [1] * len(shape)
+                size_per_thread[order[0]] = run
+                chosen[op] = default_blocked(list(shape), num_warps, size_per_thread, order)
 
 
 def _scan_axes(op: ir.Operation) -> set[int]:
