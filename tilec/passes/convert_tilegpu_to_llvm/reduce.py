@@ -17,9 +17,11 @@ With the operand's linear layout L and the reduced axis a:
    partials (those of one element sit in n consecutive lanes), butterfly shuffles combine
    them, one lane per element stores the result in a compact array, and after a second
    barrier every thread loads its elements. Else every thread combines the n partials of
-   each of its elements in warp order. The scratch size (`reduce_scratch_bytes`) comes
-   from the same facts; the barrier before the writes, if an earlier access needs one,
-   is tilegpu-insert-barriers'.
+   each of its elements in warp order: the n partials of an element side by side (one
+   vector load), elements in lane-major order (`lane_major_slots`: consecutive lanes
+   hold consecutive elements), so that a warp's accesses span no more bytes than its
+   lanes move. The scratch size (`reduce_scratch_bytes`) comes from the same facts; the
+   barrier before the writes, if an earlier access needs one, is tilegpu-insert-barriers'.
 
 The combiner region is lowered inline for each combine step, so user-defined
 combiners (and tuples of operands, such as argmax's value and index) work the same way.
@@ -36,6 +38,7 @@ from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op, is_tensor
 from ...dialects.tile import shape_of
 from ...layout.encodings import LANE, REGISTER, WARP, SliceEncoding
+from ...layout.exchange import MAX_ACCESS_BYTES
 from ...layout.linear_layout import LinearLayout
 from .context import LoweringContext, LoweringError, layout_of_value, lower_op, lowers
 from .debug import scf_if
@@ -269,6 +272,8 @@ def _reduce_across_warps(ctx: LoweringContext, op: ir.Operation, ll, axis: int, 
         for i, value in enumerate(values):
             create_op("llvm.store", [], [to_shared(ctx, value), address(array_offsets[i], sizes[i], slot)])
 
+    if not spread and not lanes_share_outputs(ll, axis):
+        return _combine_directly(ctx, region, ll, axis, groups, offsets, sizes, partial_index, n_partials)
     bases = {}
     for key, values in groups.items():
         base = ctx.arith("muli", element_index(key), ctx.const(n_partials))
@@ -288,31 +293,114 @@ def _reduce_across_warps(ctx: LoweringContext, op: ir.Operation, ll, axis: int, 
                 acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
             result[key] = acc
         return result
-    if spread:
-        # Thread t combines slot t (t + k * threads in round k) with the other partials of
-        # its element, which sit in the neighbouring lanes; the lane holding partial 0
-        # stores the element's result. With fewer slots than threads, threads t and
-        # t + slots repeat the work and only the first stores.
-        slots = math.prod(out_shape) * n_partials
-        threads = 32 * ctx.num_warps
-        writer_mask = (n_partials - 1) | (threads - 1) & ~(slots - 1)
-        is_writer = ctx.equals(ctx.arith("andi", ctx.tid, ctx.const(writer_mask)), 0)
-        for k in range(max(1, slots // threads)):
-            slot = (ctx.arith("andi", ctx.tid, ctx.const(slots - 1)) if slots < threads else
-                    ctx.tid if k == 0 else ctx.arith("addi", ctx.tid, ctx.const(k * threads)))
-            acc = load(offsets, slot)
-            for bit in range(len(warp_bits)):
-                acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
-            with scf_if(ctx, is_writer):
-                store(result_offsets, ctx.arith("shrui", slot, ctx.const(len(warp_bits))), acc)
-        ctx.barrier()
-        for key in groups:
-            result[key] = load(result_offsets, element_index(key))
-        return result
+    # Spread (the direct combine returned above): thread t combines slot t (t + k *
+    # threads in round k) with the other partials of its element, which sit in the
+    # neighbouring lanes; the lane holding partial 0 stores the element's result. With
+    # fewer slots than threads, threads t and t + slots repeat the work and only the
+    # first stores.
+    slots = math.prod(out_shape) * n_partials
+    threads = 32 * ctx.num_warps
+    writer_mask = (n_partials - 1) | (threads - 1) & ~(slots - 1)
+    is_writer = ctx.equals(ctx.arith("andi", ctx.tid, ctx.const(writer_mask)), 0)
+    for k in range(max(1, slots // threads)):
+        slot = (ctx.arith("andi", ctx.tid, ctx.const(slots - 1)) if slots < threads else
+                ctx.tid if k == 0 else ctx.arith("addi", ctx.tid, ctx.const(k * threads)))
+        acc = load(offsets, slot)
+        for bit in range(len(warp_bits)):
+            acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
+        with scf_if(ctx, is_writer):
+            store(result_offsets, ctx.arith("shrui", slot, ctx.const(len(warp_bits))), acc)
+    ctx.barrier()
     for key in groups:
-        acc = None
-        for p in range(n_partials):
-            loaded = load(offsets, ctx.arith("addi", bases[key], ctx.const(p)))
-            acc = loaded if acc is None else _combine(ctx, region, acc, loaded)
+        result[key] = load(result_offsets, element_index(key))
+    return result
+
+
+def _off_axis(coord: Sequence[int], axis: int) -> tuple[int, ...]:
+    return tuple(coord[:axis]) + tuple(coord[axis + 1:])
+
+
+def lane_major_slots(ll: LinearLayout, axis: int) -> LinearLayout:
+    """Where the direct combine keeps each output element of a reduction of `ll` along
+    `axis`: a bijection from the output coordinates to one in-dim, "slot", whose low bits
+    are the lane bases that tell output elements apart, then the warp bases', then the
+    registers'. A warp's lanes then touch consecutive slots. (Row-major output order put
+    lanes as far apart as the elements each holds: in a bitonic sort's stage across
+    warps, with 8 consecutive i64 keys a thread and 2 partials, 128 bytes, every lane of
+    a warp in the same bank, 32 passes an access.)"""
+    out_dims = {name: size for d, (name, size) in enumerate(ll.out_dim_sizes.items()) if d != axis}
+    order = [name for name in (LANE, WARP, REGISTER) if name in ll.in_dims]
+    projected = LinearLayout({name: [_off_axis(v, axis) for v in ll.bases(name)] for name in order}, out_dims)
+    free = projected.free_variable_masks()  # bases that repeat earlier ones (or are zero)
+    chosen = [v for name in order for i, v in enumerate(projected.bases(name)) if not free[name] >> i & 1]
+    return LinearLayout({"slot": chosen}, out_dims).invert()
+
+
+def _combine_directly(ctx: LoweringContext, region: ir.Region, ll: LinearLayout, axis: int, groups: dict,
+                      offsets: list[int], sizes: list[int], partial_index: ir.Value, n_partials: int) -> dict:
+    """Every thread combines the n partials of each of its elements: partial p of the
+    element in slot s (`lane_major_slots`) at s * n + p of each operand's array, so that
+    one vector load (up to 16 bytes) brings an element's partials. The address of a
+    register key's partials is this thread's pointer (computed once) plus a constant,
+    as convert_layout's are: the thread's slot XOR the key's slot, whose bits a thread's
+    slot never sets are an immediate offset."""
+    slots = lane_major_slots(ll, axis)
+    names = list(slots.in_dims)
+
+    def slot_of(coord: Sequence[int]) -> int:
+        return slots.apply(dict(zip(names, _off_axis(coord, axis))))[0]
+
+    terms, thread_bits = [], 0  # thread_bits: every slot bit some thread's part may set
+    for name, source in ((LANE, ctx.lane), (WARP, ctx.warp)):
+        components = [slot_of(v) for v in ll.bases(name)]
+        terms.extend(ctx.bit_terms(source, components))
+        for c in components:
+            thread_bits |= c
+    thread = ctx.combine_terms(terms, disjoint=False)
+    keys = {_off_axis(coord, axis): slot_of(coord) for coord in ctx.register_coordinates(ll)}
+    types = [v.type for v in next(iter(groups.values()))]
+    pointers: dict[tuple[int, int, bool], ir.Value] = {}
+
+    def pointer(i: int, key: tuple[int, ...], partial: bool) -> ir.Value:
+        """Array i's address of the key's partials (of this warp's partial, if `partial`)."""
+        slot = keys[key]
+        low, high = slot & thread_bits, slot & ~thread_bits
+        base = pointers.get((i, low, partial))
+        if base is None:
+            if thread is None:  # (then thread_bits, and so low, are 0)
+                variable = ctx.const(0)
+            else:
+                variable = ctx.arith("xori", thread, ctx.const(low)) if low else thread
+            element = ctx.arith("muli", variable, ctx.const(n_partials))
+            if partial:
+                element = ctx.arith("addi", element, partial_index)
+            byte = ctx.arith("addi", ctx.arith("muli", element, ctx.const(sizes[i])), ctx.const(offsets[i]))
+            base = pointers[(i, low, partial)] = ctx.shared_address(byte)
+        return ctx.shared_pointer(ctx.const(high * n_partials * sizes[i]), base) if high else base
+
+    for key, values in groups.items():
+        for i, value in enumerate(values):
+            create_op("llvm.store", [], [to_shared(ctx, value), pointer(i, key, True)])
+    ctx.barrier()
+    result = {}
+    for key in groups:
+        partials = [[] for _ in range(n_partials)]
+        for i, ty in enumerate(types):
+            kept = store_type(ctx, ty)
+            vector = n_partials * sizes[i] <= MAX_ACCESS_BYTES
+            if vector:
+                vector_type = ir.VectorType.get([n_partials], kept)
+                packed = create_op("llvm.load", [vector_type], [pointer(i, key, False)],
+                                   attributes={"alignment": ir.IntegerAttr.get(ctx.i64, n_partials * sizes[i])}).result
+            for p in range(n_partials):
+                if vector:
+                    value = create_op("llvm.extractelement", [kept], [packed, ctx.const(p)]).result
+                else:
+                    address = ctx.shared_pointer(ctx.const(p * sizes[i]), pointer(i, key, False))
+                    value = create_op("llvm.load", [kept], [address]).result
+                partials[p].append(from_shared(ctx, value, ty))
+        acc = partials[0]
+        for loaded in partials[1:]:
+            acc = _combine(ctx, region, acc, loaded)
         result[key] = acc
     return result
