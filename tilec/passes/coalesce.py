@@ -134,11 +134,15 @@ def coalesce(module_op: ir.Operation) -> None:
 
 
 def _longest_shared_run(chosen: dict, num_warps: int) -> None:
-    """Gives the loads and stores of one shape and order the longest run any of them
-    chose (as Triton's coalescing does), so that they share a layout: a bf16 row loaded
-    8 elements (16 bytes) a thread and stored as fp8 16 a thread took a conversion
-    through shared memory between the two; with 16 a thread the load is two 16-byte
-    accesses and the store one, and no conversion. Atomics keep their own runs."""
+    """Gives the loads of one shape and order the longest run any load or store of
+    that shape and order chose (as Triton's coalescing does), so that they share a
+    layout: a bf16 row loaded 8 elements (16 bytes) a thread and stored as fp8 16 a
+    thread took a conversion through shared memory between the two; with 16 a thread
+    the load is two 16-byte accesses and the store one, and no conversion. Stores keep
+    their own runs, as Triton's do: a store longer than one vector write leaves gaps in
+    each warp-wide write (an int8 row dequantized to fp32 and stored 16 a thread, 4
+    vector writes 64 bytes apart per lane, ran at 0.73x Triton on an H200 against 1.00x
+    with its own run of 4). Atomics keep their own runs too."""
     groups: dict = {}
     for op, layout in chosen.items():
         if op.name in ("tile.load", "tile.store") and isinstance(layout, BlockedEncoding):
@@ -147,7 +151,7 @@ def _longest_shared_run(chosen: dict, num_warps: int) -> None:
     for (shape, order), ops in groups.items():
         run = max(chosen[op].size_per_thread[order[0]] for op in ops)
         for op in ops:
-            if chosen[op].size_per_thread[order[0]] < run:
+            if op.name == "tile.load" and chosen[op].size_per_thread[order[0]] < run:
                 size_per_thread = [1] * len(shape)
                 size_per_thread[order[0]] = run
                 chosen[op] = default_blocked(list(shape), num_warps, size_per_thread, order)
