@@ -62,8 +62,11 @@ def test_packed_key_argsort_without_bank_conflicts(rng, dtype, block, num_warps)
     # the stages across warps: bits 8 and 9 of 10 (3 stages), bit 7 of 9 (2); in each,
     # every thread stores its partial of its 8 keys and loads both partials of each
     stages = {"fp16": 3, "fp32": 2}[dtype]
+    # (the conversion of the sorted indices to the store's layout, 4 a thread as one
+    # 16-byte write, adds conflict-free 16-byte accesses of its own)
     assert sorted(set(passes)) == [(8, 4), (16, 4)], sorted(set(passes))
-    assert passes.count((8, 4)) == passes.count((16, 4)) == stages * 8 * num_warps, len(passes)
+    assert passes.count((8, 4)) == stages * 8 * num_warps, len(passes)
+    assert passes.count((16, 4)) >= stages * 8 * num_warps, len(passes)
 
 
 def test_column_sums_without_bank_conflicts(rng):
