@@ -80,3 +80,36 @@ module {
     return
   }
 }
+
+// -----
+
+// An outer carried value read before the inner loop (here the inner loop's initial
+// value): the copy made for the first tile, before the loop, reads the outer loop's
+// initial value; inside, the value is computed every step from the carried one.
+// CHECK-LABEL: func.func @outer_carried_in_prologue
+// CHECK: %[[INIT:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: scf.if
+// CHECK: %[[X0:.+]] = arith.addf %[[INIT]], %[[INIT]] : f32
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[C:.+]] = %[[INIT]], %[[A:.+]] = %[[X0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (f32, f32, i32, i32) : i64 {
+// CHECK: %[[X:.+]] = arith.addf %[[C]], %[[C]] : f32
+// CHECK: arith.select %{{.+}}, %[[X]], %[[A]] : f32
+module {
+  func.func @outer_carried_in_prologue(%p: !tile.ptr<f32>, %n: i32, %m: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %one = arith.constant 1.0 : f32
+    %done = scf.for %t = %c0 to %m step %c1 iter_args(%c = %one) -> (f32) : i32 {
+      %x = arith.addf %c, %c : f32
+      %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i32 {
+        %kf = arith.sitofp %k : i32 to f32
+        %s = arith.addf %a, %kf : f32
+        scf.yield %s : f32
+      }
+      %ptr = "tile.addptr"(%p, %t) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
+      "tile.store"(%ptr, %r) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f32>, f32) -> ()
+      scf.yield %r : f32
+    } {tile.flatten}
+    "tile.store"(%p, %done) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f32>, f32) -> ()
+    return
+  }
+}
