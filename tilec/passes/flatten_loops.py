@@ -56,7 +56,7 @@ from ..dialects._mlir import block_ops, is_tensor, tensor_type
 from ..dialects.op_facts import is_pure, reads_memory
 from ..dialects.tile import FLATTEN_ATTR
 from . import register_pass
-from .utils import functions, walk_postorder
+from .utils import clone_reading, functions, walk_postorder
 
 
 def _inner_loop(outer: ir.Operation) -> ir.Operation | None:
@@ -148,8 +148,9 @@ def flatten(outer: ir.Operation) -> bool:
 
     with ir.InsertionPoint(choice.then_block), outer.location:
         # The first tile's values, computed before the loop (the prologue at t = lb).
-        at_first = {body.arguments[0]: lb, **dict(zip(list(body.arguments)[1:], outer_inits))}
-        first_tile = _clone_ops(prologue, at_first)
+        first_tile = {body.arguments[0]: lb, **dict(zip(list(body.arguments)[1:], outer_inits))}
+        for op in prologue:
+            clone_reading(op, first_tile)
         inits = [first_tile.get(init, init) for init in inner_inits]
         zero, one = arith.ConstantOp(i64, 0).result, arith.ConstantOp(i64, 1).result
         flat = scf.ForOp(zero, total, one, outer_inits + inits + [first_tile[v] for v in carried_values] + [lb, klb])
@@ -277,20 +278,6 @@ def _read_outside(ops: list[ir.Operation]) -> list[ir.Value]:
     own = set(ops)
     return [result for op in ops for result in op.results
             if any(_user(use) not in own for use in result.uses)]
-
-
-def _clone_ops(ops: list[ir.Operation], mapping: dict[ir.Value, ir.Value]) -> dict[ir.Value, ir.Value]:
-    """Clones `ops` (region-free) at the insertion point, reading `mapping`'s values in
-    place of the originals; returns `mapping` extended by the clones' results."""
-    mapping = dict(mapping)
-    for op in ops:
-        clone = op.clone()
-        for index, operand in enumerate(op.operands):
-            if operand in mapping:
-                clone.operands[index] = mapping[operand]
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
-    return mapping
 
 
 def _sink_into(ops: list[ir.Operation], tail: ir.Operation) -> None:

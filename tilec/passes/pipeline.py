@@ -119,7 +119,8 @@ from . import bounded_runs, register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
-from .utils import erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure, is_zero_constant, walk_postorder
+from .utils import (clone_reading, erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure, is_zero_constant,
+                    walk_postorder)
 
 NUM_STAGES_ATTR = "tile.num_stages"
 # On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
@@ -568,16 +569,7 @@ def _clone_slice(slice_: _Slice, mapping: dict[ir.Value, ir.Value], exists: ir.V
         if op.name == "tile.load":
             mapping[op.results[0]] = _guarded_load(op, mapping, exists)
             continue
-        clone = op.clone()
-        for index, operand in enumerate(op.operands):
-            if operand in mapping:
-                clone.operands[index] = mapping[operand]
-        for nested in walk_postorder(clone):  # an if's branches read body values too
-            for index, operand in enumerate(nested.operands):
-                if operand in mapping:
-                    nested.operands[index] = mapping[operand]
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
+        clone_reading(op, mapping)
     return mapping
 
 

@@ -36,6 +36,23 @@ def walk_postorder(op: ir.Operation) -> list[ir.Operation]:
     return out
 
 
+def clone_reading(op: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> ir.Operation:
+    """Clones `op` at the insertion point, its operands and those of the ops nested in
+    it read through `mapping` (an if's branches read outer values too); records the
+    clone's results in `mapping` in place of `op`'s and returns the clone."""
+    clone = op.clone()
+    for index, operand in enumerate(op.operands):
+        if operand in mapping:
+            clone.operands[index] = mapping[operand]
+    for nested in walk_postorder(clone):
+        for index, operand in enumerate(nested.operands):
+            if operand in mapping:
+                nested.operands[index] = mapping[operand]
+    for old, new in zip(op.results, clone.results):
+        mapping[old] = new
+    return clone
+
+
 def has_uses(value: ir.Value) -> bool:
     for _ in value.uses:
         return True
