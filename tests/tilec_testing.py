@@ -183,3 +183,23 @@ def _row_kernels():
 # Memory-bound row kernels shared by the codegen and language tests of tail masks and
 # tilegpu-order-pure-ops.
 swiglu_bwd_kernel, layer_norm_fwd_kernel = _row_kernels()
+
+
+def _descriptor_scale_kernel():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def scale_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr):
+        """out = 2x + 1 through two descriptors the kernel makes of its parameters."""
+        src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BM, BN])
+        dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[stride_out, 1], block_shape=[BM, BN])
+        pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+        dst.store([pid_m * BM, pid_n * BN], src.load([pid_m * BM, pid_n * BN]) * 2.0 + 1.0)
+
+    return scale_kernel
+
+
+# Device descriptors of kernel parameters (their maps encoded by the launcher), shared by
+# the descriptor tests and those of the launcher's tensor-map cache.
+descriptor_scale_kernel = _descriptor_scale_kernel()

@@ -18,19 +18,11 @@ import tilec
 import tilec.language as tl
 from tilec.errors import LaunchError
 from tilec.runtime import tma
-from tilec_testing import assert_block_written, device_array, to_numpy
+from tilec_testing import assert_block_written, device_array, to_numpy, descriptor_scale_kernel as scale_kernel
 
 POISON = -12345.0
 BULK_LOAD = "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
 BULK_STORE = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"
-
-
-@tilec.jit
-def scale_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr):
-    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BM, BN])
-    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[stride_out, 1], block_shape=[BM, BN])
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    dst.store([pid_m * BM, pid_n * BN], src.load([pid_m * BM, pid_n * BN]) * 2.0 + 1.0)
 
 
 @pytest.mark.parametrize("m, n, stride, bm, bn", [

@@ -15,16 +15,16 @@ import numpy as np
 import pytest
 
 import tilec
-import tilec.language as tl
 from tilec.errors import LaunchError
 from tilec.runtime import tma
 from tilec.runtime.kernel import LoadedKernel
-from tilec_testing import assert_block_written, device_array, to_numpy
+from tilec_testing import assert_block_written, device_array, to_numpy, descriptor_scale_kernel as scale_kernel
 
 DEVICE = 7  # a device no other test has a pool for
 
-# Two descriptors as scale_kernel below makes them: x [M, N] (row stride stride_x), out
-# [M, N] (row stride stride_out); the values are (x_ptr, out_ptr, M, N, stride_x, stride_out).
+# Two descriptors as scale_kernel (tilec_testing.descriptor_scale_kernel) makes them:
+# x [M, N] (row stride stride_x), out [M, N] (row stride stride_out); the values are
+# (x_ptr, out_ptr, M, N, stride_x, stride_out).
 RECIPES = (
     {"base": 0, "shape": [["arg", 2], ["arg", 3]], "strides": [["arg", 4], ["const", 1]], "block": [32, 32],
      "bytes": 4, "padding": "zero", "shape_bits": 32, "name": "x_ptr"},
@@ -196,14 +196,6 @@ def test_a_loaded_kernel_launches_with_its_remembered_maps(pool):
     values = (4096, 8192, 100, 64, 64, 80)
     assert kernel.with_tensormaps(values, (4, 2, 1)) == (*values, *uncached(values))
     assert kernel.with_tensormaps(values, (0, 2, 1)) == (*values, 0, 0)  # nothing runs: no maps
-
-
-@tilec.jit
-def scale_kernel(x_ptr, out_ptr, M, N, stride_x, stride_out, BM: tl.constexpr, BN: tl.constexpr):
-    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_x, 1], block_shape=[BM, BN])
-    dst = tl.make_tensor_descriptor(out_ptr, shape=[M, N], strides=[stride_out, 1], block_shape=[BM, BN])
-    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
-    dst.store([pid_m * BM, pid_n * BN], src.load([pid_m * BM, pid_n * BN]) * 2.0 + 1.0)
 
 
 def test_one_kernel_launched_with_new_tensors_shapes_and_strides(backend, rng):
