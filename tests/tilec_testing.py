@@ -203,3 +203,46 @@ def _descriptor_scale_kernel():
 # Device descriptors of kernel parameters (their maps encoded by the launcher), shared by
 # the descriptor tests and those of the launcher's tensor-map cache.
 descriptor_scale_kernel = _descriptor_scale_kernel()
+
+
+def _scan_kernels():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def cumsum_cols(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        """A running cumsum down the rows of a strip of columns (the corpus's k_scans)."""
+        cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+        col_mask = cols < N
+        running = tl.zeros([BLOCK_N], dtype=tl.float32)
+        for start in range(0, M, BLOCK_M):
+            rows = start + tl.arange(0, BLOCK_M)
+            mask = (rows[:, None] < M) & col_mask[None, :]
+            offsets = rows.to(tl.int64)[:, None] * stride + cols[None, :]
+            x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
+            tl.store(out_ptr + offsets, tl.cumsum(x, axis=0) + running[None, :], mask=mask)
+            running += tl.sum(x, axis=0)
+
+    @tilec.jit
+    def cumsum_rows(x_ptr, out_ptr, N, stride, REVERSE: tl.constexpr, BLOCK_N: tl.constexpr):
+        """A cumsum along each row in blocks of BLOCK_N, forwards or reversed (k_scans)."""
+        row = tl.program_id(0).to(tl.int64)
+        running = 0.0
+        num_blocks = tl.cdiv(N, BLOCK_N)
+        for i in range(0, num_blocks):
+            if REVERSE:
+                start = (num_blocks - 1 - i) * BLOCK_N
+            else:
+                start = i * BLOCK_N
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < N
+            x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
+            tl.store(out_ptr + row * stride + cols, tl.cumsum(x, axis=0, reverse=REVERSE) + running, mask=mask)
+            running += tl.sum(x, axis=0)
+
+    return cumsum_cols, cumsum_rows
+
+
+# Blocked scans as the corpus writes them, shared by the scan lowering, codegen and
+# language tests.
+cumsum_cols_kernel, cumsum_rows_kernel = _scan_kernels()

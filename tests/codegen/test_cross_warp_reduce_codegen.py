@@ -14,30 +14,13 @@ import re
 import pytest
 
 import tilec
-import tilec.language as tl
 from tilec.backend import toolkit
+from tilec_testing import layer_norm_fwd_kernel as layer_norm_fwd
 
 try:
     toolkit.ptxas_path()
 except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
     pytest.skip("ptxas is not available", allow_module_level=True)
-
-
-@tilec.jit
-def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK_N)
-    mask = cols < N
-    x = tl.load(X + row.to(tl.int64) * stride + cols, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=0) / N
-    diff = tl.where(mask, x - mean, 0.0)
-    var = tl.sum(diff * diff, axis=0) / N
-    rstd = 1.0 / tl.sqrt(var + eps)
-    w = tl.load(W + cols, mask=mask, other=0.0).to(tl.float32)
-    b = tl.load(B + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(Y + row.to(tl.int64) * stride + cols, (diff * rstd * w + b).to(Y.dtype.element_ty), mask=mask)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
 
 
 SIGNATURE = {"X": "*fp16:16", "Y": "*fp16:16", "W": "*fp16:16", "B": "*fp16:16", "Mean": "*fp32:16",

@@ -21,25 +21,12 @@ import tilec.language as tl
 from scan_ttgir import STRIP, scan_kernel
 from scan_ttgir import ptx as scan_ptx
 from tilec.backend import toolkit
+from tilec_testing import cumsum_cols_kernel as cumsum_cols
 
 try:
     toolkit.ptxas_path()
 except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
     pytest.skip("ptxas is not available", allow_module_level=True)
-
-
-@tilec.jit
-def cumsum_cols(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    col_mask = cols < N
-    running = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for start in range(0, M, BLOCK_M):
-        rows = start + tl.arange(0, BLOCK_M)
-        mask = (rows[:, None] < M) & col_mask[None, :]
-        offsets = rows.to(tl.int64)[:, None] * stride + cols[None, :]
-        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
-        tl.store(out_ptr + offsets, tl.cumsum(x, axis=0) + running[None, :], mask=mask)
-        running += tl.sum(x, axis=0)
 
 
 @tilec.jit

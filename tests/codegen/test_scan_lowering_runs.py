@@ -18,43 +18,13 @@ import tilec
 import tilec.language as tl
 from block_llvm import Memory, run
 from scan_ttgir import STRIP, linear, llvm_ir, scan_kernel
+from tilec_testing import cumsum_cols_kernel as cumsum_cols, cumsum_rows_kernel as cumsum_rows
 
 
 @tilec.jit
 def cumsum_tile(x_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, AXIS: tl.constexpr, REVERSE: tl.constexpr):
     offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
     tl.store(out_ptr + offs, tl.cumsum(tl.load(x_ptr + offs), axis=AXIS, reverse=REVERSE))
-
-
-@tilec.jit
-def cumsum_cols(x_ptr, out_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    col_mask = cols < N
-    running = tl.zeros([BLOCK_N], dtype=tl.float32)
-    for start in range(0, M, BLOCK_M):
-        rows = start + tl.arange(0, BLOCK_M)
-        mask = (rows[:, None] < M) & col_mask[None, :]
-        offsets = rows.to(tl.int64)[:, None] * stride + cols[None, :]
-        x = tl.load(x_ptr + offsets, mask=mask, other=0.0)
-        tl.store(out_ptr + offsets, tl.cumsum(x, axis=0) + running[None, :], mask=mask)
-        running += tl.sum(x, axis=0)
-
-
-@tilec.jit
-def cumsum_rows(x_ptr, out_ptr, N, stride, REVERSE: tl.constexpr, BLOCK_N: tl.constexpr):
-    row = tl.program_id(0).to(tl.int64)
-    running = 0.0
-    num_blocks = tl.cdiv(N, BLOCK_N)
-    for i in range(0, num_blocks):
-        if REVERSE:
-            start = (num_blocks - 1 - i) * BLOCK_N
-        else:
-            start = i * BLOCK_N
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < N
-        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=0.0)
-        tl.store(out_ptr + row * stride + cols, tl.cumsum(x, axis=0, reverse=REVERSE) + running, mask=mask)
-        running += tl.sum(x, axis=0)
 
 
 @tilec.jit
