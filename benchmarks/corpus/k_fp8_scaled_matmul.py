@@ -130,5 +130,7 @@ def cases(device, size):
                    inputs=lambda M=M, N=N, K=K, per_row=per_row, with_bias=with_bias: make_inputs(
                        device, M, N, K, per_row, with_bias),
                    run=lambda m, i: lambda: m.scaled_mm(i["a"], i["w"], i["a_scale"], i["w_scale"], i["bias"]),
-                   reference=reference, atol=3e-2 * K ** 0.5, rtol=2e-2, flops=2.0 * M * N * K,
+                   # Hopper's fp8 wgmma adds into fewer bits than fp32 (~14): at K = 28672 both
+                   # compilers' outputs miss the fp64 reference by up to 0.04 sqrt(K) (1 of 33M).
+                   reference=reference, atol=6e-2 * K ** 0.5, rtol=2e-2, flops=2.0 * M * N * K,
                    bytes=M * K + N * K + 2 * M * N, needs=(8, 9))

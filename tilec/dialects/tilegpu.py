@@ -24,6 +24,8 @@ Ops:
                                       limit: elements left below a bound, see async_copy_global_to_local)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
+    "tilegpu.bulk_store_wait"()       (after a loop whose TMA stores tilegpu-allocate-shared-memory
+                                      left reading out: waits for them, then a CTA barrier)
 
 Module attributes: `tilegpu.num-warps` (i32) and `tilegpu.target` (e.g. "sm_90").
 
@@ -116,6 +118,8 @@ irdl.dialect @tilegpu {
     irdl.operands(src: %0, buffer: %1, mask: optional %2, limit: optional %3)
   }
   irdl.operation @async_commit_group {
+  }
+  irdl.operation @bulk_store_wait {
   }
   irdl.operation @init_barriers {
     %0 = irdl.base @tilegpu::@memdesc
@@ -359,6 +363,12 @@ def wait_barrier(barrier: ir.Value, phase: ir.Value) -> ir.Operation:
     return create_op("tilegpu.wait_barrier", [], [barrier, phase])
 
 
+def bulk_store_wait() -> ir.Operation:
+    """Waits until every TMA store issued so far has been read out of shared memory, then
+    synchronises the CTA: their blocks' bytes may then be written again."""
+    return create_op("tilegpu.bulk_store_wait", [])
+
+
 def async_commit_group() -> ir.Operation:
     """Closes the group of async copies issued since the last commit."""
     return create_op("tilegpu.async_commit_group", [])
@@ -447,7 +457,7 @@ def _verify_memdesc_subview(op: ir.Operation) -> str | None:
 for _name in ("init_barriers", "inval_barriers", "tma_copy_global_to_local", "wait_barrier"):
     define_op("tilegpu." + _name)
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
-              "barrier"):
+              "barrier", "bulk_store_wait"):
     define_op("tilegpu." + _name)
 # wgmma_wait: its result is its operand, element for element (in its layout), once the
 # warpgroup's wgmma groups have completed; not pure, so it stays where it is.

@@ -13,6 +13,15 @@ Two kinds of buffers:
   at that op. An op holding regions (a reduction's combiner) keeps its scratch live over
   the ops nested in it, since its rule lowers them between its own accesses.
 
+A TMA store that waits only until its block is read out of shared memory (tile-choose-
+descriptor-copies' READ_WAIT_ATTR) and sits in a loop need not wait at all: its buffer is
+made live over its whole nearest loop, so nothing else in the loop shares its bytes, and
+the store is marked DEFERRED_ATTR: it waits for the previous read-out just before it
+writes the block again, and a `tilegpu.bulk_store_wait` after the loop waits for the last
+one. The read-out then runs on under the next iteration's work (a persistent matmul's
+next tile) instead of stalling the program. Where the longer lives do not fit in the
+target's shared memory, the function's stores wait in place as before.
+
 Two buffers live at the same time never overlap; others may share bytes (a scratch op
 inside a loop thus never overlaps a ring live across the loop, while consecutive
 reductions may share bytes: tilegpu-insert-barriers orders them). Offsets are chosen
@@ -35,10 +44,11 @@ from dataclasses import dataclass
 from mlir import ir
 
 from ..dialects import tilegpu
-from ..dialects._mlir import i32_attr, walk_ops
+from ..dialects._mlir import block_ops, i32_attr, walk_ops
 from . import register_pass
+from .choose_descriptor_copies import READ_WAIT_ATTR
 # The scratch sizes are registered beside the lowering rules; importing the registry loads them.
-from .convert_tilegpu_to_llvm.shared_memory import OFFSET_ATTR, SHARED_ATTR, scratch_size
+from .convert_tilegpu_to_llvm.shared_memory import DEFERRED_ATTR, OFFSET_ATTR, SHARED_ATTR, scratch_size
 from .utils import functions
 
 ALIGNMENT = 128
@@ -94,14 +104,31 @@ def _users(value: ir.Value) -> list[ir.Operation]:
     return found
 
 
-def collect_buffers(fn: ir.Operation, num_warps: int) -> list[Buffer]:
+def _read_out_loop(op: ir.Operation) -> ir.Operation | None:
+    """The nearest loop around `op` when it is a TMA store that waits only for its block's
+    read-out, so that the wait may move to the store's next execution."""
+    if op.name != "tile.descriptor_store" or READ_WAIT_ATTR not in op.attributes:
+        return None
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.for", "scf.while"):
+            return parent
+        parent = parent.parent
+    return None
+
+
+def collect_buffers(fn: ir.Operation, num_warps: int,
+                    deferred: dict[ir.Operation, ir.Operation] | None = None) -> list[Buffer]:
+    """The function's buffers and when each is live; a store in `deferred` keeps its
+    scratch live over the loop it maps to."""
     points = _ProgramPoints(fn)
     buffers = []
     for op in points.number:
         if op.name != "tilegpu.local_alloc":
             size = scratch_size(op, num_warps)
             if size:
-                buffers.append(Buffer(op, size, points.number[op], points.last[op], alignment=_alignment(op)))
+                holder = (deferred or {}).get(op, op)
+                buffers.append(Buffer(op, size, points.number[holder], points.last[holder], alignment=_alignment(op)))
             continue
         start = end = points.number[op]
         for user in _users(op.results[0]):
@@ -162,8 +189,13 @@ def allocate_shared_memory(module_op: ir.Operation) -> None:
     capacity = _capacity(module_op)
     used = 0
     for fn in functions(module_op):
-        buffers = collect_buffers(fn, num_warps)
+        deferred = {op: loop for op in walk_ops(fn) if (loop := _read_out_loop(op)) is not None}
+        buffers = collect_buffers(fn, num_warps, deferred)
         size = assign_offsets(buffers)
+        if capacity is not None and size > capacity and deferred:
+            deferred = {}  # the stores' buffers do not fit live over their loops: they wait in place
+            buffers = collect_buffers(fn, num_warps)
+            size = assign_offsets(buffers)
         # Over the target's shared memory: FMA dots stage their operands in smaller
         # K-slices (a barrier more per slice), halving until the buffers fit or no
         # slice can shrink (the compile driver then reports what is needed).
@@ -173,7 +205,24 @@ def allocate_shared_memory(module_op: ir.Operation) -> None:
         used = max(used, size)
         for buffer in buffers:
             buffer.op.attributes[OFFSET_ATTR] = i32_attr(buffer.offset)
+        _defer_read_waits(deferred)
     module_op.attributes[SHARED_ATTR] = i32_attr(used)
+
+
+def _defer_read_waits(deferred: dict[ir.Operation, ir.Operation]) -> None:
+    """Marks the stores of `deferred` and puts one tilegpu.bulk_store_wait after each of
+    their loops (once: a loop already followed by one keeps it)."""
+    loops = []
+    for store, loop in deferred.items():
+        store.attributes[DEFERRED_ATTR] = ir.UnitAttr.get()
+        if all(loop != seen for seen in loops):
+            loops.append(loop)
+    for loop in loops:
+        ops = block_ops(loop.block)
+        following = ops[[i for i, op in enumerate(ops) if op == loop][0] + 1]
+        if following.name != "tilegpu.bulk_store_wait":
+            with ir.InsertionPoint(following), loop.location:
+                tilegpu.bulk_store_wait()
 
 
 def _capacity(module_op: ir.Operation) -> int | None:

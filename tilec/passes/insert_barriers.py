@@ -40,7 +40,8 @@ writes: read-after-write, write-after-read and write-after-write.
   barrier is placed; `if`: both branches start from the same state and join after.
 - Other ops holding regions (a reduction's combiner, lowered inline once per combine
   step): the op's own accesses come first, then its regions run like a loop body.
-- tl.debug_barrier and the barriers placed here end every pending access (not the
+- tl.debug_barrier, the barriers placed here, `tilegpu.bulk_store_wait` and a TMA store
+  marked DEFERRED_ATTR (each a barrier after a wait) end every pending access (not the
   writes still in flight).
 """
 from __future__ import annotations
@@ -52,7 +53,7 @@ from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, int_attr_value, operand_groups
 from . import register_pass
 from .allocate_shared_memory import OFFSET_ATTR, num_warps_or_default
-from .convert_tilegpu_to_llvm.shared_memory import scratch_size
+from .convert_tilegpu_to_llvm.shared_memory import DEFERRED_ATTR, scratch_size
 from .pipeline import SLOT_ATTR, WGMMA_PENDING_ATTR
 from .utils import functions
 
@@ -204,7 +205,7 @@ class _Placer:
 
     def op(self, op: ir.Operation, state: State) -> State:
         name = op.name
-        if name in ("tilegpu.barrier", "tile.barrier"):
+        if name in ("tilegpu.barrier", "tile.barrier", "tilegpu.bulk_store_wait"):
             return _in_flight(state)
         if name in ("scf.for", "scf.while"):
             return self.loop(op, state)
@@ -226,6 +227,8 @@ class _Placer:
                 (name == "tilegpu.wgmma_wait" and int_attr_value(op, "pendings") == 0):
             # Every wgmma group but the dot's own is done (the dot waits for them), or all are.
             state = State(replace(a, wgmma=False) if a.wgmma else a for a in state)
+        if DEFERRED_ATTR in op.attributes:  # a TMA store whose rule starts with a barrier (after its wait)
+            state = _in_flight(state)
         touched = accesses(op, self.num_warps)
         if any(a.conflicts(p) for a in touched for p in state):
             if self.insert:

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # the context imports this module: only its type is needed he
 OFFSET_ATTR = "tilegpu.offset"
 # On the module: the bytes of shared memory the kernel needs (the allocator's high-water mark).
 SHARED_ATTR = "tilegpu.shared"
+# On a TMA store whose buffer the allocator kept its own over its loop: it waits for the
+# read-out of its block only before writing the block again (and after the loop).
+DEFERRED_ATTR = "tilegpu.deferred_read_wait"
 
 ScratchFn = Callable[[ir.Operation, int], int]  # (the ttgir op, num_warps) -> bytes
 SCRATCH_RULES: dict[str, ScratchFn] = {}

@@ -20,7 +20,10 @@ issues the copies to global memory, commits them as a bulk group and waits for t
 group to complete (its global writes are then done, so the program reads them back
 like any store's), or, for a store marked `tile.wait_for_read` (no access that may
 follow could tell), only until the block has been read out of the scratch; a final
-barrier lets the scratch be reused.
+barrier lets the scratch be reused. A store tilegpu-allocate-shared-memory marked
+DEFERRED_ATTR (its buffer is its own over its loop) does not wait: its next execution
+first waits for the previous read-out (`cp.async.bulk.wait_group.read 0`, then a barrier)
+before writing the block, and `tilegpu.bulk_store_wait` after the loop waits for the last.
 """
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ from ...dialects.tile import shape_of
 from ...layout.shared import tma_box
 from .context import LoweringContext, LoweringError, lowers
 from .local_memory import View, read_view, write_view
-from .shared_memory import OFFSET_ATTR, element_bytes, scratch_bytes
+from .shared_memory import DEFERRED_ATTR, OFFSET_ATTR, element_bytes, scratch_bytes
 
 _BARRIER_BYTES = 8
 
@@ -217,6 +220,9 @@ def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
     view, box = _view(value, shape, size)
     data = ctx.const(int_attr_value(op, OFFSET_ATTR))
     data_address = ctx.shared_address32(data)
+    deferred = DEFERRED_ATTR in op.attributes
+    if deferred:  # the previous execution's block may still be reading out of the buffer
+        _wait_for_read_out(ctx)
     write_view(ctx, value, view, data)
     ctx.inline_asm("fence.proxy.async.shared::cta;", "", [], [])
     ctx.barrier()
@@ -229,8 +235,23 @@ def lower_descriptor_store(ctx: LoweringContext, op: ir.Operation) -> None:
     # Only until the block has been read out of the buffer where no access that may follow
     # could see the writes out of order (tile-choose-descriptor-copies' READ_WAIT_ATTR);
     # otherwise until they land.
+    # Deferred (tilegpu-allocate-shared-memory's DEFERRED_ATTR): not here at all.
     wait = "wait_group.read" if "tile.wait_for_read" in op.attributes else "wait_group"
-    copies += ["@p cp.async.bulk.commit_group;", f"@p cp.async.bulk.{wait} 0;"]
+    copies += ["@p cp.async.bulk.commit_group;"] + ([] if deferred else [f"@p cp.async.bulk.{wait} 0;"])
     ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; " + " ".join(copies) + " }",
                    ",".join(["r", "l"] + ["r"] * (len(operands) - 2)), operands, [])
+    if not deferred:
+        ctx.barrier()
+
+
+@lowers("tilegpu.bulk_store_wait")
+def lower_bulk_store_wait(ctx: LoweringContext, op: ir.Operation) -> None:
+    _wait_for_read_out(ctx)
+
+
+def _wait_for_read_out(ctx: LoweringContext) -> None:
+    """Every TMA store issued so far has been read out of shared memory once this returns
+    in every thread. Each thread waits for its own bulk groups (only the issuing thread
+    has any), then the CTA synchronises."""
+    ctx.inline_asm("cp.async.bulk.wait_group.read 0;", "", [], [])
     ctx.barrier()
