@@ -36,8 +36,31 @@ def test_corpus_kernel_in_the_interpreter(corpus, monkeypatch, path):
         torch.manual_seed(0)
         inputs = case.inputs()
         reference = case.reference(inputs) if case.reference else None
-        outcome = corpus.run_case(case, module, inputs, reference, False, lambda: None)
+        outcome, _ = corpus.run_case(case, module, inputs, reference, lambda: None)
         if outcome.status != "ok":
             problems.append(f"{case.name} [{case.shape}]: {outcome.status} {outcome.detail}")
     assert count, "the file yields no cases"
     assert not problems, "\n".join(problems)
+
+
+def test_timing_alternates_and_keeps_the_faster_median(corpus, monkeypatch):
+    """Each backend is timed twice, in the order A B B A, and keeps its faster median; a
+    backend whose first call failed is not timed."""
+    import tilec.testing
+    calls, medians = [], iter([3.0, 5.0, 4.0, 2.0])
+
+    def fake_bench(fn, return_mode):
+        assert return_mode == "median"
+        calls.append(fn())
+        return next(medians)
+
+    monkeypatch.setattr(tilec.testing, "do_bench", fake_bench)
+    outcomes = {name: corpus.Outcome("ok") for name in ("tilec", "triton")}
+    corpus.time_cases({"tilec": lambda: "tilec", "triton": lambda: "triton"}, outcomes)
+    assert calls == ["tilec", "triton", "triton", "tilec"]
+    assert (outcomes["tilec"].ms, outcomes["triton"].ms) == (2.0, 4.0)
+    failed = {"tilec": corpus.Outcome("ok"), "triton": corpus.Outcome("FAIL")}
+    calls.clear()
+    medians = iter([1.0, 1.5])
+    corpus.time_cases({"tilec": lambda: "tilec"}, failed)
+    assert calls == ["tilec", "tilec"] and failed["tilec"].ms == 1.0 and failed["triton"].ms is None
