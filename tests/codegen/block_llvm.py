@@ -1,10 +1,11 @@
 """An interpreter of a kernel's LLVM IR for one block of threads on the CPU: enough to run
-tilec's lowering of scans (and the loops, masks and reductions around them) without a GPU
-(tests/codegen/test_scan_lowering_runs.py).
+tilec's lowering of layout conversions, reductions and scans (and the loops, masks and
+stores around them) without a GPU (tests/codegen/test_convert_layout_vectorized.py,
+test_cross_warp_reduce_slots.py, test_scan_lowering_runs.py).
 
-It extends straight_line_llvm.py (one thread after the other up to each barrier) with
-what a scan needs: basic blocks, branches and phis (loops, a branch around stores),
-float arithmetic rounded to the element type, warp shuffles (`shfl.sync` idx, up, down
+It runs the threads of the block over a byte-addressed global and shared memory, with
+integer and vector arithmetic, casts, getelementptr, basic blocks, branches and phis
+(loops, a branch around stores), float arithmetic rounded to the element type, warp shuffles (`shfl.sync` idx, up, down
 and bfly, as PTX defines them, clamp and segment mask included), predicated global loads
 and stores written as inline assembly, and several pointer parameters. Each thread runs
 until it reaches a shuffle or a barrier; when every thread has, the shuffle is answered
@@ -19,7 +20,80 @@ from typing import Iterator
 
 import numpy as np
 
-from straight_line_llvm import INT_OPS, from_bytes, nbytes, parse_type, signed, to_bytes
+
+# ----------------------------------------------------------------------------- values
+# Types as tuples: ("int", bits), ("float",), ("half",), ("bfloat",), ("double",),
+# ("ptr",), ("vec", count, element type).
+
+
+def parse_type(text):
+    text = text.strip()
+    m = re.fullmatch(r"<(\d+) x (.+)>", text)
+    if m:
+        return ("vec", int(m.group(1)), parse_type(m.group(2)))
+    if text.startswith("ptr"):
+        return ("ptr",)
+    if text in ("half", "float", "double", "bfloat"):
+        return (text,)
+    m = re.fullmatch(r"i(\d+)", text)
+    if m:
+        return ("int", int(m.group(1)))
+    raise ValueError(f"type {text!r}")
+
+
+def nbytes(ty):
+    if ty[0] == "vec":
+        return ty[1] * nbytes(ty[2])
+    if ty[0] == "int":
+        return max(1, ty[1] // 8)
+    return {"half": 2, "bfloat": 2, "float": 4, "double": 8, "ptr": 8}[ty[0]]
+
+
+def to_bytes(value, ty):
+    if ty[0] == "vec":
+        return b"".join(to_bytes(v, ty[2]) for v in value)
+    if ty[0] == "int":
+        return int(value & ((1 << (8 * nbytes(ty))) - 1)).to_bytes(nbytes(ty), "little")
+    if ty[0] == "half":
+        return np.float16(value).tobytes()
+    if ty[0] == "float":
+        return np.float32(value).tobytes()
+    if ty[0] == "double":
+        return struct.pack("<d", value)
+    if ty[0] == "ptr":
+        return int(value).to_bytes(8, "little")
+    raise ValueError(ty)
+
+
+def from_bytes(data, ty):
+    if ty[0] == "vec":
+        n = nbytes(ty[2])
+        return [from_bytes(data[i * n:(i + 1) * n], ty[2]) for i in range(ty[1])]
+    if ty[0] == "int":
+        return int.from_bytes(data, "little") & ((1 << ty[1]) - 1)
+    if ty[0] == "half":
+        return np.frombuffer(data, np.float16)[0]
+    if ty[0] == "float":
+        return np.frombuffer(data, np.float32)[0]
+    if ty[0] == "double":
+        return struct.unpack("<d", data)[0]
+    if ty[0] == "ptr":
+        return int.from_bytes(data, "little")
+
+
+def signed(v, bits):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+INT_OPS = {
+    "add": lambda a, b, w: a + b, "sub": lambda a, b, w: a - b, "mul": lambda a, b, w: a * b,
+    "and": lambda a, b, w: a & b, "or": lambda a, b, w: a | b, "xor": lambda a, b, w: a ^ b,
+    "shl": lambda a, b, w: a << b, "lshr": lambda a, b, w: (a & ((1 << w) - 1)) >> b,
+    "ashr": lambda a, b, w: signed(a, w) >> b,
+    "udiv": lambda a, b, w: (a & ((1 << w) - 1)) // b, "urem": lambda a, b, w: (a & ((1 << w) - 1)) % b,
+}
+
 
 PARAM_STRIDE = 1 << 40  # pointer parameter k points at (k + 1) << 40
 

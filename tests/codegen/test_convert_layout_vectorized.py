@@ -13,7 +13,7 @@ Four tiers:
 - PTX of kernels compiled for sm_90 (no GPU): the shared accesses per thread;
 - the lowering run on the CPU: each conversion (mma v2 and wgmma accumulators, blocked,
   sliced layouts; fp32, fp16, int8, int64, bool) is lowered to LLVM IR and executed
-  thread by thread (straight_line_llvm.py); every element must arrive where it belongs;
+  thread by thread (block_llvm.py); every element must arrive where it belongs;
 - kernels through the `backend` fixture (the interpreter, compiled too, and the GPU):
   split-K matmul with atomics, transposes, reductions, chained dots.
 """
@@ -30,7 +30,7 @@ from mlir import ir
 
 import tilec
 import tilec.language as tl
-from straight_line_llvm import GLOBAL_BASE, from_bytes, run
+from block_llvm import Memory, from_bytes, param_base, run
 from tilec.backend import toolkit
 from tilec.backend.compiler import _LLVM_CLEANUP, _gpu_module, _llvm_ir_text
 from tilec.dialects import make_context
@@ -250,13 +250,13 @@ def _run_conversion(src: str, dst: str, shape, dtype: str) -> str:
     llir = _lower(_conversion_kernel(src, dst, shape, dtype))
     element = _TYPES[dtype]
     size = 8 if dtype == "i64" else 2 if dtype == "f16" else 4 if dtype in ("i32", "f32") else 1
-    got = {}
-    for address, data in run(llir, 4 * 32):
-        for at in range(0, len(data), size):
-            index = (address - GLOBAL_BASE + at) // size
-            got[index] = from_bytes(data[at:at + size], element)
+    memory = Memory()
+    run(llir, 4 * 32, memory)
     total = int(np.prod(shape))
-    assert sorted(got) == list(range(total)), "some element was not stored"
+    written = {address - param_base(0) for address in memory.global_bytes}
+    assert written == set(range(total * size)), "some element was not stored, or stored out of place"
+    got = {i: from_bytes(memory.read(memory.global_bytes, param_base(0) + i * size, size), element)
+           for i in range(total)}
     wrong = [(i, got[i], _expected(i, dtype)) for i in range(total) if got[i] != _expected(i, dtype)]
     assert not wrong, f"{len(wrong)} elements wrong, e.g. (index, got, want) {wrong[:4]}"
     return llir
