@@ -49,7 +49,7 @@ from . import register_pass
 from .choose_descriptor_copies import READ_WAIT_ATTR
 # The scratch sizes are registered beside the lowering rules; importing the registry loads them.
 from .convert_tilegpu_to_llvm.shared_memory import DEFERRED_ATTR, OFFSET_ATTR, SHARED_ATTR, scratch_size
-from .utils import functions
+from .utils import enclosing_loop, functions
 
 ALIGNMENT = 128
 
@@ -109,12 +109,7 @@ def _read_out_loop(op: ir.Operation) -> ir.Operation | None:
     read-out, so that the wait may move to the store's next execution."""
     if op.name != "tile.descriptor_store" or READ_WAIT_ATTR not in op.attributes:
         return None
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in ("scf.for", "scf.while"):
-            return parent
-        parent = parent.parent
-    return None
+    return enclosing_loop(op)
 
 
 def collect_buffers(fn: ir.Operation, num_warps: int,

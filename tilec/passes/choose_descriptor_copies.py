@@ -38,7 +38,7 @@ from ..dialects import tile
 from ..dialects._mlir import block_ops, create_op, operand_groups, walk_ops
 from . import register_pass
 from .axis_info import AxisInfoAnalysis
-from .utils import dots_reached, functions, is_pure
+from .utils import dots_reached, enclosing_loop, functions, is_pure
 
 _OPS = ("tile.descriptor_load", "tile.descriptor_store")
 
@@ -54,15 +54,6 @@ def _inner_offset_aligned(op: ir.Operation, analysis: AxisInfoAnalysis) -> bool:
     return divisibility * _element_bytes(op) % 16 == 0
 
 
-def _in_loop(op: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in ("scf.for", "scf.while"):
-            return True
-        parent = parent.parent
-    return False
-
-
 def _wgmma_accumulator(dot: ir.Operation) -> bool:
     return str(ir.RankedTensorType(dot.operands[2].type).element_type) in ("f32", "i32")
 
@@ -72,9 +63,10 @@ def use_tma(op: ir.Operation, analysis: AxisInfoAnalysis, tma_loops: bool, read_
     if not _inner_offset_aligned(op, analysis):
         return False
     if op.name == "tile.descriptor_store":
-        return read_wait or not _in_loop(op)
+        return read_wait or enclosing_loop(op) is None
     dots = dots_reached(op.results[0])
-    return not (_in_loop(op) and dots and not (tma_loops and all(_wgmma_accumulator(d) for d in dots)))
+    in_loop = enclosing_loop(op) is not None
+    return not (in_loop and dots and not (tma_loops and all(_wgmma_accumulator(d) for d in dots)))
 
 
 # ----------------------------------------------------------------------------- store waits

@@ -19,6 +19,16 @@ def functions(module_op: ir.Operation) -> Iterator[ir.Operation]:
             yield op.operation
 
 
+def enclosing_loop(op: ir.Operation) -> ir.Operation | None:
+    """The nearest scf.for or scf.while around `op` in its function, or None."""
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        if parent.name in ("scf.for", "scf.while"):
+            return parent
+        parent = parent.parent
+    return None
+
+
 def walk_postorder(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in `op`, children before parents, in reverse program order."""
     out: list[ir.Operation] = []
