@@ -14,8 +14,12 @@ it from the call's values (`kernel_tensor_maps`, remembered per kernel by
 and cached per (device, address, element size, shape, strides, block, padding): a
 descriptor made anew for every call of the same tensors costs a dictionary lookup.
 
-Maps live in one pool of slots per device. When it is full, the device is synchronised
-(no kernel can still be reading a map) and the pool starts over.
+Maps live in one pool of slots per device, allocated 1,024 maps (128 KiB) at a time as
+new maps arrive, up to 65,536 maps (8 MiB). Only when that is full is the device
+synchronised (no kernel can still be reading a map) and the pool started over: a program
+cycling through more distinct tensors than one allocation holds (the layers of a model)
+keeps its maps instead of encoding and copying them again on every launch, each copy
+behind a synchronisation of the device.
 """
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ from typing import Any, Sequence
 from ..layout.shared import tma_copies
 
 _MAP_BYTES = 128
-_POOL_SLOTS = 1024
+_CHUNK_SLOTS = 1024        # maps per device allocation of a pool
+_POOL_SLOTS = 64 * 1024    # maps a pool holds before it starts over
 
 
 _UNKNOWN = object()
@@ -236,13 +241,13 @@ _GENERATION = 0
 
 
 class _Pool:
-    """Device memory for tensor maps: slots of 128 bytes, handed out in order."""
+    """Device memory for tensor maps: slots of 128 bytes, handed out in order, in chunks
+    of _CHUNK_SLOTS allocated as the slots are first needed (kept when the pool starts
+    over)."""
 
     def __init__(self, device: int):
-        from . import driver
         self.device = device
-        with driver.using_device(device):
-            self.memory = int(driver._call("cuMemAlloc", _POOL_SLOTS * _MAP_BYTES))
+        self.chunks: list[int] = []  # device addresses of the allocations, in slot order
         self.slots: dict[tuple, int] = {}
         self.lock = threading.Lock()
 
@@ -259,7 +264,10 @@ class _Pool:
                     self.slots.clear()
                     global _GENERATION
                     _GENERATION += 1
-                address = self.memory + len(self.slots) * _MAP_BYTES
+                chunk, slot = divmod(len(self.slots), _CHUNK_SLOTS)
+                if chunk == len(self.chunks):
+                    self.chunks.append(int(driver._call("cuMemAlloc", _CHUNK_SLOTS * _MAP_BYTES)))
+                address = self.chunks[chunk] + slot * _MAP_BYTES
                 driver._call("cuMemcpyHtoD", address, data, _MAP_BYTES)
                 driver._call("cuCtxSynchronize")  # the copy has landed before any launch reads it
             self.slots[key] = address
