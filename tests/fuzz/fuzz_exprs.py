@@ -185,9 +185,22 @@ def comparison(op: str, a: Expr, b: Expr) -> Expr:
                 lambda env: ref.compare(op, fa(env), fb(env)), uses=_uses(a, b))
 
 
+def _extremum_types(a: Expr, b: Expr) -> DType:
+    """tl.maximum / tl.minimum's computation type: as Triton's, a Python number is a tensor
+    of its own type (no rule 1), and bf16 is compared in fp32."""
+    if a.literal is not None and b.literal is not None:
+        raise PromotionError("two Python numbers fold at compile time")
+    own = [python_scalar_type(e.literal, BOOL) if e.literal is not None else e.dt for e in (a, b)]
+    own = [F32 if t.name == "bf16" else t for t in own]
+    ct = computation_type(own[0], own[1])
+    if ct.is_int and not ct.signed and any(isinstance(e.literal, int) and e.literal < 0 for e in (a, b)):
+        raise PromotionError("a negative number with an unsigned type is refused")
+    return ct
+
+
 def extremum(op: str, a: Expr, b: Expr, propagate_nan: bool = False, spelling: str = "tl") -> Expr:
     """tl.maximum / tl.minimum (or Python's max / min on tensors)."""
-    ct = _types(a, b)
+    ct = _extremum_types(a, b)
     if ct.is_bool:
         raise PromotionError("max of int1")
     if propagate_nan and not ct.is_float:
@@ -438,6 +451,8 @@ def associative_scan(kind: str, a: Expr, axis: int, reverse: bool) -> Expr:
         raise PromotionError("scanning a scalar")
     if a.dt.is_bool:
         raise PromotionError("scans of int1")
+    if kind != "add" and a.dt.name == "bf16":
+        raise PromotionError("tl.maximum of bf16 is fp32, not the scan's bf16")
     fn = a.fn
     norm_axis = axis % len(a.shape)
     if kind == "add":
@@ -452,6 +467,8 @@ def reduce_combine(kind: str, a: Expr, axis, keep_dims: bool) -> Expr:
     """tl.reduce with combine_add / combine_max / combine_min (the input's own type)."""
     if not a.shape or a.dt.is_bool:
         raise PromotionError("tl.reduce of a scalar or int1")
+    if kind != "add" and a.dt.name == "bf16":
+        raise PromotionError("tl.maximum of bf16 is fp32, not the reduction's bf16")
     shape = _reduced_shape(a.shape, axis, keep_dims)
     norm_axis = None if axis is None else axis % len(a.shape)
     fn = a.fn

@@ -336,6 +336,8 @@ def result_type(op: str, dt: str) -> str:
         return "fp32"
     if op == "truediv" and not is_float(dt):
         return "fp32"
+    if op in ("maximum", "minimum", "maximum_nan", "minimum_nan", "clamp", "clamp_nan") and dt == "bf16":
+        return "fp32"  # Triton's tl.maximum/minimum/clamp compare bf16 in fp32
     return dt
 
 
@@ -603,9 +605,10 @@ def test_ternary(backend, request, op, dt, shape):
         else:  # minimum(maximum(x, lo), hi): a NaN x gives NaN
             ref = np.where(np.isnan(x64), np.nan, np.minimum(np.maximum(x64, lo64), hi64))
         ref = round_to(ref, dt)
-        (got,) = launch(ternary_kernel, backend, [x, lo, hi], [(ref, dt)], (len(x) // numel(shape),),
-                        M=m, N=n, OP=op, RT=TL[dt])
-        check_float(got, ref, dt, zero_sign=False, inputs={"x": (x, dt), "lo": (lo, dt), "hi": (hi, dt)},
+        rt = result_type(op, dt)  # bf16 is clamped in fp32, exactly
+        (got,) = launch(ternary_kernel, backend, [x, lo, hi], [(ref, rt)], (len(x) // numel(shape),),
+                        M=m, N=n, OP=op, RT=TL[rt])
+        check_float(got, ref, rt, zero_sign=False, inputs={"x": (x, dt), "lo": (lo, dt), "hi": (hi, dt)},
                     what=f"{op} {dt}")
         return
     # where(cond, y, w)

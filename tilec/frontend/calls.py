@@ -14,6 +14,7 @@ import ast
 import builtins as py
 import difflib
 import inspect
+import math
 import re
 import sys
 import types
@@ -186,6 +187,9 @@ class CallRules:
             return fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
         name = getattr(fn, "__name__", repr(fn))
         library = self._module_of_call(node.func)
+        if library is math and not any(isinstance(a, tensor) for a in [*args, *kwargs.values()]):
+            # `math.log2(math.e)`, `math.ceil(N / 3)`: folded now, as Triton does
+            return self.call_python_builtin(fn, args, kwargs, node)
         if library is not None:  # np.exp, math.sqrt, torch.relu: another library's function
             ours = getattr(tl_package, name, None)
             if is_builtin(ours) or isinstance(ours, tl.LibraryFunction):
@@ -232,7 +236,7 @@ class CallRules:
         if fn in (py.min, py.max) and any(isinstance(a, tensor) for a in args):
             if kwargs or len(args) < 2:
                 raise self.error(node, f"{fn.__name__}() on tensors takes two or more positional arguments")
-            combine = self.semantic.minimum if fn is py.min else self.semantic.maximum
+            combine = lang.minimum if fn is py.min else lang.maximum  # Triton's meaning of min/max
             result = args[0]
             for arg in args[1:]:
                 result = combine(result, arg)
@@ -257,9 +261,15 @@ class CallRules:
         return _sanitize(fn(*raw_args, **raw_kwargs))
 
     def call_jit(self, callee: KernelFunction, args: list[Any], kwargs: dict[str, Any], node: ast.Call) -> Any:
-        if callee in self.active_calls:
-            raise self.error(node, f"{callee.__name__}() calls itself (directly or through other functions); "
-                                   "recursion is not supported in kernels")
+        # Calls are inlined: a function may call itself with other constants or argument
+        # types (a recursion on a constexpr that a static `if` ends, as Triton allows),
+        # but a call that repeats an active one exactly would inline forever.
+        key = call_key(callee, args, kwargs)
+        if any(active is callee and (key is None or active_key in (None, key))
+               for active, active_key in self.active_calls):
+            raise self.error(node, f"{callee.__name__}() calls itself (directly or through other functions) with the "
+                                   "same argument types and constants; recursion is not supported in kernels "
+                                   "unless a constexpr argument or an argument's type changes")
         if self.depth >= MAX_CALL_DEPTH:
             raise self.error(node, f"calls nest more than {MAX_CALL_DEPTH} deep")
         try:
@@ -272,7 +282,7 @@ class CallRules:
         # constant (CodeGenerator.needs_constexpr names the annotated parameter then).
         scope = {name: _sanitize(value) for name, value in bound.arguments.items()}
         generator = type(self)(callee, self.builder, self.semantic, scope, is_kernel=False, depth=self.depth + 1,
-                                  active_calls=self.active_calls + (callee,))
+                                  active_calls=self.active_calls + ((callee, key),))
         try:
             with tl.activate_caller(generator.call_from_language):
                 generator.visit(callee.parse())

@@ -158,7 +158,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
     def __init__(self, fn: KernelFunction, builder: IRBuilder, semantic: Semantic, scope: dict[str, Any], *,
                  is_kernel: bool, depth: int = 0, active_calls: tuple = ()):
         self.fn = fn
-        self.active_calls = active_calls or (fn,)
+        self.active_calls = active_calls or ((fn, None),)  # (function, call_key) of each call being inlined
         self.current_call: ast.AST = fn.parse()
         self.builder = builder
         self.semantic = semantic

@@ -38,10 +38,9 @@ def _fold(name: str, builtin: Callable, combine: str) -> Callable:
         if any(isinstance(a, tensor) for a in args):
             if kwargs or len(args) < 2:
                 raise TilecSemanticError(f"{name}() on tensors takes two or more positional arguments")
-            semantic = current_semantic()
             result = args[0]
             for arg in args[1:]:
-                result = getattr(semantic, combine)(result, arg)
+                result = getattr(lang, combine)(result, arg)  # tl.minimum/tl.maximum's promotion
             return result
         if any(isinstance(a, constexpr) for a in args):
             return builtin(*(_unwrap(a) for a in args), **kwargs)

@@ -336,12 +336,34 @@ def where(condition, x, y) -> tensor:
 
 @builtin
 def maximum(x, y, propagate_nan=False) -> tensor:
+    x, y = _tensor_operands(x, y, bf16_in_fp32=True)
     return _sem().maximum(x, y, _propagate_nan(propagate_nan))
 
 
 @builtin
 def minimum(x, y, propagate_nan=False) -> tensor:
+    x, y = _tensor_operands(x, y, bf16_in_fp32=True)
     return _sem().minimum(x, y, _propagate_nan(propagate_nan))
+
+
+def _tensor_operands(*values, bf16_in_fp32: bool) -> list[tensor]:
+    """The operands of tl.maximum, tl.minimum, tl.clamp and tl.fma as Triton takes them:
+    each number becomes a tensor of its own type first (`0.0` fp32, `2` int32), so it
+    promotes like a tensor rather than taking the other operand's type as in `x + 2`
+    (`tl.maximum(x_fp16, 0.0)` is fp32 and `tl.minimum(x_int8, 2)` int32, as in Triton),
+    and with `bf16_in_fp32` a bf16 operand is compared in fp32 (Triton's min/max/clamp)."""
+    sem = _sem()
+    raw = [_unwrap(value) for value in values]
+    unsigned = next((v.dtype for v in raw if isinstance(v, tensor) and v.dtype.is_int_unsigned()), None)
+    negative = next((v for v in raw if isinstance(v, int) and not isinstance(v, bool) and v < 0), None)
+    if unsigned is not None and negative is not None and unsigned.int_bitwidth >= (32 if negative >= -2**31 else 64):
+        # the unsigned type wins, and Triton wraps the constant to a huge unsigned value: refused
+        raise core.TilecSemanticError(f"cannot combine the negative constant {negative} with an unsigned {unsigned} "
+                                      "value; cast one of them explicitly")
+    tensors = [sem.to_tensor(value) for value in raw]
+    if bf16_in_fp32:
+        tensors = [sem.cast(t, float32) if t.dtype == core.bfloat16 else t for t in tensors]
+    return tensors
 
 
 def _propagate_nan(value) -> bool:
@@ -409,7 +431,7 @@ def umulhi(x, y) -> tensor:
 @builtin
 def fma(x, y, z) -> tensor:
     """x * y + z with a single rounding."""
-    return _sem().fma(x, y, z)
+    return _sem().fma(*_tensor_operands(x, y, z, bf16_in_fp32=False))
 
 
 @builtin
@@ -428,6 +450,9 @@ def fdiv(x, y, ieee_rounding=False, approx=False) -> tensor:
 @builtin
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE) -> tensor:
     """min(max(x, min), max) elementwise, for floats and integers."""
+    x = _sem().to_tensor(x)
+    if x.dtype.is_floating():  # Triton 3.6's clamp (floats only); integer bounds adapt to x, as in arithmetic
+        x, min, max = _tensor_operands(x, min, max, bf16_in_fp32=True)
     return _sem().clamp(x, min, max, _propagate_nan(propagate_nan))
 
 

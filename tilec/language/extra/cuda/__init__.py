@@ -6,7 +6,13 @@ elementwise helpers (`exp2_ftz`, `round_f32_to_tf32`, `min_nan_xorsign_abs_f32`,
 (`convert_custom_float8_sm80`, `_sm70`), and libdevice
 (`from tilec.language.extra.cuda import libdevice`, the same module as
 `tilec.language.extra.libdevice`)."""
+import sys as _sys
+
 from .. import libdevice  # noqa: F401
+
+# Triton ships it as a submodule too (`from triton.language.extra.cuda.libdevice import rsqrt`,
+# the fallback import of several kernel libraries): the same module under that name.
+_sys.modules.setdefault(__name__ + ".libdevice", libdevice)
 from .gdc import gdc_launch_dependents, gdc_wait
 from .utils import (convert_custom_float8_sm70, convert_custom_float8_sm80, exp2_ftz, f32_to_e2m1x2, globaltimer,
                     max_nan_xorsign_abs_f32, min_nan_xorsign_abs_f32, num_threads, num_warps, round_f32_to_tf32, smid)
