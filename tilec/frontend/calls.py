@@ -203,6 +203,9 @@ class CallRules:
         if isinstance(fn, type):
             raise self.error(node, f"'{ast.unparse(node.func)}' is a class, and a kernel cannot make Python objects; "
                                    "it computes with tensors and compile-time constants")
+        if not callable(fn):  # `x(4)` with a tensor x, `3(4)`
+            what = f"a tensor ({fn.type})" if isinstance(fn, tensor) else f"a value of type {type(fn).__name__}"
+            raise self.error(node.func, f"'{ast.unparse(node.func)}' is {what}, not a function: it cannot be called")
         raise self.error(node, f"'{name}' is a plain Python function and cannot be called from a kernel; "
                                "decorate it with @tilec.jit (or use a tl builtin)")
 

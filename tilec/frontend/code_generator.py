@@ -22,6 +22,7 @@ from ..errors import CompilationError, SourceLocation, UnsupportedLanguageConstr
 from ..language import builtins as lang
 from ..language import core as tl
 from ..language.aggregates import UserAggregate
+from ..language.block_pointer import BlockPointer
 from ..language.core import (ConstexprRequired, TilecSemanticError, _unwrap, constexpr, is_builtin,
                               is_constexpr_annotation, tensor)
 from ..language.semantic import Semantic, computation_type, python_scalar_type
@@ -873,6 +874,9 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             try:
                 return _sanitize(fn(lhs, rhs))
             except TypeError:
+                if isinstance(lhs, BlockPointer) or isinstance(rhs, BlockPointer):
+                    raise self.error(node, f"`{_OPERATOR_SYMBOLS[type(op)]}` does not apply to a block pointer; move "
+                                           "it with tl.advance(pointer, offsets)") from None
                 raise self.error(node, f"`{_OPERATOR_SYMBOLS[type(op)]}` cannot combine the constants "
                                        f"{_unwrap(lhs)!r} and {_unwrap(rhs)!r}") from None
         if isinstance(lhs, tensor) or isinstance(rhs, tensor):

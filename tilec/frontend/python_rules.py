@@ -281,6 +281,8 @@ class Loop:
                                         "use range() for a loop over run-time bounds")
             if any(not isinstance(b, int) for b in bounds):
                 raise TilecSemanticError("tl.static_range bounds must be constexpr integers")
+            if _unwrap(iterable.step) == 0:
+                raise TilecSemanticError("tl.static_range step must not be zero")
             self.runtime = False
         elif isinstance(iterable, lang.range):
             self.runtime = True

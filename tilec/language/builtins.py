@@ -691,6 +691,11 @@ class range:
         self.num_stages = _unwrap(num_stages)
         self.loop_unroll_factor = _unwrap(loop_unroll_factor)
         self.flatten = bool(_unwrap(flatten))
+        for option in ("num_stages", "loop_unroll_factor"):
+            value = getattr(self, option)
+            if value is not None and (isinstance(value, _py.bool) or not isinstance(value, _py.int) or value < 0):
+                raise core.TilecSemanticError(f"tl.{type(self).__name__}'s {option} must be a constexpr int >= 0, "
+                                              f"got {value!r}")
 
     def __iter__(self):
         # Plain Python iteration (outside a `for` statement); loops in kernels, compiled or

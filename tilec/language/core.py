@@ -445,6 +445,8 @@ def _unwrap_shape(shape) -> tuple:
     shape = _unwrap(shape)
     if isinstance(shape, (int, tensor)):
         return (shape,)
+    if not hasattr(shape, "__iter__") or isinstance(shape, str):
+        raise TilecSemanticError(f"a shape must be a tuple of constexpr ints, such as (16, 32), got {shape!r}")
     return tuple(_unwrap(s) for s in shape)
 
 
@@ -625,6 +627,12 @@ class tensor:
 
     def __iter__(self):
         raise TypeError("a tensor cannot be iterated over in a kernel; use tl.static_range or index computations")
+
+    def __len__(self) -> int:
+        # len(x) of a block is its first dimension, as the compiler reads it (frontend/calls.py)
+        if not self.type.is_block():
+            raise TilecSemanticError(f"len() needs a block or a tuple, and this is a scalar ({self.type})")
+        return self.type.shape[0]
 
     def __hash__(self) -> int:
         return id(self)

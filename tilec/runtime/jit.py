@@ -13,6 +13,7 @@ import operator
 import re
 import sys
 import weakref
+from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 from .. import config as _config_module
@@ -100,6 +101,9 @@ class JITFunction(KernelFunction):
         self._n_params = len(self.params)
         # Parameters after `*` (`def k(x, *, BLOCK: tl.constexpr)`) are passed by keyword only.
         self._n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.params)
+        # `*args`/`**kwargs` serve @jit functions called from kernels; a launched kernel has none.
+        self._variadic = [("*" if p.kind == p.VAR_POSITIONAL else "**") + p.name for p in self.params
+                          if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
         self._cache_hash: str | None = None
         self._key_fns = [_constexpr_key if i in self.constexprs else
                          _unspecialized_key if name in self.do_not_specialize else _value_key
@@ -248,7 +252,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         _kernel = None
     if _kernel is None:
         return {run}
-    if _grid.__class__ is tuple and len(_grid) == 1 and _grid[0].__class__ is int and _grid[0] >= 0:
+    if _grid.__class__ is tuple and len(_grid) == 1 and _grid[0].__class__ is int and 0 <= _grid[0] <= 0x7FFFFFFF:
         _x, _y, _z = _grid[0], 1, 1
     else:
         _x, _y, _z = _self._resolve_grid(_grid, {arguments})
@@ -297,7 +301,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             kernel = self._get_kernel(list(values), options)
             if key is not None:
                 self._kernels[key] = kernel
-        if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and grid[0] >= 0:
+        if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] <= _GRID_LIMITS[0]:
             grid3 = (grid[0], 1, 1)
         else:
             grid3 = self._resolve_grid(grid, values)
@@ -392,6 +396,9 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         n = len(args)
         if n == self._n_params and not kwargs and n == self._n_positional:
             return options, list(args)
+        if self._variadic:
+            raise LaunchError(f"{self.__name__}() takes {' and '.join(self._variadic)}, which a kernel launch cannot "
+                              "pass: give each argument a parameter of its own (a tuple parameter may hold several)")
         if n > self._n_positional:
             raise LaunchError(too_many_arguments(self.__name__, self._n_positional, n, self.arg_names,
                                                  self.arg_names[self._n_positional:]))
@@ -439,6 +446,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         for d in dims:
             if d < 0:
                 raise LaunchError(f"grid dimensions must not be negative, got {dims}")
+        for axis, (d, limit) in enumerate(zip(dims, _GRID_LIMITS)):  # the interpreter's as the GPU's
+            if d > limit:
+                raise LaunchError(f"the grid {dims} has {d} programs along axis {axis}, more than a GPU grid "
+                                  f"allows ({_GRID_LIMITS[0]} along axis 0, {_GRID_LIMITS[1]} along axes 1 and 2)")
         return dims + (1,) * (3 - len(dims))
 
     # ------------------------------------------------------------------ specialisation
@@ -513,6 +524,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 raise LaunchError(f"tl.constexpr argument '{name}' of {self.__name__}() must be a hashable "
                                   f"compile-time value (an int, float, bool, str, tl.dtype or None), got "
                                   f"{type(value).__name__}") from None
+            if hasattr(value, "data_ptr") or hasattr(value, "__cuda_array_interface__"):  # hashable by identity
+                raise LaunchError(f"tl.constexpr argument '{name}' of {self.__name__}() is a "
+                                  f"{specialize.describe(value)}; a constexpr takes a compile-time value (an int, "
+                                  "float, bool, str, tl.dtype or None): pass a number, e.g. with .item()")
             return ArgSpec(name, constant=value, is_constant=True)
         if value is None:
             return ArgSpec(name, constant=None, is_constant=True)
@@ -544,7 +559,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             # warmup with a type instead of a value: "*fp32", "i32:16", tl.float32
             try:
                 return _spec_from_type(name, value)
-            except ValueError:  # not a type's spelling: a constexpr string, as at launch
+            except ValueError as error:  # not a type's spelling: a constexpr string, as at launch
+                if isinstance(value, str) and value.startswith("*"):  # a misspelt pointer type
+                    raise LaunchError(f"argument '{name}' of {self.__name__}(): {value!r} is not a pointer type "
+                                      f"({error})") from None
                 return ArgSpec(name, constant=value, is_constant=True)
         dtype = specialize.dtype_of_array(value)
         if dtype is None:
@@ -690,6 +708,20 @@ def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, 
     from .kernel import LaunchableKernel
     if not isinstance(fn, KernelFunction):
         raise UsageError(f"tilec.compile expects a @tilec.jit function, got {fn!r}")
+    for what, given, example in (("signature", signature, "types, such as {'x_ptr': '*fp32', 'n': 'i32'}"),
+                                 ("constexprs", constexprs, "values, such as {'BLOCK': 64}")):
+        if not isinstance(given, Mapping):
+            raise UsageError(f"tilec.compile: {what} must be a dict from parameter names to {example}, "
+                             f"got {given!r}")
+    variadic = [("*" if p.kind == p.VAR_POSITIONAL else "**") + p.name for p in fn.params
+                if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+    if variadic:
+        raise UsageError(f"tilec.compile: {fn.__name__}() takes {' and '.join(variadic)}, which a kernel cannot take: "
+                         "give each argument a parameter of its own (a tuple parameter may hold several)")
+    if isinstance(num_warps, bool) or num_warps not in (1, 2, 4, 8, 16, 32):
+        raise UsageError(f"tilec.compile: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
+    if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 0:
+        raise UsageError(f"tilec.compile: num_stages must be a non-negative int, got {num_stages!r}")
     specs = signature_specs(fn, signature, constexprs)
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else _config.debug
@@ -851,6 +883,9 @@ def _spec_from_type(name: str, value: Any) -> ArgSpec:
     return ArgSpec(name, tl.dtype_from_signature(text), divisibility=int(div) if div else 1)
 
 
+# The most programs a CUDA grid has along x, y and z.
+_GRID_LIMITS = (2**31 - 1, 65535, 65535)
+
 # Every JITFunction made, so that a source update reaches the caches of its callers.
 _ALL_KERNELS: "weakref.WeakSet[JITFunction]" = weakref.WeakSet()
 
@@ -873,6 +908,9 @@ def jit(fn: Callable | None = None, *, noinline: bool = False, debug: bool | Non
     function's source where Python kept none (see `KernelFunction`)."""
 
     def decorate(f: Callable) -> JITFunction:
+        if getattr(f, "__name__", None) == "<lambda>":
+            raise UsageError("@jit needs a function defined with `def`, not a lambda: a lambda has no name and "
+                             "no source of its own to compile")
         return JITFunction(f, noinline=noinline, debug=debug, do_not_specialize=do_not_specialize, src=src)
 
     return decorate(fn) if fn is not None else decorate

@@ -89,6 +89,9 @@ class AtomicRules(SemanticState):
             raise _error(f"atomic_cas needs 16-, 32- or 64-bit values, got {elt}")
         cmp = _unwrap(cmp)
         cmp = self.to_tensor(cmp, elt) if not isinstance(cmp, tensor) else self.cast(cmp, elt)
+        if cmp.type.is_block() and not ptr.type.is_block():  # a block of compares at one address
+            ptr = self.broadcast_to(ptr, cmp.type.shape)
+            value = self.broadcast_to(value, cmp.type.shape)
         if ptr.type.is_block():
             cmp = self.broadcast_to(cmp, ptr.type.shape)
         ty = value.type

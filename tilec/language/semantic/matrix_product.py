@@ -102,6 +102,9 @@ class MatrixProductRules(SemanticState):
             acc = self.full(shape, 0, out)
         else:
             acc = self.to_tensor(acc)
+            if not acc.type.is_block():
+                raise _error(f"dot accumulator is a scalar ({acc.type}); expected a tensor of shape {list(shape)}, "
+                             "such as tl.zeros(...)")
             if acc.type.shape != shape:
                 raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(shape)}")
             if chooses and asked is not None and acc.dtype != out:
@@ -131,6 +134,9 @@ class MatrixProductRules(SemanticState):
         if acc is not None:
             acc = self.to_tensor(acc)
             expected = tuple(batch) + (m, n)
+            if not acc.type.is_block():
+                raise _error(f"dot accumulator is a scalar ({acc.type}); expected a tensor of shape {list(expected)}, "
+                             "such as tl.zeros(...)")
             if acc.type.shape != expected:
                 raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(expected)}")
             acc = self.reshape(acc, (count, m, n))
