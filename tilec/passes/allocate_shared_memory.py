@@ -184,6 +184,9 @@ def allocate_shared_memory(module_op: ir.Operation) -> None:
     capacity = _capacity(module_op)
     used = 0
     for fn in functions(module_op):
+        for op in walk_ops(fn):  # decided anew (this pass may run again on its own output)
+            if DEFERRED_ATTR in op.attributes:
+                del op.attributes[DEFERRED_ATTR]
         deferred = {op: loop for op in walk_ops(fn) if (loop := _read_out_loop(op)) is not None}
         buffers = collect_buffers(fn, num_warps, deferred)
         size = assign_offsets(buffers)
