@@ -246,3 +246,53 @@ def _scan_kernels():
 # Blocked scans as the corpus writes them, shared by the scan lowering, codegen and
 # language tests.
 cumsum_cols_kernel, cumsum_rows_kernel = _scan_kernels()
+
+
+# ----------------------------------------------------------------------------- located errors
+# Kernels in error tests mark the line an error must point at with this comment.
+MARK = "# <-"
+
+
+def marked_line(fn) -> tuple[int, str]:
+    """The line number and stripped text of the one line of `fn` (a @jit function or a
+    plain one) marked with MARK."""
+    import inspect
+    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
+    hits = [i for i, line in enumerate(lines) if MARK in line]
+    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARK!r}"
+    return first + hits[0], lines[hits[0]].strip()
+
+
+def assert_points_at(text: str, fn, *, role: str = "at", caret_at: str | None = None) -> None:
+    """`text` has a `role FILE:LINE:COL in NAME:` header naming `fn`'s marked line, the line
+    quoted, then a caret line (the caret under `caret_at`'s first character when given)."""
+    import inspect
+    import re
+    path = inspect.getsourcefile(getattr(fn, "fn", fn))
+    lineno, code = marked_line(fn)
+    lines = text.splitlines()
+    header = re.compile(rf"{role} {re.escape(path)}:{lineno}:\d+ in {fn.__name__}:")
+    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
+    assert found, f"no line '{header.pattern}' in:\n{text}"
+    i = found[0]
+    assert lines[i + 1] == "    " + code, f"the source line is not quoted after the header:\n{text}"
+    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret line under the source line:\n{text}"
+    if caret_at is not None:
+        assert lines[i + 2].index("^") == lines[i + 1].index(caret_at), \
+            f"the caret does not point at {caret_at!r}:\n{text}"
+
+
+def assert_located(err, kernel, sentence: str, caret_at: str | None = None) -> None:
+    """`err`, a CompilationError, points at `kernel`'s marked line (assert_points_at), says
+    `sentence` (a regular expression) and shows no traceback or tilec source path."""
+    import inspect
+    import os
+    import re
+    import tilec
+    text = str(err)
+    assert_points_at(text, kernel, caret_at=caret_at)
+    assert (err.location.filename, err.location.lineno) == (inspect.getsourcefile(getattr(kernel, "fn", kernel)),
+                                                             marked_line(kernel)[0])
+    assert re.search(sentence, err.message), f"{sentence!r} not in the message:\n{text}"
+    tilec_dir = os.path.dirname(tilec.__file__)
+    assert "Traceback" not in text and tilec_dir not in text, f"tilec internals leak into the error:\n{text}"

@@ -11,8 +11,6 @@ The cases marked "was:" crashed or said something vague or wrong before; the oth
 pin down errors that were already right, for the mistakes users make most.
 """
 import inspect
-import os
-import re
 
 import numpy as np
 import pytest
@@ -22,10 +20,8 @@ import tilec.language as tl
 from tilec import CompilationError, LaunchError
 from tilec.config import config
 from tilec.errors import UsageError
-from tilec_testing import device_array, to_numpy
+from tilec_testing import assert_located, device_array, to_numpy
 
-MARK = "# <-"
-TILEC_DIR = os.path.dirname(tilec.__file__)
 CASES = []
 
 
@@ -55,29 +51,6 @@ def host_arguments(kernel, signature: dict) -> list:
     arrays = {"*fp32": np.float32, "*i32": np.int32, "*i16": np.int16}
     return [np.random.rand(64).astype(arrays[ty]) if ty.startswith("*") else 8
             for ty in compile_signature(kernel, signature).values()]
-
-
-def marked_line(fn) -> tuple[int, str]:
-    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
-    hits = [i for i, line in enumerate(lines) if MARK in line]
-    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARK!r}"
-    return first + hits[0], lines[hits[0]].strip()
-
-
-def assert_located(err: CompilationError, kernel, sentence: str, caret_at: str | None) -> None:
-    text = str(err)
-    lineno, code = marked_line(kernel)
-    lines = text.splitlines()
-    header = re.compile(rf"at {re.escape(__file__)}:{lineno}:\d+ in {kernel.__name__}:")
-    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
-    assert found, f"no line '{header.pattern}' in:\n{text}"
-    i = found[0]
-    assert lines[i + 1] == "    " + code, f"the source line is not quoted after the header:\n{text}"
-    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret line under the source line:\n{text}"
-    if caret_at is not None:
-        assert lines[i + 2].index("^") == lines[i + 1].index(caret_at), f"caret not at {caret_at!r}:\n{text}"
-    assert re.search(sentence, err.message), f"{sentence!r} not in the message:\n{text}"
-    assert "Traceback" not in text and TILEC_DIR not in text, f"tilec internals leak into the error:\n{text}"
 
 
 # ============================================================================= fixed here
@@ -140,8 +113,6 @@ def call_a_constexpr(x_ptr, SCALE: tl.constexpr = 4):
 def block_pointer_plus_int(x_ptr):
     p = tl.make_block_ptr(x_ptr, (64,), (1,), (0,), (16,), (0,))
     q = p + 16  # <-
-
-
 
 
 # ============================================================================= already right (kept so)
@@ -383,7 +354,6 @@ def test_tensor_for_a_constexpr(interpret, monkeypatch):
     with pytest.raises(LaunchError, match=r"tl\.constexpr argument 'BLOCK' of copy_block\(\) is a Tensor of int64 "
                                           r"on cpu; a constexpr takes a compile-time value"):
         copy_block[(1,)](None, 4, BLOCK=torch.tensor(16))
-
 
 
 @pytest.mark.parametrize("arguments, sentence", [

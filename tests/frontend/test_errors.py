@@ -26,13 +26,14 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec import CompilationError
+from tilec_testing import assert_points_at, marked_line
 
 
 def printed_cause(error: BaseException):
     """The cause Python prints above an error (its own field, not a property)."""
     return BaseException.__dict__["__cause__"].__get__(error)
 
-MARK = "# <-"
+
 TILEC_DIR = os.path.dirname(tilec.__file__)
 CASES = []
 
@@ -69,29 +70,6 @@ def compile_error(kernel, signature: dict | None = None, constexprs: dict | None
         tilec.compile(kernel, signature=default_signature(kernel, signature or {}, constexprs),
                       constexprs=constexprs, target="sm_90")
     return info.value
-
-
-def marked_line(fn) -> tuple[int, str]:
-    """(file line number, stripped text) of the one line of `fn`'s source marked `# <-`."""
-    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
-    hits = [i for i, line in enumerate(lines) if MARK in line]
-    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARK!r}"
-    return first + hits[0], lines[hits[0]].strip()
-
-
-def assert_points_at(text: str, fn, *, role: str = "at", caret_at: str | None = None) -> None:
-    """`text` has a `role FILE:LINE:COL in NAME:` header, the marked line, then a caret line."""
-    lineno, code = marked_line(fn)
-    lines = text.splitlines()
-    header = re.compile(rf"{role} {re.escape(__file__)}:{lineno}:\d+ in {fn.__name__}:")
-    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
-    assert found, f"no line '{header.pattern}' in:\n{text}"
-    i = found[0]
-    assert lines[i + 1] == "    " + code, f"the source line is not quoted after the header:\n{text}"
-    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret line under the source line:\n{text}"
-    if caret_at is not None:
-        assert lines[i + 2].index("^") == lines[i + 1].index(caret_at), \
-            f"the caret does not point at {caret_at!r}:\n{text}"
 
 
 def assert_clear_error(err: CompilationError, kernel, fragment: str, caret_at: str | None = None) -> None:

@@ -16,7 +16,6 @@ Parameters are "*fp32" when named `*_ptr`, "i32" otherwise, unless a case says.
 """
 import inspect
 import os
-import re
 
 import numpy as np
 import pytest
@@ -25,13 +24,14 @@ import tilec
 import tilec.language as tl
 from tilec import CompilationError, LaunchError
 from tilec.config import config
+from tilec_testing import assert_located
 
 
 def printed_cause(error: BaseException):
     """The cause Python prints above an error (its own field, not a property)."""
     return BaseException.__dict__["__cause__"].__get__(error)
 
-MARK = "# <-"
+
 TILEC_DIR = os.path.dirname(tilec.__file__)
 COMPILE_CASES = []
 INTERP_CASES = []
@@ -66,28 +66,6 @@ def parameters(kernel, signature: dict, constexprs: dict) -> dict:
     return result
 
 
-def marked_line(fn) -> tuple[int, str]:
-    lines, first = inspect.getsourcelines(getattr(fn, "fn", fn))
-    hits = [i for i, line in enumerate(lines) if MARK in line]
-    assert len(hits) == 1, f"{fn.__name__} must mark exactly one line with {MARK!r}"
-    return first + hits[0], lines[hits[0]].strip()
-
-
-def assert_located(err: CompilationError, kernel, sentence: str, caret_at: str | None = None) -> None:
-    text = str(err)
-    lineno, code = marked_line(kernel)
-    lines = text.splitlines()
-    header = re.compile(rf"at {re.escape(__file__)}:{lineno}:\d+ in {kernel.__name__}:")
-    found = [i for i, line in enumerate(lines) if header.fullmatch(line)]
-    assert found, f"no line '{header.pattern}' in:\n{text}"
-    i = found[0]
-    assert lines[i + 1] == "    " + code, f"the source line is not quoted after the header:\n{text}"
-    assert re.fullmatch(r" +\^", lines[i + 2]), f"no caret line under the source line:\n{text}"
-    if caret_at is not None:
-        assert lines[i + 2].index("^") == lines[i + 1].index(caret_at), f"caret not at {caret_at!r}:\n{text}"
-    assert (err.location.filename, err.location.lineno) == (__file__, lineno)
-    assert re.search(sentence, err.message), f"{sentence!r} not in the message:\n{text}"
-    assert "Traceback" not in text and TILEC_DIR not in text, f"tilec internals leak into the error:\n{text}"
     assert printed_cause(err) is None and (err.__context__ is None or err.__suppress_context__)
 
 
