@@ -101,12 +101,7 @@ class MatrixProductRules(SemanticState):
         if acc is None:
             acc = self.full(shape, 0, out)
         else:
-            acc = self.to_tensor(acc)
-            if not acc.type.is_block():
-                raise _error(f"dot accumulator is a scalar ({acc.type}); expected a tensor of shape {list(shape)}, "
-                             "such as tl.zeros(...)")
-            if acc.type.shape != shape:
-                raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(shape)}")
+            acc = self._accumulator(acc, shape)
             if chooses and asked is not None and acc.dtype != out:
                 raise _error(f"dot accumulator is {acc.dtype} but out_dtype is {out}")
             out = acc.dtype
@@ -121,6 +116,16 @@ class MatrixProductRules(SemanticState):
         return tensor(self.builder.dot(a.handle, b.handle, acc.handle, precision if ta.is_fp32() else "ieee", ty,
                                        limit), ty)
 
+    def _accumulator(self, acc: Any, shape: tuple) -> tensor:
+        """A dot's given accumulator as a tensor, which must have the result's `shape`."""
+        acc = self.to_tensor(acc)
+        if not acc.type.is_block():
+            raise _error(f"dot accumulator is a scalar ({acc.type}); expected a tensor of shape {list(shape)}, "
+                         "such as tl.zeros(...)")
+        if acc.type.shape != shape:
+            raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(shape)}")
+        return acc
+
     def _dot_of_batches(self, a: tensor, b: tensor, acc: Any, input_precision: Any, allow_tf32: Any,
                         out_dtype: Any, max_num_imprecise_acc: int | None) -> tensor:
         """`dot` of [B1, ..., Bj, M, K] and [B1, ..., Bj, K, N] (j > 1): a 3-D dot of
@@ -132,14 +137,7 @@ class MatrixProductRules(SemanticState):
             count *= size
         acc = _unwrap(acc)
         if acc is not None:
-            acc = self.to_tensor(acc)
-            expected = tuple(batch) + (m, n)
-            if not acc.type.is_block():
-                raise _error(f"dot accumulator is a scalar ({acc.type}); expected a tensor of shape {list(expected)}, "
-                             "such as tl.zeros(...)")
-            if acc.type.shape != expected:
-                raise _error(f"dot accumulator has shape {list(acc.type.shape)}; expected {list(expected)}")
-            acc = self.reshape(acc, (count, m, n))
+            acc = self.reshape(self._accumulator(acc, tuple(batch) + (m, n)), (count, m, n))
         flat = self.dot(self.reshape(a, (count, m, k)), self.reshape(b, (count, k, n)), acc, input_precision,
                         allow_tf32, out_dtype, max_num_imprecise_acc)
         return self.reshape(flat, tuple(batch) + (m, n))
