@@ -46,7 +46,7 @@ class TensorDescriptor:
     round_f32_to_tf32: bool = False  # loads round fp32 to tf32 (nearest even), as Triton 3.9's
 
     def __post_init__(self):
-        problem = _describe_problem(self, at_launch=False)
+        problem = descriptor_problem(self, at_launch=False)
         if problem is not None:
             raise ValueError(f"TensorDescriptor: {problem}")
 
@@ -89,24 +89,25 @@ def _address(base: Any) -> int | None:
     return None
 
 
-def descriptor_problem(desc: Any) -> str | None:
+def descriptor_problem(desc: Any, at_launch: bool = True) -> str | None:
     """What is wrong with a descriptor's fields, in a sentence, or None. (Checked at
-    every launch, so the common case is kept short.)"""
+    every construction and launch, so the common case is kept short; `at_launch=False`
+    is _describe_problem's.)"""
     try:
         shape, strides, block = [int(v) for v in desc.shape], [int(v) for v in desc.strides], \
             [int(v) for v in desc.block_shape]
         size = desc.base.dtype.itemsize
         address = desc.base.data_ptr() if hasattr(desc.base, "data_ptr") else desc.base.ctypes.data
     except (TypeError, AttributeError, ValueError):
-        return _describe_problem(desc)
+        return _describe_problem(desc, at_launch)
     if (1 <= len(shape) <= 5 and len(strides) == len(shape) == len(block) and strides[-1] == 1
             and all(0 < b and not b & (b - 1) for b in block) and math.prod(block) <= MAX_BLOCK_ELEMENTS
-            and block[-1] * size >= 16
+            and (block[-1] * size >= 16 or not at_launch)
             and not address % 16 and all(not (s * size) % 16 for s in strides[:-1])
             and getattr(desc, "padding", "zero") in ("zero", "nan")
             and (not getattr(desc, "round_f32_to_tf32", False) or size == 4)):
         return None
-    return _describe_problem(desc)
+    return _describe_problem(desc, at_launch)
 
 
 def _describe_problem(desc: Any, at_launch: bool = True) -> str | None:
