@@ -709,15 +709,40 @@ def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]
     iv, upper, step = body.arguments[0], op.operands[1], _constant_int(op.operands[2])
     iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
     exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
-    mapping = _clone_slice(loop.slice, {iv: iteration, **ahead}, exists)
+    # The copies first, then what only the next iteration's ahead values need (a
+    # flattened tile loop's next-tile `if`): no branch stands between the wait for the
+    # previous wgmma group and the refill of its slots.
+    for_copies, for_later = _split_slice(loop)
+    mapping = _clone_slice(for_copies, {iv: iteration, **ahead}, exists)
     wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
     write_slot = arith.select(wraps_down, _constant(i32, stages - 1), arith.subi(counter, _constant(i32, 1)))
     _issue_copies(loop, mapping, exists, write_slot, stages - 1)
+    mapping = _clone_slice(for_later, mapping, exists)
     following = arith.addi(counter, _constant(i32, 1))
     wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, stages))
     following = arith.select(wraps_up, _constant(i32, 0), following)
     yielded = list(block_ops(body)[-1].operands)
     return following, [mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried]
+
+
+def _split_slice(loop: _Loop) -> tuple[_Slice, _Slice]:
+    """The loop's address slice in two: the ops the copies' operands need, and the rest
+    (updates of carried values the copies do not read this iteration), each in order."""
+    ops = set(loop.slice.ops)
+    needed: set[ir.Operation] = set()
+    pending = [root for load in loop.loads for root in _roots(load)]
+    while pending:
+        value = pending.pop()
+        op = _owner(value)
+        if op is None or op not in ops or op in needed:
+            continue
+        needed.add(op)
+        pending.extend(op.operands)
+        if op.regions:
+            pending.extend(_free_values(op))
+    first = [op for op in loop.slice.ops if op in needed]
+    return _Slice(first, loop.slice.carried), _Slice([op for op in loop.slice.ops if op not in needed],
+                                                      loop.slice.carried)
 
 
 def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
