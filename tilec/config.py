@@ -96,11 +96,12 @@ class Config:
     # Host tensor descriptors' loads and stores as TMA copies on sm_90 (TILEC_TMA=0: their
     # pointer form everywhere). Part of every kernel's cache key.
     tma: bool = True
-    # `tl.range(..., flatten=True)` fuses the loop with its inner loop (tile-flatten-loops)
-    # when TILEC_FLATTEN_LOOPS=1. Off by default: on an H200 beside Triton 3.6 the fused
-    # persistent matmuls won at K = 1024 and lost elsewhere (geometric mean of the
-    # corpus's 24 persistent cases 1.20 fused, 1.28 nested). Part of every kernel's cache key.
-    flatten_loops: bool = False
+    # `tl.range(..., flatten=True)` fuses the loop with its inner loop (tile-flatten-loops);
+    # TILEC_FLATTEN_LOOPS=0 keeps the nest. On an H200 beside Triton 3.6 the fused
+    # descriptor-persistent matmuls ran 1.02-1.04x at K = 1024 (nested 0.96-0.99x) and
+    # tutorial 09's at 8192x8192x512 0.99-1.01x (nested 0.90-0.94x). Part of every
+    # kernel's cache key.
+    flatten_loops: bool = True
     # tilegpu-order-pure-ops after the LLVM lowering: pure ops placed where they are
     # needed, element by element (streaming kernels only); TILEC_ORDER_PURE_OPS=0
     # turns it off. Part of every kernel's cache key.
@@ -124,14 +125,14 @@ class Config:
             print_autotuning=_flag("TILEC_PRINT_AUTOTUNING"),
             wgmma=_flag("TILEC_WGMMA", default=True),
             tma=_flag("TILEC_TMA", default=True),
-            flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=False),
+            flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=True),
             order_pure_ops=_flag("TILEC_ORDER_PURE_OPS", default=True),
         )
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""
         return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma),
-                                               ("flatten", self.flatten_loops),
+                                               ("no-flatten", not self.flatten_loops),
                                                ("no-order-pure-ops", not self.order_pure_ops)) if on)
 
 

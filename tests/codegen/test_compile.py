@@ -143,7 +143,7 @@ def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys, fresh_cache):  #
     tilec.compile(multiply_add, signature=dict.fromkeys(multiply_add.arg_names, "*fp32:16"))
     headers = [line for line in capsys.readouterr().err.splitlines() if line.startswith("// -----// IR dump")]
     passes = ["canonicalize", "cse", "tile-combine", "tile-narrow-float", "tile-dce",                              # ttir
-              "tile-choose-descriptor-copies", "convert-tile-to-tilegpu", "tilegpu-coalesce",
+              "tile-flatten-loops", "tile-choose-descriptor-copies", "convert-tile-to-tilegpu", "tilegpu-coalesce",
               "tilegpu-remove-layout-conversions",
               "tilegpu-accelerate-matmul", "tilegpu-remove-layout-conversions", "tilegpu-pipeline",
               "tilegpu-optimize-dot-operands", "tile-dce", "canonicalize", "cse",             # ttgir

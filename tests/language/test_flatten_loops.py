@@ -3,8 +3,8 @@ with its K loop (passes/flatten_loops.py), and tilegpu-pipeline then streams loa
 tile boundaries. Nothing a program computes may change: programs with no tile, with
 uneven numbers of tiles, K = 0 (the inner loop never runs: each tile stores zeros), a
 masked K tail, values carried by the outer loop and updated in the epilogue, and a
-reduction nest without dots. The pass is off by default (TILEC_FLATTEN_LOOPS=1 turns it
-on; measured slower than the nest on most persistent matmuls); these tests turn it on. Random inputs, outputs
+reduction nest without dots. The pass is on by default (TILEC_FLATTEN_LOOPS=0 turns it
+off); these tests turn it on whatever the environment says. Random inputs, outputs
 poisoned with NaN, float64 references; compiled for sm_90 as well, where the wgmma
 accumulator is reset at run time.
 """
@@ -23,7 +23,7 @@ from tilec_testing import device_array, to_numpy
 
 @pytest.fixture(autouse=True)
 def flatten_on(monkeypatch):
-    """The pass is off unless TILEC_FLATTEN_LOOPS=1 (config.flatten_loops): on here."""
+    """The pass is on unless TILEC_FLATTEN_LOOPS=0 (config.flatten_loops): on here."""
     monkeypatch.setattr(config, "flatten_loops", True)
 
 
@@ -167,12 +167,12 @@ def test_refills_come_before_the_tile_boundary_ifs():
 
 
 def test_the_switch_leaves_the_nest_and_keys_the_cache(monkeypatch):
-    """config.flatten_loops off (the default; TILEC_FLATTEN_LOOPS=1 turns it on): the
+    """config.flatten_loops off (TILEC_FLATTEN_LOOPS=0; on by default): the
     loops stay nested (the K loop's rings made per tile, inside the tile loop), under
     another cache key. On, nothing computes a tile's coordinates (divisions) outside the
     `if`s of a tile's last step, and a nest whose tile loop builds the offset tensors
     its K loop reads stays nested."""
-    assert "flatten" in config.codegen_flags()
+    assert "flatten" not in config.codegen_flags()
     options = dict(signature=SIGNATURE, target="sm_90", num_warps=4,
                    constexprs={"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 132, "STAGES": 3})
     flat = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
@@ -184,7 +184,7 @@ def test_the_switch_leaves_the_nest_and_keys_the_cache(monkeypatch):
     assert not any("arith.divsi" in line or "arith.remsi" in line for line in top), "\n".join(top)
     assert "tilegpu.convert_layout" not in loop.split("scf.if")[0]
     monkeypatch.setattr(config, "flatten_loops", False)
-    assert "flatten" not in config.codegen_flags()
+    assert "no-flatten" in config.codegen_flags()
     nested = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
     assert nested.count("scf.for") == 2 and "tile.flatten" in nested
     outer = nested[nested.index("scf.for"):]
