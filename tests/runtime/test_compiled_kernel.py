@@ -89,3 +89,15 @@ def test_warmup_refuses_a_target_it_cannot_read(fresh_cache, target):
     with pytest.raises(LaunchError, match="target must look like 'sm_90'"):
         copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target=target)
     assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_80").name
+
+
+@pytest.mark.parametrize("switch", ["wgmma", "tma", "flatten_loops", "order_pure_ops"])
+def test_in_memory_kernels_follow_every_code_generation_switch(fresh_cache, monkeypatch, switch):
+    """A kernel found in memory was compiled under the switches in force now
+    (config.codegen_flags names them; the disk cache keys them too): flipping one at
+    run time compiles again instead of handing out the other setting's kernel."""
+    from tilec.config import config
+    first = copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_90")
+    assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_90") is first
+    monkeypatch.setattr(config, switch, not getattr(config, switch))
+    assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_90") is not first
