@@ -483,7 +483,9 @@ def cases_05(plan: Plan) -> Iterator[Case]:
             # The tutorial's own references: torch in fp16, forward and backward. (Its
             # kernels sum dw and db through fp16 partial buffers, as it is written; the
             # rounding of those alone reaches its 0.01 tolerance against an exact fp32 sum,
-            # with the order in which programs take the lock, on either compiler.)
+            # with the order in which programs take the lock, on either compiler: at 4096
+            # rows both compilers' dw were off by up to 0.027 at |dw| ~ 4 on an H200. So
+            # dw and db are also allowed 1% of their size.)
             leaves = [t.clone().requires_grad_() for t in (x, weight, bias)]
             y_ref = torch.nn.functional.layer_norm(leaves[0], (n,), leaves[1], leaves[2], eps)
             y_ref.backward(dy)
@@ -505,8 +507,8 @@ def cases_05(plan: Plan) -> Iterator[Case]:
             return run
 
         def check_backward(grads, a, mod):
-            for name, got, want in zip(("dx", "dw", "db"), grads, a["grads_ref"]):
-                problem = compare(got, want, atol=1e-2, rtol=0, what=f"{name}: ")
+            for name, got, want, rtol in zip(("dx", "dw", "db"), grads, a["grads_ref"], (0, 1e-2, 1e-2)):
+                problem = compare(got, want, atol=1e-2, rtol=rtol, what=f"{name}: ")
                 if problem:
                     return problem
             return None
