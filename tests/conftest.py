@@ -13,7 +13,7 @@ import pytest
 
 import tilec
 from tilec.config import config
-from tilec.runtime.jit import JITFunction
+from tilec.runtime.jit import JITFunction, pop_warmup
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,6 +51,8 @@ _original_run = JITFunction.run
 
 
 def _run_and_compile(self, *args, grid, **kwargs):
+    if pop_warmup(kwargs, self.arg_names):  # Triton's run(..., warmup=True): compiles only
+        return self.warmup(*args, grid=grid, **kwargs)
     result = _original_run(self, *args, grid=grid, **kwargs)
     options, values = self._split_call(args, dict(kwargs))
     typed = [_as_type(value, index in self.constexprs) for index, value in enumerate(values)]

@@ -17,10 +17,14 @@ from .errors import (CompilationError, LaunchError, OutOfResources, TargetError,
 from .language.aggregates import aggregate_class as aggregate  # noqa: F401
 from .language.compile_time import cdiv, constexpr_function, next_power_of_2  # noqa: F401
 from .runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics  # noqa: F401
-from .runtime.jit import JITFunction, jit  # noqa: F401
+from .runtime.jit import JITFunction, KernelInterface, jit  # noqa: F401
 from .runtime.reinterpret import TensorWrapper, reinterpret  # noqa: F401
 
-__version__ = "0.1.0"
+# The Triton language version tilec implements, then tilec's own release (a PEP 440 local
+# label): with `import tilec as triton`, libraries' version gates (`triton.__version__ >=
+# "3.0.0"`, `packaging.version.parse(...)`) take the paths written for that language.
+# The release part is backend.kernel_data.TILEC_VERSION, which keys the kernel cache.
+__version__ = "3.9.0+tilec.0.1.0"
 
 
 def set_allocator(allocator) -> None:

@@ -233,6 +233,17 @@ def test_version(capsys):
     assert "\nversion = " not in pyproject.split("[project.scripts]")[0]
 
 
+def test_version_reads_as_the_triton_language_it_implements():
+    """Swapped imports make tilec.__version__ a library's triton.__version__: it names
+    the Triton language (3.9) first and tilec's release (the cache's) as a local label."""
+    import packaging.version
+    import tilec
+    from tilec.backend.kernel_data import TILEC_VERSION
+    version = packaging.version.Version(tilec.__version__)
+    assert version.release == (3, 9, 0) and version.local == f"tilec.{TILEC_VERSION}"
+    assert version >= packaging.version.Version("3.0.0") and tilec.__version__ >= "3.0.0"
+
+
 VECTOR_ADD = ["compile", f"{ROOT / 'examples' / 'vector_add.py'}:add_kernel", "-s",
               "x_ptr=*fp32:16,y_ptr=*fp32:16,out_ptr=*fp32:16,n_elements=i32", "-c", "BLOCK_SIZE=1024"]
 

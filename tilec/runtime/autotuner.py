@@ -28,6 +28,7 @@ from .. import config as _config_module
 from ..errors import CompilationError, LaunchError, OutOfResources, ToolkitError, UsageError, hide_internal_frames
 from ..frontend.kernel_function import called_without_grid
 from ..torch_compile import launch_outside_graphs, launched_in_torch_compile
+from .jit import KernelInterface, pop_warmup
 
 _config = _config_module.config
 
@@ -64,7 +65,7 @@ class Config:
         return hash(repr(self))
 
 
-class _Wrapper:
+class _Wrapper(KernelInterface):
     """What Autotuner and Heuristics share: they wrap a kernel (or another wrapper) and
     are launched like one, `kernel[grid](*args, **kwargs)`."""
 
@@ -144,6 +145,8 @@ class Heuristics(_Wrapper):
         self.values = dict(values)
 
     def run(self, *args, grid, **kwargs):
+        if kwargs and pop_warmup(kwargs, self.arg_names):
+            return self.warmup(*args, grid=grid, **kwargs)
         return _launch(self.fn, grid, args, self._with_values(args, kwargs))
 
     def warmup(self, *args, grid=None, **kwargs):
@@ -202,6 +205,8 @@ class Autotuner(_Wrapper):
 
     # ------------------------------------------------------------------ launching
     def run(self, *args, grid, **kwargs):
+        if kwargs and pop_warmup(kwargs, self.arg_names):
+            return self.warmup(*args, grid=grid, **kwargs)
         named = self._named(args, kwargs)
         key = self._key(named)
         config = self.cache.get(key)

@@ -59,7 +59,31 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "debug", "en
                   "target", "launch_cooperative_grid", "launch_pdl", "extern_libs")
 
 
-class JITFunction(KernelFunction):
+class KernelInterface:
+    """What `kernel[grid](...)` launches, as Triton's `triton.KernelInterface`: a subclass
+    defines `run(*args, grid, warmup, **kwargs)`; `k[grid](*args)` is then
+    `k.run(*args, grid=grid, warmup=False)` and `k.warmup(*args, grid=grid)` is
+    `k.run(*args, grid=grid, warmup=True)`. JITFunction, Autotuner and Heuristics are
+    ones (with faster paths of their own, and `run` taking `warmup=` too); libraries
+    subclass it to wrap kernels (FlagGems' launch cache, say)."""
+
+    def run(self, *args, grid, warmup, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define run(*args, grid, warmup, **kwargs)")
+
+    def warmup(self, *args, grid, **kwargs):
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def __getitem__(self, grid) -> Callable:
+        return lambda *args, **kwargs: self.run(*args, grid=grid, warmup=False, **kwargs)
+
+
+def pop_warmup(kwargs: dict, arg_names: Sequence[str]) -> bool:
+    """Takes Triton's `run(..., warmup=...)` flag out of a call's keyword arguments (left
+    alone where the kernel has a parameter of that name)."""
+    return bool(kwargs.pop("warmup")) if "warmup" in kwargs and "warmup" not in arg_names else False
+
+
+class JITFunction(KernelFunction, KernelInterface):
     """A kernel: launch with `kernel[grid](*args, num_warps=4)`."""
 
     def __init__(self, fn: Callable, *, noinline: bool = False, debug: bool | None = None,
@@ -275,6 +299,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         return namespace[self.__name__]
 
     def run(self, *args, grid, **kwargs):
+        if kwargs and pop_warmup(kwargs, self.arg_names):
+            return self.warmup(*args, grid=grid, **kwargs)
         if _config.interpret:
             from ..interpreter import interpret_kernel
             return interpret_kernel(self, grid, args, kwargs)
