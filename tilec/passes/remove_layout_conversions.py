@@ -33,7 +33,9 @@ memory; gather's source) simply skip the conversion.
    converted out of L (`acc = acc + tl.load(...)`; attention's `l_i = l_i * alpha +
    tl.sum(p, 1)`), is carried in L, so that no iteration pays a conversion; it is
    converted once before and after the loop instead (usually free: the initial value is
-   a splat, and the result feeds a store).
+   a splat, and the result feeds a store). So is a value the loop replaces inside an
+   `scf.if` (each branch yields it unchanged or something computable in L) and otherwise
+   only converts to L (`if i % cut == 0: rows = ...`; a flattened tile loop's offsets).
 
 5. hoist: a conversion inside a loop of a value defined before the loop moves before
    it (done once rather than every iteration).
@@ -471,6 +473,9 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
         return None
     update = yielded.owner.operation
     current = tilegpu.layout_of(arg.type)
+    if update.name == "scf.if" and update.block == arg.owner:
+        layout = _layout_through_if(rewriter, arg, yielded)
+        return layout if layout != current else None
     if update.name == "tilegpu.convert_layout":
         source = tilegpu.layout_of(update.operands[0].type)
         return source if source != current else None
@@ -499,6 +504,34 @@ def _better_accumulator_layout(rewriter: _Rewriter, arg: ir.Value, yielded: ir.V
         if not converted and rewriter.rematerialize(leaf, candidate) is None:
             return None
     return candidate
+
+
+def _layout_through_if(rewriter: _Rewriter, arg: ir.Value, yielded: ir.Value) -> Encoding | None:
+    """L when the loop yields, for `arg`, a result of an `scf.if` of its body whose
+    branches each yield `arg` itself or a value computable in L, and every other use of
+    `arg` converts it to L: a flattened tile loop's offsets, replaced by the next tile's
+    on a tile's last step and read in the loads' layout at every step. Carried in L, no
+    step converts them (the if's result then takes L too, rewrite 6)."""
+    if_op, index = yielded.owner.operation, yielded.result_number
+    yields = [list(region.blocks[0].operations)[-1].operation for region in if_op.regions]
+    layout = None
+    for use in arg.uses:
+        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+        if user in yields and use.operand_number == index:
+            continue
+        if user.name != "tilegpu.convert_layout":
+            return None
+        target = tilegpu.layout_of(user.results[0].type)
+        if layout is not None and target != layout:
+            return None
+        layout = target
+    if layout is None:
+        return None
+    for terminator in yields:
+        value = terminator.operands[index]
+        if value != arg and tilegpu.layout_of(value.type) != layout and rewriter.rematerialize(value, layout) is None:
+            return None
+    return layout
 
 
 def _first_time(history: list, op: ir.Operation, index: int, current: Encoding, layout: Encoding) -> bool:
