@@ -29,13 +29,15 @@ def flatten_on(monkeypatch):
 
 @tilec.jit
 def persistent_matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr,
-                             PROGRAMS: tl.constexpr, STAGES: tl.constexpr):
+                             PROGRAMS: tl.constexpr, STAGES: tl.constexpr, FLATTEN: tl.constexpr = True,
+                             WS: tl.constexpr = False):
     """The tile loop computes scalars only (a tile's first row and column, what is left
-    of M and N): the pair is flattened."""
+    of M and N): the pair is flattened (with `flatten=True` or `warp_specialize=True`)."""
     tiles_n = tl.cdiv(N, BN)
     k_tiles = tl.cdiv(K, BK)
     rows, cols = tl.arange(0, BM), tl.arange(0, BN)
-    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS, flatten=True, num_stages=STAGES):
+    for tile in tl.range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, PROGRAMS, flatten=FLATTEN, num_stages=STAGES,
+                         warp_specialize=WS):
         row0 = (tile // tiles_n) * BM
         col0 = (tile % tiles_n) * BN
         acc = tl.zeros((BM, BN), dtype=tl.float32)
@@ -145,6 +147,28 @@ def test_flattened_loop_keeps_wgmma_in_flight_and_resets_it_at_run_time():
     assert epilogue.index("tilegpu.wgmma_wait") < epilogue.index("tile.store")
     assert re.search(r"setp\.eq\.b32 p, %r\d+, 0; wgmma\.mma_async\.sync\.aligned\.m64n128k16\.f32\.f16\.f16", ptx)
     assert kernel.n_spills == 0
+
+
+@pytest.mark.parametrize("flatten, ws, fused", [(False, True, True), (False, False, False)])
+def test_warp_specialize_fuses_as_flatten_does(backend, rng, flatten, ws, fused):
+    """`warp_specialize=True` on a persistent loop (Triton's tutorial 09 passes
+    `flatten=False` with it on Hopper) fuses the loops as `flatten=True` does: tilec's
+    way to keep the next tile's loads in flight during this tile's epilogue. The values
+    are the same either way."""
+    options = dict(signature=SIGNATURE, target="sm_90", num_warps=4,
+                   constexprs={"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 132, "STAGES": 3, "FLATTEN": flatten,
+                               "WS": ws})
+    ttgir = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
+    first_loop = ttgir[ttgir.index("scf.for"):].split("scf.yield")[0]
+    assert ("tilegpu.local_alloc" not in first_loop) == fused  # nested: the rings are made per tile
+    m, n, k, programs = 96, 64, 80, 3
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+    c = device_array(np.full((m, n), np.nan, np.float16), backend)
+    persistent_matmul_kernel[(programs,)](device_array(a, backend), device_array(b, backend), c, m, n, k, BM=32,
+                                          BN=32, BK=32, PROGRAMS=programs, STAGES=3, FLATTEN=flatten, WS=ws)
+    np.testing.assert_allclose(to_numpy(c).astype(np.float64), a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-2, atol=2e-2)
 
 
 def test_refills_come_before_the_tile_boundary_ifs():

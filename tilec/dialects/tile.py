@@ -574,8 +574,11 @@ def extern_elementwise(symbol: str, args: Sequence[ir.Value], ty: ir.Type, pure:
 # before they are added into the fp32 one (wgmma lowering). IRDL has no optional
 # attributes, so it is not declared there; _verify_dot checks it.
 IMPRECISE_ACC_ATTR = "max_num_imprecise_acc"
-# On an scf.for: `tl.range(..., flatten=True)`, a loop whose one inner loop
-# tile-flatten-loops may fuse with it (see passes/flatten_loops.py).
+# On an scf.for: `tl.range(..., flatten=True)` or `warp_specialize=True`, a loop whose one
+# inner loop tile-flatten-loops may fuse with it (see passes/flatten_loops.py). Warp
+# specialisation of a persistent loop buys the overlap of the next tile's loads with this
+# tile's epilogue; tilec gets it by fusing the loops (on Hopper Triton cannot do both, and
+# its tutorial turns `flatten` off where it specialises).
 FLATTEN_ATTR = "tile.flatten"
 
 

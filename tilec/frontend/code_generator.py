@@ -690,7 +690,7 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
         if loop.num_stages is not None:
             for_op.attributes["tile.num_stages"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32),
                                                                       int(loop.num_stages))
-        if getattr(loop, "flatten", False):
+        if getattr(loop, "flatten", False) or getattr(loop, "warp_specialize", False):
             for_op.attributes[FLATTEN_ATTR] = ir.UnitAttr.get()
         body = for_op.regions[0].blocks[0]
         before = dict(self.scope)

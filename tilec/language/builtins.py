@@ -691,6 +691,9 @@ class range:
         self.num_stages = _unwrap(num_stages)
         self.loop_unroll_factor = _unwrap(loop_unroll_factor)
         self.flatten = bool(_unwrap(flatten))
+        # tilec's warp specialisation of a persistent loop is fusing it with its inner loop
+        # (the next tile's loads in flight during this tile's epilogue): see FLATTEN_ATTR.
+        self.warp_specialize = bool(_unwrap(warp_specialize))
         for option in ("num_stages", "loop_unroll_factor"):
             value = getattr(self, option)
             if value is not None and (isinstance(value, _py.bool) or not isinstance(value, _py.int) or value < 0):
