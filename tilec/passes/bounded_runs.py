@@ -38,6 +38,7 @@ from mlir.dialects import arith
 from ..dialects import tile, tilegpu
 from ..dialects._mlir import is_tensor, tensor_type
 from .axis_info import AxisInfoAnalysis
+from .utils import defining_op as _owner
 
 # arith.cmpi predicates: `index < bound` with the index on the left (slt) or right (sgt).
 _CMPI_SLT, _CMPI_SGT = 2, 4
@@ -59,13 +60,6 @@ class BoundedMask:
     width: int
     uniform: tuple[ir.Value, ...]
     bounds: tuple[Bound, ...]
-
-
-def _owner(value: ir.Value) -> ir.Operation | None:
-    if not isinstance(value, ir.OpResult):
-        return None
-    owner = value.owner
-    return owner.operation if hasattr(owner, "operation") else owner
 
 
 def _factors(mask: ir.Value) -> list[ir.Value] | None:

@@ -121,6 +121,7 @@ from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
 from .utils import (clone_reading, erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure, is_zero_constant,
                     walk_postorder)
+from .utils import defining_op as _owner
 
 NUM_STAGES_ATTR = "tile.num_stages"
 # On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
@@ -181,13 +182,6 @@ class _Loop:
 
 
 # ----------------------------------------------------------------------------- analysis
-
-
-def _owner(value: ir.Value) -> ir.Operation | None:
-    if not isinstance(value, ir.OpResult):
-        return None
-    owner = value.owner
-    return owner.operation if hasattr(owner, "operation") else owner
 
 
 def _constant_int(value: ir.Value) -> int | None:

@@ -46,6 +46,14 @@ def walk_postorder(op: ir.Operation) -> list[ir.Operation]:
     return out
 
 
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    """The op whose result `value` is; None for a block argument."""
+    if not isinstance(value, ir.OpResult):
+        return None
+    owner = value.owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
 def clone_reading(op: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> ir.Operation:
     """Clones `op` at the insertion point, its operands and those of the ops nested in
     it read through `mapping` (an if's branches read outer values too); records the
