@@ -142,7 +142,7 @@ def test_dump_ir_headers_follow_the_stages(monkeypatch, capsys, fresh_cache):  #
     tilec.compile(example("vector_add").add_kernel, signature=ADD_SIGNATURE, constexprs={"BLOCK_SIZE": 256})
     tilec.compile(multiply_add, signature=dict.fromkeys(multiply_add.arg_names, "*fp32:16"))
     headers = [line for line in capsys.readouterr().err.splitlines() if line.startswith("// -----// IR dump")]
-    passes = ["canonicalize", "cse", "tile-combine", "tile-narrow-float", "tile-dce",                              # ttir
+    passes = ["canonicalize", "cse", "tile-combine", "tile-narrow-float", "tile-carry-pointer-bases", "tile-dce",                              # ttir
               "tile-flatten-loops", "tile-choose-descriptor-copies", "convert-tile-to-tilegpu", "tilegpu-coalesce",
               "tilegpu-remove-layout-conversions",
               "tilegpu-accelerate-matmul", "tilegpu-remove-layout-conversions", "tilegpu-pipeline",

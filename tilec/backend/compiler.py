@@ -78,7 +78,7 @@ def make_ttir(state: _Compilation) -> None:
                                  target=state.options.target, num_warps=state.options.num_warps)
     with state.context:
         _add_tensormap_params(state)
-    _passes(state, "ttir", "canonicalize,cse,tile-combine,tile-narrow-float,tile-dce")
+    _passes(state, "ttir", "canonicalize,cse,tile-combine,tile-narrow-float,tile-carry-pointer-bases,tile-dce")
     state.asm["ttir"] = print_module(state.module)
 
 
