@@ -61,10 +61,12 @@ def _carried_types(ttir: str) -> str:
     return re.search(r"scf\.for .*? -> \((.*)\)", ttir).group(1)
 
 
-@pytest.mark.parametrize("step, const_step, n", [(40, 0, 3), (-24, 0, 4), (0, 16, 5), (0, -8, 2), (40, 0, 0)])
-def test_runs_as_numpy_says(rng, step, const_step, n):
+@pytest.mark.parametrize("step, const_step, n, ints", [(40, 0, 3, "i32"), (-24, 0, 4, "i32"), (0, 16, 5, "i32"),
+                                                       (0, -8, 2, "i32"), (40, 0, 0, "i32"), (-40, 0, 3, "i64")])
+def test_runs_as_numpy_says(rng, step, const_step, n, ints):
     bm, bn, stride = 8, 16, 24
-    kernel = tilec.compile(walk_kernel, signature=SIGNATURE, target="sm_90a", num_warps=1,
+    signature = dict(SIGNATURE, stride=ints, step=ints)
+    kernel = tilec.compile(walk_kernel, signature=signature, target="sm_90a", num_warps=1,
                            constexprs={"BM": bm, "BN": bn, "STEP": const_step})
     carried = _carried_types(kernel.asm["ttir"])
     assert "!tile.ptr<f32>" in carried and "x!tile.ptr" not in carried, carried
