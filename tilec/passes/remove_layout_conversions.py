@@ -514,17 +514,7 @@ def _layout_through_if(rewriter: _Rewriter, arg: ir.Value, yielded: ir.Value) ->
     step converts them (the if's result then takes L too, rewrite 6)."""
     if_op, index = yielded.owner.operation, yielded.result_number
     yields = [list(region.blocks[0].operations)[-1].operation for region in if_op.regions]
-    layout = None
-    for use in arg.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user in yields and use.operand_number == index:
-            continue
-        if user.name != "tilegpu.convert_layout":
-            return None
-        target = tilegpu.layout_of(user.results[0].type)
-        if layout is not None and target != layout:
-            return None
-        layout = target
+    layout = _common_conversion(arg, lambda user, operand: user in yields and operand == index)
     if layout is None:
         return None
     for terminator in yields:
@@ -697,15 +687,13 @@ def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
     return False
 
 
-def _converted_uses_layout(rewriter: _Rewriter, arg: ir.Value, update: ir.Operation) -> Encoding | None:
-    """L when every use of `arg` but its elementwise `update` converts it to L, and the
-    update's other operands can be computed in L (a loop-carried pointer advanced each
-    iteration, `ptrs += BK * stride`, that the loop's load reads in its coalesced layout
-    L): carried in L, neither the pointers nor their update need a conversion."""
+def _common_conversion(value: ir.Value, skipped) -> Encoding | None:
+    """L when every use of `value` but those `skipped(user, operand number)` is a
+    conversion to L; None when some other use reads it, or none converts it."""
     layout = None
-    for use in arg.uses:
+    for use in value.uses:
         user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user == update:
+        if skipped(user, use.operand_number):
             continue
         if user.name != "tilegpu.convert_layout":
             return None
@@ -713,6 +701,15 @@ def _converted_uses_layout(rewriter: _Rewriter, arg: ir.Value, update: ir.Operat
         if layout is not None and target != layout:
             return None
         layout = target
+    return layout
+
+
+def _converted_uses_layout(rewriter: _Rewriter, arg: ir.Value, update: ir.Operation) -> Encoding | None:
+    """L when every use of `arg` but its elementwise `update` converts it to L, and the
+    update's other operands can be computed in L (a loop-carried pointer advanced each
+    iteration, `ptrs += BK * stride`, that the loop's load reads in its coalesced layout
+    L): carried in L, neither the pointers nor their update need a conversion."""
+    layout = _common_conversion(arg, lambda user, operand: user == update)
     if layout is None:
         return None
     for operand in update.operands:
