@@ -157,3 +157,36 @@ def test_warmup_of_an_autotuned_kernel_compiles_in_the_workers(monkeypatch, fres
     assert [k.num_warps for k in kernels] == [4, 4, 8] and compiled_here == []
     with pytest.raises(tilec.CompilationError, match="BLOCK too large"):  # the real error, raised here
         tilec.autotune(configs=CONFIGS, key=["n"])(scale).warmup(x, x, 10, grid=(1,), target="sm_80")
+
+
+def test_compiled_configs_fork_no_worker(monkeypatch, fresh_cache):
+    """A kernel tuned again (a new key, another process with a warm disk cache) whose
+    configs are all compiled forks nothing: a fork of a large process costs about a
+    second. Configs with a pre-hook are checked after it runs; a single config left to
+    compile is compiled in this process."""
+    from tests.conftest import _ptxas_available
+    if not _ptxas_available():
+        pytest.skip("needs ptxas")
+    monkeypatch.setenv("TILEC_COMPILE_WORKERS", "3")
+    forks = []
+    real_fork = os.fork
+
+    def counting_fork():
+        forks.append(1)
+        return real_fork()
+    monkeypatch.setattr(os, "fork", counting_fork)
+    hooked = [tilec.Config({"BLOCK": 128, "FACTOR": 3}, num_warps=4, pre_hook=lambda args: None)] + CONFIGS[1:3]
+    x = np.ones(10, np.float32)
+    kernel = tilec.jit(scale.fn)  # compiled nowhere yet: other tests' kernels stay in `scale`
+    tilec.autotune(configs=hooked, key=["n"])(kernel).warmup(x, x, 10, grid=(1,), target="sm_80")
+    assert len(forks) == 3
+    forks.clear()
+    compiled_here = compiles_in_this_process(monkeypatch)
+    tilec.autotune(configs=hooked, key=["n"])(kernel).warmup(x, x, 10, grid=(1,), target="sm_80")
+    assert forks == [] and compiled_here == []  # found in this process
+    kernel = tilec.jit(scale.fn)
+    tilec.autotune(configs=hooked, key=["n"])(kernel).warmup(x, x, 10, grid=(1,), target="sm_80")
+    assert forks == [] and compiled_here == []  # found on disk
+    more = hooked + [tilec.Config({"BLOCK": 64, "FACTOR": 3}, num_warps=2)]
+    tilec.autotune(configs=more, key=["n"])(kernel).warmup(x, x, 10, grid=(1,), target="sm_80")
+    assert forks == [] and len(compiled_here) == 1  # one config left: compiled here, no worker for it

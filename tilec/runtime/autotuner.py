@@ -355,8 +355,7 @@ class Autotuner(_Wrapper):
         the GPU, which a forked process must not. TILEC_COMPILE_WORKERS caps their number
         (default: the cores this process may use); 0 or 1 compiles serially. `target`:
         warmup's, else the current GPU's."""
-        count = _compile_workers(len(configs))
-        if count < 2 or _config.always_compile or not hasattr(os, "fork"):
+        if _compile_workers(len(configs)) < 2 or _config.always_compile or not hasattr(os, "fork"):
             return set()
         if target is None:
             from . import driver
@@ -365,10 +364,16 @@ class Autotuner(_Wrapper):
             except Exception:
                 return set()
         kwargs = {name: value for name, value in kwargs.items() if name != "target"}
+        jobs = [(index, config, self._with_config(kwargs, config)) for index, config in enumerate(configs)]
+        # Configs already compiled (in this process or on disk: a new key of a kernel tuned
+        # before) are not worth a fork; forking a large process costs about a second.
+        jobs = [job for job in jobs if not self._compiled(job[1], job[2], args, named, target)]
+        count = _compile_workers(len(jobs))
+        if count < 2:
+            return set()
         import selectors
         import signal
         import sys
-        jobs = [(index, config, self._with_config(kwargs, config)) for index, config in enumerate(configs)]
         children: dict[int, int] = {}  # pid -> read end of its pipe
         for worker in range(count):
             read, write = os.pipe()
@@ -431,6 +436,20 @@ class Autotuner(_Wrapper):
                 unrunnable.add(configs[int(index)])
         # Every config ruled out: compile them here, so that the error raised is a real one.
         return unrunnable if len(unrunnable) < len(configs) else set()
+
+    def _compiled(self, config: Config, launch_kwargs: dict, args: tuple, named: dict, target: str) -> bool:
+        """Whether `config`'s kernel is compiled already (asked of a @jit kernel directly
+        under the autotuner). Its pre-hook runs first, as in a worker and before each
+        timed call: it may set descriptors' block shapes, which the kernel is keyed by."""
+        from .jit import JITFunction
+        if not isinstance(self.fn, JITFunction):
+            return False
+        try:
+            if config.pre_hook is not None:
+                config.pre_hook({**named, **config.all_kwargs()})
+        except Exception:
+            return False  # the worker, then the serial path, report it
+        return self.fn.is_compiled(*args, target=target, **launch_kwargs)
 
     def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
         launch_kwargs = self._with_config(kwargs, config)

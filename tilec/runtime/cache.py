@@ -204,6 +204,11 @@ def decode_entry(data: bytes) -> CompiledKernel | None:
         return None
 
 
+def contains(key: str) -> bool:
+    """Whether an entry for `key` is on disk (not read: `load` may still find it damaged)."""
+    return _path(key).is_file()
+
+
 def load(key: str) -> CompiledKernel | None:
     """The cached kernel for `key`, or None (a miss)."""
     path = _path(key)

@@ -616,6 +616,42 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
         The slow path: `run` calls it only when its cheap key misses.
         """
+        specs, device, option_values, by_spec = self._kernel_keys(values, options, load)
+        kernel = None if _config.always_compile else self._by_spec.get(by_spec)
+        if kernel is not None:
+            return kernel
+        compiled = load_or_compile(self, specs, option_values)
+        from .kernel import LaunchableKernel, LoadedKernel
+        if not load:
+            # warmup's kernel, kept (under device None): a program that warms up before
+            # every launch (Triton's softmax tutorial) gets the same object back, with the
+            # modules it loaded at its own launches, instead of a disk read and a module load.
+            kernel = LaunchableKernel.of(compiled, fn=self)
+        else:
+            kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
+        self._by_spec[by_spec] = kernel
+        return kernel
+
+    def is_compiled(self, *args, target: str, **kwargs) -> bool:
+        """Whether `warmup(*args, target=target, **kwargs)` would find its kernel in this
+        process or in the disk cache, compiling nothing (what the autotuner asks before it
+        forks workers to compile its configs). False for arguments warmup would refuse."""
+        try:
+            options, values = self._split_call(args, dict(kwargs))
+            specs, _, option_values, by_spec = self._kernel_keys(values, {**options, "target": target}, load=False)
+        except Exception:
+            return False
+        if _config.always_compile:
+            return False
+        if self._by_spec.get(by_spec) is not None:
+            return True
+        from . import cache
+        return cache.contains(cache.kernel_key(source_hash(self), tuple(s.key() for s in specs),
+                                               options_cache_key(option_values)))
+
+    def _kernel_keys(self, values: list, options: dict, load: bool) -> tuple:
+        """(specialisations, device, option values, in-memory key) of a launch (`load`)
+        or a warmup, the options checked."""
         from . import driver
         self._check_options(options)
         specs = self.specialization(values, types_as_strings=not load)
@@ -637,20 +673,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             "libdevice": _libdevice_option(options.get("extern_libs")),
         }
         by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values), _config.codegen_flags())
-        kernel = None if _config.always_compile else self._by_spec.get(by_spec)
-        if kernel is not None:
-            return kernel
-        compiled = load_or_compile(self, specs, option_values)
-        from .kernel import LaunchableKernel, LoadedKernel
-        if not load:
-            # warmup's kernel, kept (under device None): a program that warms up before
-            # every launch (Triton's softmax tutorial) gets the same object back, with the
-            # modules it loaded at its own launches, instead of a disk read and a module load.
-            kernel = LaunchableKernel.of(compiled, fn=self)
-        else:
-            kernel = LoadedKernel(LaunchableKernel.of(compiled), device)  # launches return it
-        self._by_spec[by_spec] = kernel
-        return kernel
+        return specs, device, option_values, by_spec
 
     def _check_options(self, options: dict) -> None:
         """Launch options are checked alike on both backends (the interpreter ignores them
