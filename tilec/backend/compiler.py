@@ -78,7 +78,8 @@ def make_ttir(state: _Compilation) -> None:
                                  target=state.options.target, num_warps=state.options.num_warps)
     with state.context:
         _add_tensormap_params(state)
-    _passes(state, "ttir", "canonicalize,cse,tile-combine,tile-narrow-float,tile-carry-pointer-bases,tile-dce")
+    _passes(state, "ttir", "canonicalize,cse,tile-combine,tile-narrow-float,"
+                           f"tile-carry-pointer-bases{{num-warps={state.options.num_warps}}},tile-dce")
     state.asm["ttir"] = print_module(state.module)
 
 

@@ -24,6 +24,15 @@ column, or per element). The addresses are one multiply-add per element from the
 as the increment was. tilegpu-pipeline then carries the scalar for the iterations it
 issues ahead as well.
 
+Only where it pays: a block of at least 32 pointers per thread (the block's elements
+over the program's threads, over the elements one aligned access of at most 16 bytes
+covers, as tilegpu-coalesce will lay it out). There the pointers alone take 64 or more
+registers a thread (2-byte loads from addresses of unknown alignment: the grouped GEMM
+over pointer tables spilled 652 bytes, 372 carrying its bases). A block of 16-byte
+vectors (8 pointers a thread in a 128x64 fp16 tile over 4 warps) keeps its pointers:
+rebuilding it took 12% more instructions per iteration of the corpus's matmul for 16
+registers it did not need.
+
 Rewritten when the loop carries a pointer block `P` whose initial value is such a
 chain (a `tile.splat` of a scalar pointer, then `tile.addptr` by offsets, `tile.broadcast`
 and `tile.expand_dims`, all before the loop) and whose yielded value is
@@ -33,15 +42,31 @@ hints name carried values by position.
 """
 from __future__ import annotations
 
+import math
+
 from mlir import ir
 from mlir.dialects import arith
 
 from ..dialects import tile
 from ..dialects._mlir import block_ops, is_tensor
 from . import register_pass
+from .axis_info import AxisInfoAnalysis
 from .utils import clone_reading, defining_op as _owner, functions, walk_postorder
 
 _CHAIN_OPS = ("tile.addptr", "tile.broadcast", "tile.expand_dims")
+# Pointers a thread holds of a block, from which carrying its base pays.
+MIN_POINTERS_PER_THREAD = 32
+
+
+def _pointers_per_thread(block: ir.Value, analysis: AxisInfoAnalysis, num_warps: int) -> float:
+    """About how many addresses of `block` a thread keeps: its elements per thread over
+    the elements one aligned access (at most 16 bytes) covers."""
+    shape = tile.shape_of(block.type)
+    info = analysis.get(block)
+    fastest = max(range(len(shape)), key=lambda d: (info.contiguity[d], d))
+    size = max(1, tile.memory_bits(tile.pointee_type(tile.element_type(block.type))) // 8)
+    vector = max(1, min(info.contiguity[fastest], max(1, info.divisibility[fastest] // size), 16 // size))
+    return math.prod(shape) / (32 * num_warps) / vector
 
 
 def _chain(value: ir.Value) -> tuple[ir.Value, list[ir.Operation]] | None:
@@ -99,7 +124,7 @@ def _redirect(value: ir.Value, new: ir.Value, keep: ir.Operation) -> None:
             user.operands[use.operand_number] = new
 
 
-def _carry_bases(loop: ir.Operation) -> bool:
+def _carry_bases(loop: ir.Operation, analysis: AxisInfoAnalysis, num_warps: int) -> bool:
     if any("_arg" in loop.attributes[i].name for i in range(len(loop.attributes))):
         return False  # hints on carried values name them by position
     body = loop.regions[0].blocks[0]
@@ -111,7 +136,7 @@ def _carry_bases(loop: ir.Operation) -> bool:
             continue
         found = _chain(init)
         step = _scalar_step(terminator.operands[index], arg)
-        if found is None or step is None:
+        if found is None or step is None or _pointers_per_thread(arg, analysis, num_warps) < MIN_POINTERS_PER_THREAD:
             continue
         base, chain = found
         if isinstance(step, ir.Operation):  # a constant splat: its element
@@ -133,8 +158,10 @@ def _carry_bases(loop: ir.Operation) -> bool:
     return changed
 
 
-@register_pass("tile-carry-pointer-bases", "Carry the scalar base of a pointer block a loop advances by a scalar")
-def carry_pointer_bases(module_op: ir.Operation) -> None:
+@register_pass("tile-carry-pointer-bases", "Carry the scalar base of a pointer block a loop advances by a scalar",
+               **{"num-warps": 4})
+def carry_pointer_bases(module_op: ir.Operation, num_warps: int = 4) -> None:
     for fn in functions(module_op):
+        analysis = AxisInfoAnalysis(fn)  # of the IR as it was: the rewrite changes no address
         for op in [op for op in walk_postorder(fn) if op.name == "scf.for"]:
-            _carry_bases(op)
+            _carry_bases(op, analysis, num_warps)
