@@ -77,6 +77,10 @@ def _size(name: str, default: int) -> int:
         return default
 
 
+# The settings that change generated code (codegen_flags names them; every cache keys them).
+_CODEGEN_SWITCHES = ("wgmma", "tma", "flatten_loops", "order_pure_ops")
+
+
 @dataclass
 class Config:
     interpret: bool = False
@@ -128,6 +132,13 @@ class Config:
             flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=True),
             order_pure_ops=_flag("TILEC_ORDER_PURE_OPS", default=True),
         )
+
+    def __setattr__(self, name: str, value) -> None:
+        # `codegen_key`: the switches' values as one tuple, kept up to date here so that a
+        # launch's in-memory key reads one attribute instead of one per switch.
+        object.__setattr__(self, name, value)
+        if name in _CODEGEN_SWITCHES:
+            object.__setattr__(self, "codegen_key", tuple(getattr(self, s, None) for s in _CODEGEN_SWITCHES))
 
     def codegen_flags(self) -> str:
         """The settings besides the compile options that change generated code (keyed)."""

@@ -269,7 +269,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
   try:
     if _config.interpret or _config.always_compile:
         return {run}
-{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join((f'(None if {o} is None else _ko({o}))' if o == 'extern_libs' else o) + ', ' for o in keyed)}_config.wgmma, _config.tma, _config.flatten_loops, _config.order_pure_ops)
+{''.join(pointers)}    _key = ({''.join(k + ', ' for k in key_parts)}{''.join((f'(None if {o} is None else _ko({o}))' if o == 'extern_libs' else o) + ', ' for o in keyed)}_config.codegen_key)
     try:
         _kernel = _kernels_get(_key)
     except TypeError:  # an unhashable argument: run() names it
@@ -311,7 +311,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         # The same key as the generated fast path (see _make_fast_run).
         key = tuple([f(v) for f, v in zip(self._key_fns, values)])
         key += tuple(_keyed_option(options.get(name)) for name in _KEYED_OPTIONS if name not in self.arg_names)
-        key += (_config.wgmma, _config.tma, _config.flatten_loops, _config.order_pure_ops)  # config.codegen_flags
+        key += (_config.codegen_key,)  # the code-generation switches (config.codegen_flags)
         launch_values = self._launch_values(values)
         if launch_values is not values:  # tuple and descriptor arguments
             key = self._composite_key(values, key)
@@ -395,8 +395,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             try:
                 key = (tuple([f(v) for f, v in zip(self._key_fns, values)])
                        + tuple(_keyed_option(options.get(name)) for name in _KEYED_OPTIONS)
-                       + (_config.wgmma, _config.tma, _config.flatten_loops, _config.order_pure_ops,
-                          _config.interpret))
+                       + (_config.codegen_key, _config.interpret))
                 kernel = None if _config.always_compile else self._warm.get(key)
             except TypeError:  # unhashable arguments: the slow path names them
                 key, kernel = None, None
