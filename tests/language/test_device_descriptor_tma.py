@@ -17,6 +17,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.errors import LaunchError
+from tilec.frontend.ir_builder import recipe_positions
 from tilec.runtime import tma
 from tilec_testing import assert_block_written, device_array, to_numpy, descriptor_scale_kernel as scale_kernel
 
@@ -401,3 +402,56 @@ def test_epilogue_waits_for_both_warpgroups(rng):
         one_tile_matmul_kernel[(size // 128, size // 256)](a, bt, c, size, size, size, BM=128, BN=256, BK=64,
                                                           num_warps=8, num_stages=3)
         torch.testing.assert_close(c.double(), want, rtol=2e-2, atol=0.25)
+
+
+@tilec.jit
+def flattened_rows_kernel(x_ptr, out_ptr, Z, H, ROWS: tl.constexpr, N, BM: tl.constexpr, BN: tl.constexpr):
+    # tutorial 06's descriptors over [Z * H * N_CTX, HEAD_DIM]: the shape computed in the kernel
+    rows = Z * H * ROWS
+    src = tl.make_tensor_descriptor(x_ptr, shape=[rows, N - 16], strides=[N, 1], block_shape=[BM, BN])
+    dst = tl.make_tensor_descriptor(out_ptr, shape=[rows, N - 16], strides=[N, 1], block_shape=[BM, BN])
+    offsets = [tl.program_id(0) * BM, tl.program_id(1) * BN]
+    dst.store(offsets, src.load(offsets) * 2.0)
+
+
+FLATTENED_SIGNATURE = {"x_ptr": "*fp32:16", "out_ptr": "*fp32:16", "Z": "i32", "H": "i32", "N": "i32:16"}
+
+
+def test_shapes_computed_from_parameters_are_tma_copies():
+    """A shape the kernel computes from its parameters and constants with +, - and *
+    (`Z * H * ROWS`, `N - 16`) is a recipe expression the launcher evaluates: the copies
+    stay TMA copies, and the recipe reads the values the kernel's arithmetic reads."""
+    kernel = tilec.compile(flattened_rows_kernel, signature=FLATTENED_SIGNATURE, target="sm_90",
+                           constexprs={"ROWS": 48, "BM": 32, "BN": 32})
+    recipe = kernel.metadata.tensormaps[0]
+    assert recipe["shape"] == [["mul", 32, ["mul", 32, ["arg", 2], ["arg", 3]], ["const", 48]],
+                               ["sub", 32, ["arg", 5], ["const", 16]]]
+    assert [name for name, _ in kernel.metadata.params][5:] == ["x_ptr.tensormap", "out_ptr.tensormap"]
+    assert BULK_LOAD in kernel.asm["ptx"] and BULK_STORE in kernel.asm["ptx"]
+    values = [4096, 8192, 3, 5, 48, 80, 32, 32]  # x, out, Z, H, ROWS, N, BM, BN
+    assert tma.kernel_map_values(recipe, values) == (4096, (3 * 5 * 48, 64), (80, 1))
+
+
+def test_recipe_expressions_wrap_as_the_kernel_does():
+    """Each operation of an expression wraps at its own width, as the kernel's does."""
+    product = ["mul", 32, ["arg", 0], ["arg", 1]]
+    assert tma.recipe_value(product, 64, [1 << 16, 1 << 16]) == 0
+    assert tma.recipe_value(["add", 64, product, ["const", 7]], 64, [3, 5]) == 22
+    assert tma.recipe_value(["sub", 32, ["const", 5], ["arg", 0]], 32, [9]) == -4
+    assert recipe_positions(["add", 32, ["arg", 0], ["mul", 32, ["arg", 1], ["const", 2]]], [4, 7]) == \
+        ["add", 32, ["arg", 4], ["mul", 32, ["arg", 7], ["const", 2]]]
+    assert tma.recipe_arguments(["add", 32, ["arg", 4], ["mul", 32, ["arg", 7], ["const", 2]]]) == {4, 7}
+
+
+@pytest.mark.parametrize("z, h", [(1, 1), (2, 3)])
+def test_computed_shape_descriptor_values(backend, rng, z, h):
+    """Tiles past the computed shape (rows Z * H * 48, columns N - 16) read 0 and are not
+    written, on both backends."""
+    n, rows = 80, z * h * 48
+    x = rng.standard_normal((rows + 8, n)).astype(np.float32)
+    out = np.full((rows + 8, n), POISON, np.float32)
+    x_dev, out_dev = device_array(x, backend), device_array(out, backend)
+    flattened_rows_kernel[(tilec.cdiv(rows, 32), tilec.cdiv(n - 16, 32))](x_dev, out_dev, z, h, 48, n, BM=32, BN=32)
+    got = to_numpy(out_dev)
+    np.testing.assert_array_equal(got[:rows, :n - 16], x[:rows, :n - 16] * 2)
+    assert (got[rows:] == POISON).all() and (got[:, n - 16:] == POISON).all()

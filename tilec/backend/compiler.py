@@ -21,7 +21,7 @@ from ..config import config
 from ..dialects import make_context, verify_module
 from ..errors import InternalError, OutOfResources, ToolNotFoundError, UsageError
 from ..frontend import KernelFunction, generate_ttir
-from ..frontend.ir_builder import TENSORMAPS_ATTR
+from ..frontend.ir_builder import TENSORMAPS_ATTR, recipe_positions
 from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
@@ -139,7 +139,7 @@ def _add_tensormap_params(state: _Compilation) -> None:
         names = [name for name, _ in metadata.params]
 
         def among_values(entries: list) -> list:
-            return [[kind, own[v] if kind == "arg" else v] for kind, v in entries]
+            return [recipe_positions(entry, own) for entry in entries]
         for recipe in ir.ArrayAttr(op.attributes[TENSORMAPS_ATTR]):
             recipe = json.loads(ir.StringAttr(recipe).value)
             base = names[recipe["base"]]

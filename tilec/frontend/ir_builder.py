@@ -5,6 +5,7 @@ and structured control flow (scf.if, scf.for), and tracks the insertion point.
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable, Sequence
 
@@ -15,6 +16,21 @@ from ..dialects import tile
 from ..dialects._mlir import ROUND_TOWARD_ZERO, create_op
 from ..language.builder import Builder
 from ..language.core import TilecSemanticError, block_type, dtype, pointer_type, tensor
+
+# The operations IRBuilder.parameter_expression follows, and their names in a recipe.
+_PARAMETER_EXPRESSION_OPS = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul"}
+
+
+def recipe_positions(entry: list, positions: Sequence[int]) -> list:
+    """A tensor-map recipe's shape or stride `entry` (IRBuilder.parameter_expression)
+    with each ["arg", i] made ["arg", positions[i]]: kernel parameter positions made
+    positions among a call's values (the backend's _add_tensormap_params)."""
+    if entry[0] == "arg":
+        return ["arg", positions[entry[1]]]
+    if entry[0] == "const":
+        return list(entry)
+    return [entry[0], entry[1], recipe_positions(entry[2], positions), recipe_positions(entry[3], positions)]
+
 
 _SCALAR_TYPES = {
     "int1": "i1", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -327,6 +343,33 @@ class IRBuilder(Builder):
             if "tile.divisibility" in attrs:
                 divisibility = ir.IntegerAttr(attrs["tile.divisibility"]).value
         return position, divisibility
+
+    def parameter_expression(self, x: ir.Value, depth: int = 8) -> tuple[list, int] | None:
+        """(expression, a number it is known to divide by) of an integer `x` the kernel
+        computes from its own parameters and constants by +, - and * alone (`Z * H *
+        N_CTX`), else None: ["arg", position], ["const", value], or [op, bits, left,
+        right] with op add, sub or mul in `bits`-wide two's complement, which the
+        launcher evaluates from a call's values to the kernel's own result
+        (tilec.runtime.tma.recipe_value). At most `depth` operations deep."""
+        constant = self.constant_int(x)
+        if constant is not None:
+            return ["const", constant], constant
+        argument = self.kernel_argument(x)
+        if argument is not None:
+            return ["arg", argument[0]], argument[1]
+        owner = x.owner
+        if depth == 0 or isinstance(owner, ir.Block) or not isinstance(x.type, ir.IntegerType):
+            return None
+        if owner.name == "arith.extsi":  # a signed value keeps its value when widened
+            return self.parameter_expression(owner.operands[0], depth - 1)
+        op = _PARAMETER_EXPRESSION_OPS.get(owner.name)
+        if op is None:
+            return None
+        left, right = (self.parameter_expression(v, depth - 1) for v in owner.operands)
+        if left is None or right is None:
+            return None
+        divides = left[1] * right[1] if op == "mul" else math.gcd(left[1], right[1])
+        return [op, x.type.width, left[0], right[0]], divides
 
     @staticmethod
     def constant_int(x: ir.Value) -> int | None:

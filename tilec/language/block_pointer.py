@@ -654,8 +654,10 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
                       shape_bits: int = 32, strides_promised: bool = False) -> tuple[str | None, bool]:
     """How the launcher makes the tensor map of a descriptor made in the kernel (a
     recipe for IRBuilder.tensormap_argument, which its first TMA copy asks for), when it
-    can (sm_90, TMA on): its base, shape and strides are the kernel's own parameters or
-    constants, TMA's rules hold (a 16-byte aligned base, strides but the last multiples
+    can (sm_90, TMA on): its base is one of the kernel's own parameters; its shape and
+    strides are parameters, constants, or sums, differences and products of those
+    (tutorial 06's `Z * H * N_CTX` rows, which the launcher computes as the kernel
+    does); TMA's rules hold (a 16-byte aligned base, strides but the last multiples
     of 16 bytes, the last 1), and TMA copies its blocks. Else (None, False): the
     descriptor's loads and stores take the pointer form. Also whether its rows are whole
     16-byte runs (what TMA stores need).
@@ -684,26 +686,22 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
         return None, False
 
     def entry(item: Any) -> tuple[list, int] | None:
-        """(["arg", position] or ["const", value], the bytes it is known to divide by /
-        the element size) of one shape or stride entry."""
+        """(["arg", position], ["const", value] or an expression of those, the bytes it
+        is known to divide by / the element size) of one shape or stride entry."""
         item = _unwrap(item)
         if isinstance(item, int) and not isinstance(item, bool):
             return ["const", item], item
         if not isinstance(item, tensor) or item.type.is_block() or not item.dtype.is_int() or item.dtype.is_bool():
             return None
-        constant = builder.constant_int(item.handle)
-        if constant is not None:
-            return ["const", constant], constant
-        argument = builder.kernel_argument(item.handle)
-        return (["arg", argument[0]], argument[1]) if argument is not None else None
+        return builder.parameter_expression(item.handle)
     shape_entries = [entry(v) for v in shapes]
     stride_entries = [entry(v) for v in strides]
     if any(e is None for e in shape_entries + stride_entries) or stride_entries[-1][0] != ["const", 1]:
         return None, False
-    if any((kind == "const" or not strides_promised) and divides * size % 16 or (kind == "const" and value <= 0)
-           for (kind, value), divides in stride_entries[:-1]):
+    if any((e[0] == "const" or not strides_promised) and divides * size % 16 or (e[0] == "const" and e[1] <= 0)
+           for e, divides in stride_entries[:-1]):
         return None, False
-    if any(kind == "const" and not 0 < value < 1 << (shape_bits - 1) for (kind, value), _ in shape_entries):
+    if any(e[0] == "const" and not 0 < e[1] < 1 << (shape_bits - 1) for e, _ in shape_entries):
         return None, False
     recipe = json.dumps({"base": based[0], "shape": [e for e, _ in shape_entries],
                          "strides": [e for e, _ in stride_entries], "block": list(block), "bytes": size,

@@ -24,6 +24,8 @@ behind a synchronisation of the device.
 from __future__ import annotations
 
 import ctypes
+import functools
+import operator
 import threading
 from typing import Any, Sequence
 
@@ -132,6 +134,40 @@ _MAX_DIM = 1 << 32
 _MAX_STRIDE_BYTES = 1 << 40
 
 
+def _wrap(value: int, bits: int) -> int:
+    """`value` as a `bits`-wide two's-complement integer reads it."""
+    half = 1 << (bits - 1)
+    return (value + half) % (2 * half) - half
+
+
+_RECIPE_OPS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul}
+
+
+def recipe_value(entry: list, bits: int, values: Sequence[Any]) -> int:
+    """A recipe's shape or stride `entry` for a call's `values`, read at `bits`:
+    ["arg", index], ["const", value], or [op, width, left, right], the kernel's own
+    `width`-bit arithmetic on its parameters (IRBuilder.parameter_expression)."""
+    kind = entry[0]
+    if kind == "arg":
+        value = int(values[entry[1]])
+    elif kind == "const":
+        value = int(entry[1])
+    else:
+        width = entry[1]
+        value = _wrap(_RECIPE_OPS[kind](recipe_value(entry[2], width, values), recipe_value(entry[3], width, values)),
+                      width)
+    return _wrap(value, bits)
+
+
+def recipe_arguments(entry: list) -> set[int]:
+    """The positions of the call's values `entry` reads."""
+    if entry[0] == "arg":
+        return {entry[1]}
+    if entry[0] == "const":
+        return set()
+    return recipe_arguments(entry[2]) | recipe_arguments(entry[3])
+
+
 def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
     """(base address, shape, strides) of a descriptor made in the kernel, from the
     call's `values` as `recipe` (KernelMetadata.tensormaps) reads them; LaunchError when
@@ -139,12 +175,7 @@ def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[i
     them (a block pointer's, `shape_bits` 64, are int64)."""
     from ..errors import LaunchError
     from . import specialize
-
-    def read(entry: list, bits: int) -> int:
-        kind, value = entry
-        value = int(values[value]) if kind == "arg" else int(value)
-        half = 1 << (bits - 1)
-        return (value + half) % (2 * half) - half
+    read = functools.partial(recipe_value, values=values)
     base = values[recipe["base"]]
     address = base if isinstance(base, int) else specialize.data_pointer(base)
     shape = tuple(read(e, recipe.get("shape_bits", 32)) for e in recipe["shape"])
@@ -195,8 +226,8 @@ class KernelTensorMaps:
         self.recipes = tuple(recipes)
         self.device = device
         self._bases = tuple(sorted({recipe["base"] for recipe in self.recipes}))
-        self._ints = tuple(sorted({index for recipe in self.recipes
-                                   for kind, index in (*recipe["shape"], *recipe["strides"]) if kind == "arg"}))
+        self._ints = tuple(sorted(set().union(*(recipe_arguments(entry) for recipe in self.recipes
+                                                for entry in (*recipe["shape"], *recipe["strides"])))))
         self._maps: dict[tuple, tuple[int, ...]] = {}
         self._lock = threading.Lock()
 
