@@ -78,6 +78,31 @@ def test_workers_fill_the_cache_and_report_unrunnable_configs(pretend_sm90, monk
         assert kernel.num_warps == config.num_warps
 
 
+def test_a_new_tuning_key_forks_nothing_for_configs_known_not_to_run(pretend_sm90, monkeypatch):
+    """A second size (a new tuning key, the same kernels: 1064, like 1000, is not a
+    multiple of 16): the configs compiled are found in the cache and the one the
+    workers found cannot run is remembered, so nothing is forked or compiled, and the
+    same config is ruled out."""
+    # FACTOR 5: kernels no other test compiled in this process
+    configs = [tilec.Config({**config.kwargs, "FACTOR": 5}, num_warps=config.num_warps) for config in CONFIGS]
+    tuner = tilec.autotune(configs=configs, key=["n"])(scale)
+    x = np.random.default_rng(0).standard_normal(2000).astype(np.float32)
+    y = np.full_like(x, np.nan)
+    assert tuner._compile_in_parallel(configs, (x, y, 1000), None, {}, {"x_ptr": x, "y_ptr": y, "n": 1000}) == \
+        {configs[3]}
+    compiled_here = compiles_in_this_process(monkeypatch)
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(AssertionError("forked")))
+    assert tuner._compile_in_parallel(configs, (x, y, 1064), None, {}, {"x_ptr": x, "y_ptr": y, "n": 1064}) == \
+        {configs[3]}
+    assert compiled_here == []
+    # Another tuner of the same kernel has not learnt it: its one config left to compile
+    # is compiled here, by the serial path, which then finds it out again.
+    monkeypatch.setattr(os, "fork", fork)
+    another = tilec.autotune(configs=configs, key=["n"])(scale)
+    assert another._compile_in_parallel(configs, (x, y, 1064), None, {}, {"x_ptr": x, "y_ptr": y, "n": 1064}) == set()
+
+
 def test_every_config_unrunnable_is_left_to_the_serial_path(pretend_sm90):
     tuner = _tuner()
     x = np.ones(10, np.float32)

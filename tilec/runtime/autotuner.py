@@ -202,6 +202,9 @@ class Autotuner(_Wrapper):
         self.configs_timings: dict[Config, float] | None = None
         self.best_config: Config | None = None
         self.bench_time = 0.0
+        # Kernels (JITFunction.kernel_key) the compile workers found cannot run: a config
+        # too large for shared memory at one tuning key is at the next one too.
+        self._cannot_run: set[tuple] = set()
 
     # ------------------------------------------------------------------ launching
     def run(self, *args, grid, **kwargs):
@@ -364,13 +367,20 @@ class Autotuner(_Wrapper):
             except Exception:
                 return set()
         kwargs = {name: value for name, value in kwargs.items() if name != "target"}
-        jobs = [(index, config, self._with_config(kwargs, config)) for index, config in enumerate(configs)]
         # Configs already compiled (in this process or on disk: a new key of a kernel tuned
-        # before) are not worth a fork; forking a large process costs about a second.
-        jobs = [job for job in jobs if not self._compiled(job[1], job[2], args, named, target)]
+        # before), or found before to be unable to run, are not worth a fork; forking a
+        # large process costs about a second.
+        jobs, known = [], set()
+        for index, config in enumerate(configs):
+            launch_kwargs = self._with_config(kwargs, config)
+            key, compiled = self._compiled(config, launch_kwargs, args, named, target)
+            if key is not None and key in self._cannot_run:
+                known.add(config)
+            elif not compiled:
+                jobs.append((index, config, launch_kwargs, key))
         count = _compile_workers(len(jobs))
         if count < 2:
-            return set()
+            return known if len(known) < len(configs) else set()
         import selectors
         import signal
         import sys
@@ -388,7 +398,7 @@ class Autotuner(_Wrapper):
                 if worker:  # one worker's warnings (a toolkit's, say) are enough; not one per core
                     warnings.simplefilter("ignore")
                 try:
-                    for index, config, launch_kwargs in jobs[worker::count]:
+                    for index, config, launch_kwargs, _ in jobs[worker::count]:
                         outcome = "ok"
                         try:
                             if config.pre_hook is not None:  # may set descriptor block shapes
@@ -429,27 +439,33 @@ class Autotuner(_Wrapper):
                 os.waitpid(pid, 0)
             except OSError:
                 pass
-        unrunnable = set()
+        unrunnable = set(known)
+        keys = {index: key for index, _, _, key in jobs}
         for line in reports.decode(errors="replace").splitlines():
             index, _, outcome = line.partition(" ")
-            if outcome == "cannot-run" and index.isdigit() and int(index) < len(configs):
+            if outcome == "cannot-run" and index.isdigit() and int(index) in keys:
                 unrunnable.add(configs[int(index)])
+                if keys[int(index)] is not None:
+                    self._cannot_run.add(keys[int(index)])
         # Every config ruled out: compile them here, so that the error raised is a real one.
         return unrunnable if len(unrunnable) < len(configs) else set()
 
-    def _compiled(self, config: Config, launch_kwargs: dict, args: tuple, named: dict, target: str) -> bool:
-        """Whether `config`'s kernel is compiled already (asked of a @jit kernel directly
-        under the autotuner). Its pre-hook runs first, as in a worker and before each
-        timed call: it may set descriptors' block shapes, which the kernel is keyed by."""
+    def _compiled(self, config: Config, launch_kwargs: dict, args: tuple, named: dict,
+                  target: str) -> tuple[tuple | None, bool]:
+        """(the key of `config`'s kernel, whether it is compiled already), asked of a @jit
+        kernel directly under the autotuner ((None, False) for anything else). Its
+        pre-hook runs first, as in a worker and before each timed call: it may set
+        descriptors' block shapes, which the kernel is keyed by."""
         from .jit import JITFunction
         if not isinstance(self.fn, JITFunction):
-            return False
+            return None, False
         try:
             if config.pre_hook is not None:
                 config.pre_hook({**named, **config.all_kwargs()})
         except Exception:
-            return False  # the worker, then the serial path, report it
-        return self.fn.is_compiled(*args, target=target, **launch_kwargs)
+            return None, False  # the worker, then the serial path, report it
+        return (self.fn.kernel_key(*args, target=target, **launch_kwargs),
+                self.fn.is_compiled(*args, target=target, **launch_kwargs))
 
     def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
         launch_kwargs = self._with_config(kwargs, config)
