@@ -360,7 +360,8 @@ class IRBuilder(Builder):
         owner = x.owner
         if depth == 0 or isinstance(owner, ir.Block) or not isinstance(x.type, ir.IntegerType):
             return None
-        if owner.name == "arith.extsi":  # a signed value keeps its value when widened
+        if owner.name == "arith.extsi" and owner.operands[0].type.width > 1:
+            # a signed value keeps its value when widened (not a bool: true would be -1)
             return self.parameter_expression(owner.operands[0], depth - 1)
         op = _PARAMETER_EXPRESSION_OPS.get(owner.name)
         if op is None:

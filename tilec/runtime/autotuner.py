@@ -202,7 +202,7 @@ class Autotuner(_Wrapper):
         self.configs_timings: dict[Config, float] | None = None
         self.best_config: Config | None = None
         self.bench_time = 0.0
-        # Kernels (JITFunction.kernel_key) the compile workers found cannot run: a config
+        # Kernels (JITFunction.compiled_state's keys) the compile workers found cannot run: a config
         # too large for shared memory at one tuning key is at the next one too.
         self._cannot_run: set[tuple] = set()
 
@@ -464,8 +464,7 @@ class Autotuner(_Wrapper):
                 config.pre_hook({**named, **config.all_kwargs()})
         except Exception:
             return None, False  # the worker, then the serial path, report it
-        return (self.fn.kernel_key(*args, target=target, **launch_kwargs),
-                self.fn.is_compiled(*args, target=target, **launch_kwargs))
+        return self.fn.compiled_state(*args, target=target, **launch_kwargs)
 
     def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
         launch_kwargs = self._with_config(kwargs, config)

@@ -633,33 +633,29 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
 
     def is_compiled(self, *args, target: str, **kwargs) -> bool:
         """Whether `warmup(*args, target=target, **kwargs)` would find its kernel in this
-        process or in the disk cache, compiling nothing (what the autotuner asks before it
-        forks workers to compile its configs). False for arguments warmup would refuse."""
-        keys = self._warmup_keys(args, kwargs, target)
-        if keys is None or _config.always_compile:
-            return False
-        specs, option_values, by_spec = keys
-        if self._by_spec.get(by_spec) is not None:
-            return True
-        from . import cache
-        return cache.contains(cache.kernel_key(source_hash(self), tuple(s.key() for s in specs),
-                                               options_cache_key(option_values)))
+        process or in the disk cache, compiling nothing. False for arguments warmup would
+        refuse."""
+        return self.compiled_state(*args, target=target, **kwargs)[1]
 
-    def kernel_key(self, *args, target: str, **kwargs) -> tuple | None:
-        """What identifies the kernel `warmup(*args, target=target, **kwargs)` compiles
-        in this process (None for arguments warmup would refuse): the autotuner files the
-        configs it learnt cannot run under it, and skips compiling them again when a new
+    def compiled_state(self, *args, target: str, **kwargs) -> tuple[tuple | None, bool]:
+        """(what identifies in this process the kernel `warmup(*args, target=target,
+        **kwargs)` compiles, whether it is compiled already: in this process or in the
+        disk cache); (None, False) for arguments warmup would refuse. What the autotuner
+        asks before it forks workers to compile its configs; it files the configs it
+        learnt cannot run under the first, and skips compiling them again when a new
         tuning key (another shape) asks for the same kernels."""
-        keys = self._warmup_keys(args, kwargs, target)
-        return None if keys is None else keys[2]
-
-    def _warmup_keys(self, args: tuple, kwargs: dict, target: str) -> tuple | None:
         try:
             options, values = self._split_call(args, dict(kwargs))
             specs, _, option_values, by_spec = self._kernel_keys(values, {**options, "target": target}, load=False)
         except Exception:
-            return None
-        return specs, option_values, by_spec
+            return None, False
+        if _config.always_compile:
+            return by_spec, False
+        if self._by_spec.get(by_spec) is not None:
+            return by_spec, True
+        from . import cache
+        return by_spec, cache.contains(cache.kernel_key(source_hash(self), tuple(s.key() for s in specs),
+                                                        options_cache_key(option_values)))
 
     def _kernel_keys(self, values: list, options: dict, load: bool) -> tuple:
         """(specialisations, device, option values, in-memory key) of a launch (`load`)
