@@ -631,12 +631,6 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
         self._by_spec[by_spec] = kernel
         return kernel
 
-    def is_compiled(self, *args, target: str, **kwargs) -> bool:
-        """Whether `warmup(*args, target=target, **kwargs)` would find its kernel in this
-        process or in the disk cache, compiling nothing. False for arguments warmup would
-        refuse."""
-        return self.compiled_state(*args, target=target, **kwargs)[1]
-
     def compiled_state(self, *args, target: str, **kwargs) -> tuple[tuple | None, bool]:
         """(what identifies in this process the kernel `warmup(*args, target=target,
         **kwargs)` compiles, whether it is compiled already: in this process or in the
