@@ -150,6 +150,16 @@ def test_device_queries():
     assert driver.target_of(0) == f"sm_{major}{minor}"
     assert driver.default_target() == f"sm_{major}{minor}"
     assert driver.current_device() == torch.cuda.current_device()
+    assert driver.current_device() == torch.cuda.current_device()  # the remembered getter
+    if torch.cuda.device_count() > 1:  # follows torch's device switches
+        with torch.cuda.device(1):
+            assert driver.current_device() == 1
+        assert driver.current_device() == torch.cuda.current_device()
+
+
+def test_current_target_is_made_once():
+    # Programs ask for it at every launch (Triton's softmax tutorial, through is_hip()).
+    assert driver.active.get_current_target() is driver.active.get_current_target()
 
 
 @pytest.mark.gpu

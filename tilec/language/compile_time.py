@@ -153,7 +153,9 @@ class ConstexprFunction:
         # Host code calls the function as it is; torch.compile traces only host code (and
         # cannot trace the ContextVar that inside_kernel reads: asked first, no graph break).
         if launched_in_torch_compile() or not inside_kernel():
-            return self.fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+            if kwargs:
+                return self.fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+            return self.fn(*[_unwrap(a) for a in args])
         for position, value in [*enumerate(args), *kwargs.items()]:
             if isinstance(value, tensor):
                 which = f"argument {position + 1}" if isinstance(position, int) else f"argument '{position}'"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -107,6 +108,26 @@ def target_of(device: int) -> str:
     return f"sm_{major}{minor}"
 
 
+# torch's raw current-device call, once torch has initialised CUDA (what
+# torch.cuda.current_device() calls after its initialisation check); forgotten in a forked child.
+_torch_device_getter: Any = None
+
+
+def _remember_torch_device_getter(torch: Any) -> None:
+    global _torch_device_getter
+    getter = getattr(torch._C, "_cuda_getDevice", None)
+    if getter is not None and torch.cuda.is_initialized():
+        _torch_device_getter = getter
+
+
+def _forget_torch_device_getter() -> None:
+    global _torch_device_getter
+    _torch_device_getter = None
+
+
+os.register_at_fork(after_in_child=_forget_torch_device_getter)
+
+
 def default_target() -> str:
     """The current device's target when a GPU answers, else "sm_90"."""
     if not is_available():
@@ -116,14 +137,20 @@ def default_target() -> str:
 
 def current_device() -> int:
     """torch's current device when torch is in use, else that of the current context, else 0."""
+    getter = _torch_device_getter
+    if getter is not None:
+        return getter()
     if not is_available():
         return 0
     torch = sys.modules.get("torch")
     if torch is not None:
         try:
-            return int(torch.cuda.current_device())
+            device = int(torch.cuda.current_device())
         except Exception:  # a torch without CUDA
             pass
+        else:
+            _remember_torch_device_getter(torch)
+            return device
     cuda = _bindings()
     status, context = cuda.cuCtxGetCurrent()
     if status == cuda.CUresult.CUDA_SUCCESS and int(context) != 0:
@@ -338,6 +365,12 @@ class _Utils:
         return {key: int(_device_attribute(index, attribute)) for key, attribute in names.items()}
 
 
+@functools.lru_cache(maxsize=None)
+def _gpu_target(target: str) -> GPUTarget:
+    """The (frozen) GPUTarget of a target name, made once: programs ask for it per launch."""
+    return GPUTarget("cuda", Target.parse(target).capability, 32)
+
+
 class _ActiveDriver:
     """`tilec.runtime.driver.active`: the calls Triton programs make on
     `triton.runtime.driver.active` to size their launches."""
@@ -355,7 +388,7 @@ class _ActiveDriver:
 
     @staticmethod
     def get_current_target() -> GPUTarget:
-        return GPUTarget("cuda", Target.parse(default_target()).capability, 32)
+        return _gpu_target(default_target())
 
     @staticmethod
     def get_current_stream(device: int | None = None) -> int:

@@ -450,7 +450,12 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                               f"{names}")
         return options, values
 
-    def _resolve_grid(self, grid: Any, values: list) -> tuple[int, int, int]:
+    def _resolve_grid(self, grid: Any, values: Sequence[Any]) -> tuple[int, int, int]:
+        if type(grid) is tuple and len(grid) == 3:  # the common launch, checked in one line
+            x, y, z = grid
+            if (type(x) is int and type(y) is int and type(z) is int and 0 <= x <= _GRID_LIMITS[0]
+                    and 0 <= y <= _GRID_LIMITS[1] and 0 <= z <= _GRID_LIMITS[2]):
+                return grid
         if callable(grid):
             meta = dict(zip(self.arg_names, values))
             try:

@@ -224,7 +224,7 @@ class LaunchableKernel(CompiledKernel):
             return
         require_launcher()  # before asking the driver for a device: the clearer error
         if fn is not None:
-            grid3 = fn._resolve_grid(grid, list(args))
+            grid3 = fn._resolve_grid(grid, args)
         else:
             dims = (grid,) if isinstance(grid, int) else tuple(int(g) for g in grid)
             grid3 = dims + (1,) * (3 - len(dims))
