@@ -123,6 +123,9 @@ class JITFunction(KernelFunction, KernelInterface):
         self._param_defaults = [p.default if p.default is not inspect.Parameter.empty else _MISSING
                                 for p in self.params]
         self._n_params = len(self.params)
+        self._arg_index = {name: i for i, name in enumerate(self.arg_names)}
+        # The launch options a call may pass by keyword: those no parameter is named after.
+        self._option_names = frozenset(o for o in LAUNCH_OPTIONS if o not in self.arg_names)
         # Parameters after `*` (`def k(x, *, BLOCK: tl.constexpr)`) are passed by keyword only.
         self._n_positional = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in self.params)
         # `*args`/`**kwargs` serve @jit functions called from kernels; a launched kernel has none.
@@ -387,14 +390,14 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles without launching; returns the CompiledKernel (a LaunchableKernel:
         `compiled[grid](*args)` launches it, and runs this function's source in the interpreter)."""
-        from .kernel import LaunchableKernel
         try:
             options, values = self._split_call(args, kwargs)
             # The launch's cheap key first: a program that warms up before every launch
             # (Triton's softmax tutorial) pays a dictionary lookup, not a specialisation.
             try:
                 key = (tuple([f(v) for f, v in zip(self._key_fns, values)])
-                       + tuple(_keyed_option(options.get(name)) for name in _KEYED_OPTIONS)
+                       + (tuple(map(options.get, _KEYED_OPTIONS)) if "extern_libs" not in options
+                          else tuple([_keyed_option(options.get(name)) for name in _KEYED_OPTIONS]))
                        + (_config.codegen_key, _config.interpret))
                 kernel = None if _config.always_compile else self._warm.get(key)
             except TypeError:  # unhashable arguments: the slow path names them
@@ -414,11 +417,10 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
     def _split_call(self, args: tuple, kwargs: dict) -> tuple[dict, list]:
         options = {}
         if kwargs:
-            for name in LAUNCH_OPTIONS:
-                if name in kwargs and name not in self.arg_names:
-                    value = kwargs.pop(name)
-                    if value is not None:  # the generated launcher passes unset options as None
-                        options[name] = value
+            for name in [name for name in kwargs if name in self._option_names]:
+                value = kwargs.pop(name)
+                if value is not None:  # the generated launcher passes unset options as None
+                    options[name] = value
         n = len(args)
         if n == self._n_params and not kwargs and n == self._n_positional:
             return options, list(args)
@@ -430,10 +432,9 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                                                  self.arg_names[self._n_positional:]))
         values = list(args) + [_MISSING] * (self._n_params - n)
         for name, value in kwargs.items():
-            try:
-                index = self.arg_names.index(name)
-            except ValueError:
-                raise LaunchError(f"{self.__name__}() got an unexpected keyword argument '{name}'") from None
+            index = self._arg_index.get(name)
+            if index is None:
+                raise LaunchError(f"{self.__name__}() got an unexpected keyword argument '{name}'")
             if index < n:
                 raise LaunchError(f"{self.__name__}() got multiple values for argument '{name}'")
             values[index] = value
