@@ -61,6 +61,11 @@ def test_a_second_warmup_returns_the_same_kernel(fresh_cache, monkeypatch):
     assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), num_warps=4) is not warm
 
 
+def test_warmup_names_a_keyword_no_parameter_or_option_takes(fresh_cache):
+    with pytest.raises(LaunchError, match="copy_kernel\\(\\) got an unexpected keyword argument 'BLOK'"):
+        copy_kernel.warmup("*fp32:16", "*fp32:16", BLOK=128, grid=(1,), num_warps=8)
+
+
 def test_serialized_kernel_becomes_launchable_again():
     compiled = tilec.compile(copy_kernel, signature=SIGNATURE, constexprs={"BLOCK": 128})
     again = CompiledKernel.deserialize(compiled.serialize())
