@@ -5,7 +5,8 @@ With the operand's linear layout L and the reduced axis a:
 1. registers whose coordinates differ only along a are combined in register order;
 2. every lane bit whose basis moves along a is a butterfly step: `shfl.sync.bfly`
    with that bit as the lane mask, then combine (after all steps every lane holds the
-   result of its group);
+   result of its group); a 32-bit integer add, min, max, and, or or xor over the whole
+   warp is one `redux.sync` instead (`_redux_kind`, sm_80 on);
 3. if warp bits move along a (`cross_warp_bits`), each warp writes its partial result
    to its scratch space in shared memory, and after a barrier the partials are combined:
    when the lanes of a warp hold the same output elements (no lane basis moves along
@@ -186,8 +187,13 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
         values = [inp[r] for inp in inputs]
         groups[key] = values if key not in groups else _combine(ctx, region, groups[key], values)
 
-    # 2. across lanes
-    for bit, basis in enumerate(ll.bases(LANE)):
+    # 2. across lanes: one redux.sync where a warp-wide integer reduction allows it,
+    # else a butterfly shuffle per lane bit
+    kind = _redux_kind(ctx, region, ll, axis)
+    if kind is not None:
+        for key, values in groups.items():
+            groups[key] = [_redux(ctx, kind, values[0])]
+    for bit, basis in enumerate([] if kind is not None else ll.bases(LANE)):
         if basis[axis] == 0:
             continue
         if any(c for d, c in enumerate(basis) if d != axis):
@@ -220,6 +226,50 @@ def lower_reduce(ctx: LoweringContext, op: ir.Operation) -> None:
         ordered.append(groups[coord])
     for i, result in enumerate(results):
         ctx.set(result, [values[i] for values in ordered])
+
+
+# Combiners `redux.sync` computes across a warp (sm_80 on), by their arith op; the
+# idempotent ones tolerate lanes holding copies of the same elements.
+_REDUX_KINDS = {"arith.addi": "add", "arith.minsi": "min", "arith.maxsi": "max", "arith.minui": "umin",
+                "arith.maxui": "umax", "arith.andi": "and", "arith.ori": "or", "arith.xori": "xor"}
+_IDEMPOTENT = {"min", "max", "umin", "umax", "and", "or"}
+
+
+def _redux(ctx: LoweringContext, kind: str, value: ir.Value) -> ir.Value:
+    """`kind` of `value` over the whole warp, in every lane."""
+    return create_op("nvvm.redux.sync", [ctx.i32], [value, ctx.const(-1)],
+                     attributes={"kind": ir.Attribute.parse(f"#nvvm<redux_kind {kind}>")}).result
+
+
+def _redux_combiner(ctx: LoweringContext, region: ir.Region) -> str | None:
+    """The redux.sync kind of an i32 combiner that is one arith op of its two arguments
+    (on sm_80 and later); None otherwise."""
+    if not ctx.target.at_least(80):
+        return None
+    block = region.blocks[0]
+    ops = block_ops(block)
+    arguments = list(block.arguments)
+    if len(ops) != 2 or len(arguments) != 2 or arguments[0].type != ctx.i32 or ops[1].name != "gpu.yield":
+        return None
+    op = ops[0]
+    kind = _REDUX_KINDS.get(op.name)
+    if (kind is None or len(op.operands) != 2 or set(op.operands) != set(arguments)
+            or list(ops[1].operands) != [op.results[0]]):
+        return None
+    return kind
+
+
+def _redux_kind(ctx: LoweringContext, region: ir.Region, ll: LinearLayout, axis: int) -> str | None:
+    """The redux.sync kind that reduces across the lanes of the layout `ll` in one
+    step: its combiner's (`_redux_combiner`), when every lane moves along the axis (an
+    idempotent combiner also lets lanes hold copies); None otherwise."""
+    kind = _redux_combiner(ctx, region)
+    if kind is None or LANE not in ll.in_dims:
+        return None
+    for basis in ll.bases(LANE):
+        if basis[axis] == 0 and (kind not in _IDEMPOTENT or any(basis)):
+            return None
+    return kind
 
 
 def _reduce_across_warps(ctx: LoweringContext, op: ir.Operation, ll, axis: int, warp_bits: list[int],
@@ -287,8 +337,16 @@ def _reduce_across_warps(ctx: LoweringContext, op: ir.Operation, ll, axis: int, 
         # load per lane instead of n_partials, all live at once, which cost registers
         # (and so occupancy) in big-block row kernels.
         lane_slot = ctx.arith("andi", ctx.lane, ctx.const(n_partials - 1))
+        # Lanes l and l + n_partials hold the same partial: one redux.sync combines them
+        # where copies do not change the result.
+        kind = _redux_combiner(ctx, region)
+        if kind not in _IDEMPOTENT and n_partials != 32:
+            kind = None
         for key in groups:
             acc = load(offsets, ctx.arith("addi", bases[key], lane_slot))
+            if kind is not None:
+                result[key] = [_redux(ctx, kind, acc[0])]
+                continue
             for bit in range(len(warp_bits)):
                 acc = _combine(ctx, region, acc, [_shuffle_xor(ctx, v, 1 << bit) for v in acc])
             result[key] = acc
