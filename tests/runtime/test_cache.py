@@ -58,6 +58,7 @@ def test_miss_then_hit_across_fresh_functions(fresh_cache, compile_counter):
 
 @pytest.mark.parametrize("change", [
     dict(n=4097),              # no longer divisible by 16
+    dict(n=4104),              # divisible by 8, not by 16
     dict(n=1),                 # specialised to the constant 1
     dict(block=512),           # constexpr value
     dict(num_warps=8),         # launch option
@@ -88,6 +89,18 @@ def test_divisibility_reaches_the_ir(fresh_cache):
     # 256 elements over 128 threads: two per thread, one 8-byte access when n allows it.
     assert aligned.asm["ptx"].count("ld.global.v2.b32") == 2
     assert "ld.global.v" not in unaligned.asm["ptx"]  # the mask is no longer constant over 2 lanes
+
+
+def test_divisibility_by_8_reaches_the_ir(fresh_cache):
+    """Triton marks integers divisible by 16 only; tilec also those divisible by 8, so
+    that rows of 8k halves (4k floats) are 16 bytes long and load as vectors."""
+    fn = JITFunction(add_kernel)
+    by_8 = warm(fn, n=4104, block=1024)
+    assert by_8.asm["ttir"].count("tile.divisibility = 8") == 1
+    assert by_8.asm["ttir"].count("tile.divisibility = 16") == 3  # the pointers
+    # 1024 elements over 128 threads: eight per thread, two 16-byte loads per operand
+    assert by_8.asm["ptx"].count("ld.global.v4.b32") == 4
+    assert fn.warmup("*fp32:16", "*fp32:16", "*fp32:16", "i32:8", BLOCK=1024, grid=(1,)).asm["ptx"] == by_8.asm["ptx"]
 
 
 def test_source_change_misses(fresh_cache, compile_counter, tmp_path):

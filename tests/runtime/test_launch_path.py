@@ -113,7 +113,8 @@ def test_launch_attributes_reach_the_launcher_as_flags(fake_gpu):
     (lambda t: (t[0], t[1], t[2], 1024), 1),               # n divisible by 16: new specialisation
     (lambda t: (t[0], t[1], t[2], 1), 1),                  # n == 1: folded
     (lambda t: (FakeTensor((1 << 20) + 4), t[1], t[2], 1000), 1),  # x no longer 16-byte aligned
-    (lambda t: (FakeTensor(5 << 20), t[1], t[2], 1001), 0),        # another aligned buffer, same kind of n
+    (lambda t: (t[0], t[1], t[2], 1001), 1),               # n no longer divisible by 8
+    (lambda t: (FakeTensor(5 << 20), t[1], t[2], 1016), 0),        # another aligned buffer, n divisible by 8 again
     (lambda t: (FakeTensor(5 << 20, "torch.float16"), t[1], t[2], 1000), 1),  # another dtype
 ])
 def test_specialisation(fake_gpu, change, new_kernels):
@@ -122,6 +123,36 @@ def test_specialisation(fake_gpu, change, new_kernels):
     fn[(1,)](x, y, out, 1000)
     fn[(1,)](*change((x, y, out)))
     assert len(fake_gpu.instances) == 1 + new_kernels
+
+
+def test_integer_keys_of_the_generated_launcher_and_run_agree(fake_gpu, monkeypatch):
+    """Each integer, launched twice: only the first value of each class (divisible by
+    16, by 8 only, or neither; of one width) reaches run(); every other launch hits the
+    generated launcher, so its key for an integer equals the one run() stored."""
+    fn = JITFunction(add_kernel)
+    x, y, out = tensors()
+    runs = []
+    original = JITFunction.run
+
+    def counting_run(self, *args, **kwargs):
+        runs.append(args[3])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(JITFunction, "run", counting_run)
+    values = [0, 2, 3, 7, 8, 16, 24, 40, 48, 1000, 1001, 1008, 1016, -8, -16, -24, 2**31 - 8, 2**31, 2**40 + 8,
+              2**63 + 8]
+    for n in values:
+        fn[(1,)](x, y, out, n)
+        fn[(1,)](x, y, out, n)
+    # 0, 16, 48, 1008, -16: divisible by 16; 8, 24, 40, 1000, 1016, -8, -24, 2**31 - 8:
+    # by 8; 2, 3, 7, 1001: neither; 2**31 (int64, by 16); 2**40 + 8 (int64, by 8); 2**63 + 8
+    # (uint64, by 8)
+    assert runs == [0, 2, 8, 2**31, 2**40 + 8, 2**63 + 8]
+    assert len(FakeLoadedKernel.instances) == 6
+    kinds = [k.compiled.metadata.params[3][1] for k in FakeLoadedKernel.instances]
+    assert kinds == ["i32", "i32", "i32", "i64", "i64", "u64"], kinds
+    marked = [k.compiled.asm["ttir"].count("tile.divisibility = 8") for k in FakeLoadedKernel.instances]
+    assert marked == [0, 0, 1, 0, 1, 1], marked
 
 
 @pytest.mark.parametrize("first, second", [(2**40 + 3, 2**64 - 3), (2**63 - 1, 2**63), (-(2**40), 2**63 + 5)])

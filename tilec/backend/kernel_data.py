@@ -193,7 +193,7 @@ def _signature_spec(fn: Any, name: str, text: Any) -> ArgSpec:
         ty = tl.dtype_from_signature(type_text)
     except ValueError as exc:
         raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: {exc}") from None
-    if div_text and div_text not in ("1", "16"):
-        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1 or 16 "
+    if div_text and div_text not in ("1", "8", "16"):
+        raise UsageError(f"tilec.compile: parameter '{name}' of {fn.__name__}: divisibility must be 1, 8 or 16 "
                          f"(written '{text}'), got {div_text!r}")
     return ArgSpec(name, ty, divisibility=int(div_text) if div_text else 1)

@@ -245,11 +245,11 @@ class JITFunction(KernelFunction, KernelInterface):
             else:
                 # torch tensors: (dtype, 16-byte aligned, device), as _value_key, keeping the
                 # address for the launch; ints: 1 -> 1; otherwise 2 + 4*(divisible by 16)
-                # + 8*(needs 64 bits) + 16*(beyond int64: uint64)
+                # + 8*(needs 64 bits) + 16*(beyond int64: uint64) + 32*(divisible by 8)
                 pointers.append(f"    _p{i} = {name}\n")
                 key_parts.append(f"(({name}.dtype, ((_p{i} := {name}.data_ptr()) & 15) == 0, {name}.get_device()) "
                                  f"if {name}.__class__ is _Tensor else "
-                                 f"(1 if {name} == 1 else 2 | (({name} & 15) == 0) << 2 | "
+                                 f"(1 if {name} == 1 else 2 | (({name} & 15) == 0) << 2 | (({name} & 7) == 0) << 5 | "
                                  f"(not -2147483648 <= {name} <= 2147483647) << 3 | "
                                  f"({name} > 9223372036854775807) << 4) "
                                  f"if {name}.__class__ is int else _vk({name}))")
@@ -580,8 +580,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 if name not in self.do_not_specialize:
                     if specialize.is_folded_one(ty, value):
                         return ArgSpec(name, constant=1, is_constant=True)
-                    if value % 16 == 0:
-                        return ArgSpec(name, ty, divisibility=16)
+                    if value % 8 == 0:
+                        return ArgSpec(name, ty, divisibility=16 if value % 16 == 0 else 8)
             return ArgSpec(name, ty)
         if isinstance(value, str) and not types_as_strings:
             return ArgSpec(name, constant=value, is_constant=True)
@@ -895,7 +895,8 @@ def _value_key(value: Any) -> Any:
     if kind is int:  # the same encoding as the generated fast path
         if value == 1:
             return 1
-        return 2 | ((value & 15) == 0) << 2 | (not _INT32_MIN <= value <= _INT32_MAX) << 3 | (value > _INT64_MAX) << 4
+        return (2 | ((value & 15) == 0) << 2 | ((value & 7) == 0) << 5 | (not _INT32_MIN <= value <= _INT32_MAX) << 3
+                | (value > _INT64_MAX) << 4)
     if kind is float:
         return "f32"
     data_ptr = getattr(value, "data_ptr", None)
@@ -919,7 +920,7 @@ def _slow_key(value: Any, specialize_alignment: bool) -> Any:
     ty = specialize.scalar_type(value)
     if ty is not None:
         return ("s", str(ty), int(value) == 1 and specialize_alignment if ty.is_int() else False,
-                int(value) % 16 == 0 if ty.is_int() and not ty.is_bool() else False)
+                _divisibility(int(value)) if ty.is_int() and not ty.is_bool() else 1)
     cai = getattr(value, "__cuda_array_interface__", None)
     if cai is not None:
         from .driver import _device_of_array
@@ -928,6 +929,11 @@ def _slow_key(value: Any, specialize_alignment: bool) -> Any:
         return ("a", cai["typestr"], aligned, _device_of_array(value, "", ""))
     # Unknown objects: a key that never matches twice, so the slow path explains the error.
     return ("?", id(value), object())
+
+
+def _divisibility(value: int) -> int:
+    """What an integer argument is specialised on: divisible by 16, by 8, or neither."""
+    return 16 if value % 16 == 0 else 8 if value % 8 == 0 else 1
 
 
 def _target(value: str | Target) -> Target:
