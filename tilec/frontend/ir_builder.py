@@ -344,6 +344,11 @@ class IRBuilder(Builder):
                 divisibility = ir.IntegerAttr(attrs["tile.divisibility"]).value
         return position, divisibility
 
+    def parameter_bits(self, position: int) -> int:
+        """The width of the kernel's integer parameter at `position` (64 for an argument
+        that did not fit int32 at the launch it was compiled for)."""
+        return ir.IntegerType(self.kernel_entry.arguments[position].type).width
+
     def parameter_expression(self, x: ir.Value, depth: int = 8) -> tuple[list, int] | None:
         """(expression, a number it is known to divide by) of an integer `x` the kernel
         computes from its own parameters and constants by +, - and * alone (`Z * H *

@@ -665,10 +665,11 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
     The base must be proven aligned by the specialisation. So must stride parameters,
     unless `strides_promised`: make_tensor_descriptor's contract (Triton's) requires
     strides of 16-byte multiples, and the specialisation only knows an integer divisible
-    by 16 elements (a [M, 3000] fp16 tensor's row stride of 6000 bytes would keep
+    by 16 or 8 elements (a [M, 3004] fp16 tensor's row stride of 6008 bytes would keep
     pointers). The launcher, which reads the strides to encode the map, checks them at
     every launch instead (tma.kernel_map_values: a LaunchError where one breaks the
-    contract). A block pointer has no such contract: it keeps what is proven.
+    contract). A block pointer has no such contract: it keeps what is proven, and keeps
+    pointers when a shape entry reads a 64-bit parameter (TMA's dimensions end at 2^32).
 
     The map is then encoded on the host at each launch from the arguments (cached, as a
     host descriptor's is), instead of being built in the kernel by every program.
@@ -703,10 +704,24 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
         return None, False
     if any(e[0] == "const" and not 0 < e[1] < 1 << (shape_bits - 1) for e, _ in shape_entries):
         return None, False
+    if shape_bits == 64 and any(builder.parameter_bits(position) > 32
+                                for e, _ in shape_entries for position in _argument_positions(e)):
+        # A block pointer's extent read from a 64-bit parameter may pass TMA's 2^32
+        # elements; its pointer form takes any int64 shape.
+        return None, False
     recipe = json.dumps({"base": based[0], "shape": [e for e, _ in shape_entries],
                          "strides": [e for e, _ in stride_entries], "block": list(block), "bytes": size,
                          "padding": padding, "shape_bits": shape_bits})
     return recipe, shape_entries[-1][1] * size % 16 == 0
+
+
+def _argument_positions(entry: list) -> list[int]:
+    """The parameter positions a recipe entry (IRBuilder.parameter_expression) reads."""
+    if entry[0] == "arg":
+        return [entry[1]]
+    if entry[0] == "const":
+        return []
+    return _argument_positions(entry[2]) + _argument_positions(entry[3])
 
 
 def _descriptor_dim(sem, value: Any) -> tensor:
