@@ -9,9 +9,10 @@ neighbours; code under `if __name__ == "__main__":` does not run) and KERNEL is 
 @tilec.jit function in it (or an @autotune/@heuristics wrapper of one). Signatures are
 written as for tilec.compile: NAME=TYPE, TYPE one of i1, i8 .. i64, u8 .. u64, fp16,
 bf16, fp32, fp64, fp8e4nv, fp8e5, ... or '*' and one of those (a pointer); ':16' marks a
-pointer 16-byte aligned or an integer divisible by 16. Types without a name are given to
-the parameters not named elsewhere, in order. Constexprs are NAME=VALUE with a Python
-literal (128, 0.5, True, 'text', (1, 2)) or a dtype (fp16, tl.float16).
+pointer 16-byte aligned or an integer divisible by 16, ':8' an integer divisible by 8.
+Types without a name are given to the parameters not named elsewhere, in order.
+Constexprs are NAME=VALUE with a Python literal (128, 0.5, True, 'text', (1, 2)) or a
+dtype (fp16, tl.float16).
 
 Stages: ttir, ttgir (no CUDA toolkit needed), llir, ptx, cubin (binary: written with
 -o), sass (the cubin disassembled by nvdisasm or cuobjdump, looked for next to ptxas).
