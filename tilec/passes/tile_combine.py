@@ -16,9 +16,10 @@ when the product has no other use and the sum has the product's type. The sum's
 rounding changes as for any reassociation of the dot's additions (the accumulator is
 added inside the dot instead of after it).
 
-Second, in a loop, `ptr + (inv + var)` (Triton's tutorial 09: `a_ptr + (offs_am[:, None]
-* stride_am + offs_k[None, :] * stride_ak)`, written inside the K loop) becomes
-`(ptr + inv) + var` when `ptr` and `inv` do not change in the loop and `var` does:
+Second, in a loop, a block of pointers `ptr + (inv + var)` (Triton's tutorial 09:
+`a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)`, written inside
+the K loop) becomes `(ptr + inv) + var` when `ptr` and `inv` do not change in the loop
+and `var` does (a scalar pointer is left alone: one add either way):
 
     %o = arith.addi %inv, %var               %q = tile.addptr %ptr, %inv
     %p = tile.addptr %ptr, %o          ->    %p = tile.addptr %q, %var
@@ -117,8 +118,8 @@ def _invariant(value: ir.Value, loop: ir.Operation, depth: int = 8) -> bool:
 
 def _split_invariant_offset(op: ir.Operation) -> None:
     loop = _enclosing_loop(op)
-    if loop is None:
-        return
+    if loop is None or not isinstance(op.results[0].type, ir.RankedTensorType):
+        return  # a scalar pointer costs one add either way
     pointer, offset = op.operands
     add = _owner(offset)
     if add is None or add.name != "arith.addi" or not _invariant(pointer, loop):
