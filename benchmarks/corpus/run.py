@@ -7,6 +7,7 @@ process, with a correctness check, a table and a summary.
     python benchmarks/corpus/run.py --interpret        # tilec only, NumPy interpreter, tiny shapes
     python benchmarks/corpus/run.py --compile-only sm_90 [--quick]   # tilec only: compile, launch nothing
     python benchmarks/corpus/run.py --gpus 4 --deadline 570           # spread over 4 GPUs, stop in time
+    python benchmarks/corpus/run.py --match '1000x|x1000'             # cases whose "file: name [shape]" matches
 
 Each kernel file in this folder (`k_*.py`) is plain Triton code: `import triton`,
 `import triton.language as tl`, `@triton.jit` kernels and the host wrappers people write
@@ -57,6 +58,7 @@ import glob
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -184,6 +186,8 @@ def main() -> int:
     parser.add_argument("--compile-only", metavar="TARGET", default="",
                         help="tilec only, without a GPU: compile every kernel (every autotune config) for TARGET "
                              "at the full (or --quick) shapes, launch nothing")
+    parser.add_argument("--match", default="", metavar="REGEX",
+                        help="only the cases whose 'file: name [shape]' the regular expression finds")
     parser.add_argument("--part", default="", metavar="K/N",
                         help="run only the cases whose index is K modulo N (of the files chosen)")
     parser.add_argument("--gpus", type=int, default=0,
@@ -227,8 +231,10 @@ def main() -> int:
         if isinstance(source, Exception):
             print(f"{file}: cannot load for tilec: {source}", flush=True)
             continue
-        for index, case in enumerate(source.cases(device, size)):
-            if index % parts != part or (only_cases and f"{case.name} [{case.shape}]" not in only_cases):
+        chosen = [case for case in source.cases(device, size)
+                  if (not only_cases or f"{case.name} [{case.shape}]" in only_cases) and matches(args.match, file, case)]
+        for index, case in enumerate(chosen):
+            if index % parts != part:
                 continue
             row = Row(file, case)
             rows.append(row)
@@ -257,6 +263,11 @@ def main() -> int:
     print(summary(rows, backends))
     failed = [r for r in rows if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
     return 1 if failed else 0
+
+
+def matches(pattern: str, file: str, case: Case) -> bool:
+    """Whether `--match`'s regular expression finds "file: name [shape]" (no pattern: all)."""
+    return not pattern or re.search(pattern, f"{file}: {case.name} [{case.shape}]") is not None
 
 
 def chosen_files(only: str) -> list[str]:
@@ -296,7 +307,11 @@ def run_on_gpus(args) -> int:
     import tempfile
     units = []
     for path in chosen_files(args.only):
-        count = len(list(load(path, "tilec").cases("cpu", "quick" if args.quick else "full")))
+        file = os.path.basename(path)[2:-3]
+        count = sum(matches(args.match, file, case)
+                    for case in load(path, "tilec").cases("cpu", "quick" if args.quick else "full"))
+        if not count:
+            continue
         parts = max(1, math.ceil(count / PART_SIZE))
         units += [(count / parts, os.path.basename(path), f"{k}/{parts}") for k in range(parts)]
     units.sort(key=lambda unit: -unit[0])
@@ -320,6 +335,7 @@ def run_on_gpus(args) -> int:
             out = os.path.join(workdir, f"{file}-{part.replace('/', 'of')}.json")
             command = [sys.executable, os.path.abspath(__file__), "--only", file, "--part", part, "--rows-json", out]
             command += ["--quick"] if args.quick else []
+            command += ["--match", args.match] if args.match else []
             command += ["--no-triton"] if args.no_triton else []
             command += ["--interpret"] if args.interpret else []
             env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, TILEC_COMPILE_WORKERS=str(workers))
@@ -361,7 +377,7 @@ def run_on_gpus(args) -> int:
     if unfinished:
         print("not finished (run later with these arguments):")
         for file, part in sorted(unfinished):
-            print(f"  --only {file} --part {part}")
+            print(f"  --only {file} --part {part}" + (f" --match {args.match!r}" if args.match else ""))
     failed = [r for r in finished if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
     return 1 if failed or unfinished else 0
 
@@ -411,6 +427,8 @@ def compile_only(args) -> int:
         file = os.path.basename(path)[2:-3]
         module = load(path, "tilec")
         for case in module.cases("cpu", "quick" if args.quick else "full"):
+            if not matches(args.match, file, case):
+                continue
             torch.manual_seed(0)
             COMPILE_NOTES.clear()
             try:
