@@ -267,7 +267,9 @@ def _redux_kind(ctx: LoweringContext, region: ir.Region, ll: LinearLayout, axis:
     if kind is None or LANE not in ll.in_dims:
         return None
     for basis in ll.bases(LANE):
-        if basis[axis] == 0 and (kind not in _IDEMPOTENT or any(basis)):
+        if any(c for d, c in enumerate(basis) if d != axis):
+            return None  # lanes holding other output elements (step 2 refuses such layouts)
+        if basis[axis] == 0 and kind not in _IDEMPOTENT:
             return None
     return kind
 
