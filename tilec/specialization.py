@@ -274,3 +274,14 @@ def _aggregate_code(cls: type) -> str:
         hash_of = getattr(method, "cache_hash", None) or method.source_hash
         digest.update(hash_of().encode())
     return digest.hexdigest()[:16]
+
+
+def recipe_arguments(entry: list) -> set[int]:
+    """The parameter positions a tensor-map recipe's shape or stride `entry` reads
+    (IRBuilder.parameter_expression: ["arg", position], ["const", value] or [op, bits,
+    left, right]): the compiler checks their types, the launcher reads their values."""
+    if entry[0] == "arg":
+        return {entry[1]}
+    if entry[0] == "const":
+        return set()
+    return recipe_arguments(entry[2]) | recipe_arguments(entry[3])

@@ -26,6 +26,7 @@ import json
 from typing import Any, Sequence
 
 from ..layout.shared import tma_copies
+from ..specialization import recipe_arguments
 from . import core
 from .core import (ConstexprRequired, TilecSemanticError, _unwrap, aggregate, builtin, constexpr, current_semantic,
                    tensor)
@@ -705,7 +706,7 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
     if any(e[0] == "const" and not 0 < e[1] < 1 << (shape_bits - 1) for e, _ in shape_entries):
         return None, False
     if shape_bits == 64 and any(builder.parameter_bits(position) > 32
-                                for e, _ in shape_entries for position in _argument_positions(e)):
+                                for e, _ in shape_entries for position in recipe_arguments(e)):
         # A block pointer's extent read from a 64-bit parameter may pass TMA's 2^32
         # elements; its pointer form takes any int64 shape.
         return None, False
@@ -713,15 +714,6 @@ def _kernel_tensormap(sem, base: tensor, shapes: list, strides: list, block: lis
                          "strides": [e for e, _ in stride_entries], "block": list(block), "bytes": size,
                          "padding": padding, "shape_bits": shape_bits})
     return recipe, shape_entries[-1][1] * size % 16 == 0
-
-
-def _argument_positions(entry: list) -> list[int]:
-    """The parameter positions a recipe entry (IRBuilder.parameter_expression) reads."""
-    if entry[0] == "arg":
-        return [entry[1]]
-    if entry[0] == "const":
-        return []
-    return _argument_positions(entry[2]) + _argument_positions(entry[3])
 
 
 def _descriptor_dim(sem, value: Any) -> tensor:

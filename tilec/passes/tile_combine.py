@@ -37,7 +37,7 @@ from mlir import ir
 
 from ..dialects import tile
 from . import register_pass
-from .utils import functions, is_pure, is_zero_constant, walk_postorder
+from .utils import defining_op as _owner, enclosing_loop, functions, is_pure, is_zero_constant, walk_postorder
 
 _ADDITIONS = ("arith.addf", "arith.addi")
 
@@ -82,21 +82,6 @@ def _single_use_dot(value: ir.Value, user: ir.Operation) -> ir.Operation | None:
     return owner if use_owner == user else None
 
 
-def _owner(value: ir.Value) -> ir.Operation | None:
-    if not isinstance(value, ir.OpResult):
-        return None
-    return value.owner.operation if hasattr(value.owner, "operation") else value.owner
-
-
-def _enclosing_loop(op: ir.Operation) -> ir.Operation | None:
-    parent = op.parent
-    while parent is not None and parent.name != "scf.for":
-        if parent.name == "func.func":
-            return None
-        parent = parent.parent
-    return parent
-
-
 def _invariant(value: ir.Value, loop: ir.Operation, depth: int = 8) -> bool:
     """Whether `value` is the same in every iteration of `loop`: defined outside it, or
     by a pure region-free op directly in its body whose operands all are."""
@@ -117,7 +102,7 @@ def _invariant(value: ir.Value, loop: ir.Operation, depth: int = 8) -> bool:
 
 
 def _split_invariant_offset(op: ir.Operation) -> None:
-    loop = _enclosing_loop(op)
+    loop = enclosing_loop(op)
     if loop is None or not isinstance(op.results[0].type, ir.RankedTensorType):
         return  # a scalar pointer costs one add either way
     pointer, offset = op.operands

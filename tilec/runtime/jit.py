@@ -580,8 +580,9 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
                 if name not in self.do_not_specialize:
                     if specialize.is_folded_one(ty, value):
                         return ArgSpec(name, constant=1, is_constant=True)
-                    if value % 8 == 0:
-                        return ArgSpec(name, ty, divisibility=16 if value % 16 == 0 else 8)
+                    divisibility = _divisibility(value)
+                    if divisibility > 1:
+                        return ArgSpec(name, ty, divisibility=divisibility)
             return ArgSpec(name, ty)
         if isinstance(value, str) and not types_as_strings:
             return ArgSpec(name, constant=value, is_constant=True)

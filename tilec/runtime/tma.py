@@ -30,6 +30,7 @@ import threading
 from typing import Any, Sequence
 
 from ..layout.shared import tma_copies
+from ..specialization import recipe_arguments
 
 _MAP_BYTES = 128
 _CHUNK_SLOTS = 1024        # maps per device allocation of a pool
@@ -157,15 +158,6 @@ def recipe_value(entry: list, bits: int, values: Sequence[Any]) -> int:
         value = _wrap(_RECIPE_OPS[kind](recipe_value(entry[2], width, values), recipe_value(entry[3], width, values)),
                       width)
     return _wrap(value, bits)
-
-
-def recipe_arguments(entry: list) -> set[int]:
-    """The positions of the call's values `entry` reads."""
-    if entry[0] == "arg":
-        return {entry[1]}
-    if entry[0] == "const":
-        return set()
-    return recipe_arguments(entry[2]) | recipe_arguments(entry[3])
 
 
 def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
