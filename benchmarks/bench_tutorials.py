@@ -4,6 +4,7 @@
     python benchmarks/bench_tutorials.py --only 06,09    # some of them
     python benchmarks/bench_tutorials.py --quick         # one small shape per variant
     python benchmarks/bench_tutorials.py --variant 'bwd' # variants whose name matches a regex
+    python benchmarks/bench_tutorials.py --shape '^8192' # shapes ("8192x8192x512") matching a regex
     python benchmarks/bench_tutorials.py --interpret     # tilec only, NumPy interpreter, CPU tensors
     python benchmarks/bench_tutorials.py --compile-only sm_90   # tilec only: compile every kernel, launch none
 
@@ -1032,6 +1033,7 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", default=DEFAULT_FOLDER, help="the tutorials (default: %(default)s)")
     parser.add_argument("--only", help="tutorial numbers, comma-separated (06,09)")
     parser.add_argument("--variant", help="only variants whose name matches this regular expression")
+    parser.add_argument("--shape", help="only shapes (as printed: 8192x8192x512) matching this regular expression")
     parser.add_argument("--quick", action="store_true", help="one small shape per variant")
     parser.add_argument("--interpret", action="store_true", help="tilec only, in the interpreter, on CPU tensors")
     parser.add_argument("--compile-only", metavar="TARGET",
@@ -1087,6 +1089,8 @@ def main() -> None:
                 print(f"  {number} ({tutorial.backend}) statement failed at load, {error}")
         for case in CASES[number](plan):
             if args.variant and not re.search(args.variant, case.variant):
+                continue
+            if args.shape and not re.search(args.shape, case.shape):
                 continue
             reason = case.skip(hardware)
             if lost is not None:

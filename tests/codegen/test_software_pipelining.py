@@ -87,6 +87,20 @@ def test_tutorial_matmul_is_pipelined(target):
     assert '"tile.load"' not in ttgir.split("scf.for")[1].split("scf.yield")[0]
 
 
+@pytest.mark.parametrize("target", ["sm_80", "sm_90"])
+def test_copies_for_no_iteration_write_nothing(target):
+    """The copies of iterations past the loop's end (the prologue's when the loop is short,
+    the body's last S-1) are skipped under a guard of their own (`@p cp.async`), not
+    zero-filled through the mask: a zero-filled slot that no dot reads costs
+    shared-memory bandwidth while the last iterations' dots run. The K-tail mask stays
+    the ignore-src predicate, a different one."""
+    ptx = compile_matmul(target, num_stages=3).asm["ptx"]
+    copies = re.findall(r"not\.pred ignore, (%p\d+); (@%p\d+ )?cp\.async", ptx)
+    assert len(copies) == 3 * 2 * (64 * 32 // (8 * 128))  # 3 iterations' copies (2 prologue, 1 body), 2 each
+    assert all(guard for _, guard in copies)
+    assert all(guard.strip()[1:] != mask for mask, guard in copies)
+
+
 @pytest.mark.parametrize("num_stages,waits", [(1, []), (2, [0]), (4, [0, 2]), (5, [0, 3])])
 def test_wait_count_follows_num_stages(num_stages, waits):
     ptx = compile_matmul("sm_80", num_stages=num_stages, block=(32, 32, 32)).asm["ptx"]

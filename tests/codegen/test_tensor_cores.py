@@ -54,7 +54,8 @@ def test_tutorial_matmul_runs_on_tensor_cores(target, wgmma, monkeypatch):
     # In the loop, the first K slice is read (after the wait and its barrier) before the
     # next stage's copies are issued, so the first mma does not wait behind them.
     body = re.split(r"cp\.async\.wait_group\s+1;", kernel.asm["ptx"])[1]
-    ops = re.findall(r"(?:^|[{;])\s*(bar\.sync|ldmatrix[\w.]*|cp\.async\.cg[\w.]*|mma\.sync[\w.]*)", body, re.M)
+    ops = re.findall(r"(?:^|[{;])\s*(?:@%p\d+\s+)?(bar\.sync|ldmatrix[\w.]*|cp\.async\.cg[\w.]*|mma\.sync[\w.]*)",
+                     body, re.M)
     assert ops[0] == "bar.sync" and ops[1].startswith("ldmatrix"), ops[:4]
     first_copy = ops.index("cp.async.cg.shared.global")
     assert all(op.startswith("ldmatrix") for op in ops[1:first_copy]) and first_copy >= 3, ops[:first_copy + 1]

@@ -20,8 +20,9 @@ Ops:
     %v = "tilegpu.memdesc_subview"(%b) {offsets = array<i32: 0, 16>} : (memdesc<tensor<64x32x..>>) -> memdesc<tensor<64x16x..>>
     %s = "tilegpu.extract_slice"(%x) {offsets = array<i32: 0, 16>} : (tensor<64x32x.., #a>) -> tensor<64x16x.., #a>
                                       (a block of a tensor that its threads already hold: a register selection)
-    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?, %limit?)   (cp.async; masked-off: zeros;
-                                      limit: elements left below a bound, see async_copy_global_to_local)
+    "tilegpu.async_copy_global_to_local"(%ptrs, %m, %mask?, %limit?, %pred?)   (cp.async; masked-off:
+                                      zeros; limit: elements left below a bound; pred false: nothing
+                                      done; see async_copy_global_to_local)
     "tilegpu.async_commit_group"()    "tilegpu.async_wait"() {num = N}
     "tilegpu.barrier"()
     "tilegpu.bulk_store_wait"()       (after a loop whose TMA stores tilegpu-allocate-shared-memory
@@ -115,7 +116,8 @@ irdl.dialect @tilegpu {
     %1 = irdl.base @tilegpu::@memdesc
     %2 = irdl.base "!builtin.tensor"
     %3 = irdl.base "!builtin.tensor"
-    irdl.operands(src: %0, buffer: %1, mask: optional %2, limit: optional %3)
+    %4 = irdl.is i1
+    irdl.operands(src: %0, buffer: %1, mask: optional %2, limit: optional %3, pred: optional %4)
   }
   irdl.operation @async_commit_group {
   }
@@ -318,7 +320,8 @@ def extract_slice(src: ir.Value, offsets: list[int], shape: list[int]) -> ir.Val
 
 
 def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value | None = None,
-                               width: int = 0, limit: ir.Value | None = None) -> ir.Operation:
+                               width: int = 0, limit: ir.Value | None = None,
+                               pred: ir.Value | None = None) -> ir.Operation:
     """Starts copying the elements `src` points to into `buffer` (cp.async); masked-off
     elements are written as zeros. Complete after async_wait and a barrier. `width`:
     elements per copy instruction, when the caller decided it (attribute `vec`; else the
@@ -329,10 +332,16 @@ def async_copy_global_to_local(src: ir.Value, buffer: ir.Value, mask: ir.Value |
     copy's run of `width` elements the limits step down by one (`bound - index`, with
     the index contiguous there): the lowering reads the run's first limit as the number
     of leading elements to copy and zero-fills the rest (cp.async's source size), so a
-    run that a bound cuts stays one copy (passes/bounded_runs.py)."""
+    run that a bound cuts stays one copy (passes/bounded_runs.py).
+
+    `pred` (one i1 for the whole op, the same in every thread): where it is false, the
+    op does nothing at all; the buffer keeps what it held. Unlike a mask that is off
+    everywhere, no zeros are written, so no shared-memory bandwidth is spent (the
+    pipeliner's copies for iterations past a loop's end)."""
     attributes = {"vec": i32_attr(width)} if width else {}
-    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([1, 1, int(mask is not None), int(limit is not None)])
-    return create_op("tilegpu.async_copy_global_to_local", [], [v for v in (src, buffer, mask, limit) if v is not None],
+    operands = (src, buffer, mask, limit, pred)
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([int(v is not None) for v in operands])
+    return create_op("tilegpu.async_copy_global_to_local", [], [v for v in operands if v is not None],
                      attributes=attributes)
 
 
@@ -505,7 +514,7 @@ def _verify_memdesc_index(op: ir.Operation) -> str | None:
 @verifier("tilegpu.async_copy_global_to_local")
 def _verify_async_copy(op: ir.Operation) -> str | None:
     from .tile import is_ptr_type, pointee_type
-    (src,), (buffer,), mask, limit = operand_groups(op)
+    (src,), (buffer,), mask, limit, _ = operand_groups(op)
     buffer = memdesc_tensor(buffer.type)
     pointers = tensor_type(src.type)
     if list(pointers.shape) != list(buffer.shape) or not is_ptr_type(pointers.element_type) \

@@ -29,7 +29,7 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80"} {
     %p = "tile.addptr"(%ps, %off) : (tensor<32x32x!tile.ptr<f16>, #b>, tensor<32x32xi32, #b>) -> tensor<32x32x!tile.ptr<f16>, #b>
     %ring = "tilegpu.local_alloc"() {operandSegmentSizes = array<i32: 0>} : () -> !tilegpu.memdesc<tensor<2x32x32xf16, #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>>>
     %one = "tilegpu.memdesc_index"(%ring, %c0) : (!tilegpu.memdesc<tensor<2x32x32xf16, #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>>>, i32) -> !tilegpu.memdesc<tensor<32x32xf16, #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>>>
-    "tilegpu.async_copy_global_to_local"(%p, %one, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<32x32x!tile.ptr<f16>, #b>, !tilegpu.memdesc<tensor<32x32xf16, #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>>>, tensor<32x32xi1, #b>) -> ()
+    "tilegpu.async_copy_global_to_local"(%p, %one, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<32x32x!tile.ptr<f16>, #b>, !tilegpu.memdesc<tensor<32x32xf16, #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>>>, tensor<32x32xi1, #b>) -> ()
     "tilegpu.async_commit_group"() : () -> ()
     "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
     "tilegpu.barrier"() : () -> ()

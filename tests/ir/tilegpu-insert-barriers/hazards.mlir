@@ -56,7 +56,7 @@ func.func @loop_carried(%x: tensor<16x16xf32>, %p: tensor<16x16x!tile.ptr<f32>>)
     %y = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<tensor<16x16xf32>>) -> tensor<16x16xf32>
     "tilegpu.local_store"(%y, %buf) : (tensor<16x16xf32>, !tilegpu.memdesc<tensor<16x16xf32>>) -> ()
   }
-  "tilegpu.async_copy_global_to_local"(%p, %buf) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x16x!tile.ptr<f32>>, !tilegpu.memdesc<tensor<16x16xf32>>) -> ()
+  "tilegpu.async_copy_global_to_local"(%p, %buf) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>} : (tensor<16x16x!tile.ptr<f32>>, !tilegpu.memdesc<tensor<16x16xf32>>) -> ()
   "tilegpu.async_wait"() {num = 0 : i32} : () -> ()
   %z = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<tensor<16x16xf32>>) -> tensor<16x16xf32>
   return

@@ -32,7 +32,7 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80"} {
     %sa = "tilegpu.memdesc_index"(%ra, %i) {tilegpu.pipeline_slot = 0 : i32} : (!tilegpu.memdesc<tensor<3x64x32xf16, #sa>>, i32) -> !tilegpu.memdesc<tensor<64x32xf16, #sa>>
     %a = "tilegpu.local_load"(%sa) : (!tilegpu.memdesc<tensor<64x32xf16, #sa>>) -> tensor<64x32xf16, #opa>
     %w = "tilegpu.memdesc_index"(%rb, %j) {tilegpu.pipeline_slot = 2 : i32} : (!tilegpu.memdesc<tensor<3x32x64xf16, #sb>>, i32) -> !tilegpu.memdesc<tensor<32x64xf16, #sb>>
-    "tilegpu.async_copy_global_to_local"(%p, %w) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<32x64x!tile.ptr<f16>, #b>, !tilegpu.memdesc<tensor<32x64xf16, #sb>>) -> ()
+    "tilegpu.async_copy_global_to_local"(%p, %w) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>} : (tensor<32x64x!tile.ptr<f16>, #b>, !tilegpu.memdesc<tensor<32x64xf16, #sb>>) -> ()
     "tilegpu.async_commit_group"() : () -> ()
     %sb = "tilegpu.memdesc_index"(%rb, %i) {tilegpu.pipeline_slot = 0 : i32} : (!tilegpu.memdesc<tensor<3x32x64xf16, #sb>>, i32) -> !tilegpu.memdesc<tensor<32x64xf16, #sb>>
     %bb = "tilegpu.local_load"(%sb) : (!tilegpu.memdesc<tensor<32x64xf16, #sb>>) -> tensor<32x64xf16, #opb>

@@ -3,8 +3,9 @@
 // for k in range(cdiv(K, BK)): offs_k = k * BK + rk, loads masked by offs_k < K (the
 // K tail), other=0.0, fp32 operands, K a runtime value. The addresses are a function of
 // the induction variable alone, so no carried values are added: iteration i+2's
-// addresses come from iv + 2. Each copy's mask is the load's mask ANDed with "that
-// iteration exists"; masked-off elements are zero-filled, as other=0.0 asks. The mask
+// addresses come from iv + 2. Each copy's mask is the load's mask (masked-off elements
+// are zero-filled, as other=0.0 asks) and its guard "that iteration exists" (a copy for
+// no iteration writes nothing). The mask
 // is constant over single elements only (K may be odd), so copies are 4 bytes wide:
 // allowed, cp.async's smallest.
 
@@ -12,10 +13,9 @@
 // CHECK: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf32>>
 // CHECK: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf32>>
 // CHECK: %[[E0:.*]] = arith.cmpi sgt, %[[N:.*]], %c0_i32 : i32
-// CHECK: %[[P0:.*]] = "tile.splat"(%[[E0]]) : (i1) -> tensor<32x32xi1, #blocked1>
-// CHECK-NEXT: %[[M0:.*]] = arith.andi %{{.*}}, %[[P0]] : tensor<32x32xi1, #blocked1>
-// CHECK-NEXT: %[[S0:.*]] = "tilegpu.memdesc_index"(%[[RA]], %c0_i32)
-// CHECK-NEXT: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[S0]], %[[M0]])
+// CHECK-NOT: "tile.splat"(%[[E0]])
+// CHECK: %[[S0:.*]] = "tilegpu.memdesc_index"(%[[RA]], %c0_i32)
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[S0]], %{{.*}}, %[[E0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 1 : i32}
 // CHECK: %[[E1:.*]] = arith.cmpi sgt, %[[N]], %c1_i32 : i32
 // CHECK: "tilegpu.async_commit_group"
 // CHECK: scf.for %[[IV:.*]] = %c0_i32 to %[[N]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %[[C:.*]] = %c0_i32) -> (tensor<32x32xf32, #blocked0>, i32)
@@ -25,9 +25,9 @@
 // CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[IV]], %c2_i32 : i32
 // CHECK-NEXT: %[[EXISTS:.*]] = arith.cmpi slt, %[[AHEAD]], %[[N]] : i32
 // CHECK-NEXT: arith.muli %[[AHEAD]], %c32_i32 : i32
-// CHECK: "tile.splat"(%[[EXISTS]])
-// CHECK: "tilegpu.async_copy_global_to_local"
-// CHECK: "tilegpu.async_copy_global_to_local"
+// CHECK-NOT: "tile.splat"(%[[EXISTS]])
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 1 : i32}
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 4 : i32}
 // CHECK-NEXT: "tilegpu.async_commit_group"
 // CHECK: "tile.dot"
 // CHECK-NOT: "tile.load"

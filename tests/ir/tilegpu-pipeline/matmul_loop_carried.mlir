@@ -8,7 +8,7 @@
 // The tutorial matmul's loop: A and B tiles loaded through loop-carried pointers
 // (a_ptrs += BK, b_ptrs += BK * BN), fp16, feeding a dot on the FMA path (blocked
 // operands, so plain row-major rings). The loads become rings of S buffers: the
-// prologue copies iterations 0..S-2 (each predicated on lb + s*step < ub), the body
+// prologue copies iterations 0..S-2 (each guarded by lb + s*step < ub), the body
 // waits for iteration i, reads slot c, copies iteration i+S-1 into slot (c+S-1)%S with
 // pointers S-1 updates ahead (extra iter_args), and the loop drains after its end.
 // The original pointers, which now only update themselves, are gone.
@@ -36,11 +36,10 @@
 // S3-NEXT: %[[AHEAD:.*]] = arith.addi %[[IV]], %c64_i32 : i32
 // S3-NEXT: %[[EXISTS:.*]] = arith.cmpi slt, %[[AHEAD]], %arg3 : i32
 // S3: %[[W:.*]] = arith.select %{{.*}}, %c2_i32, %{{.*}} : i32
-// S3: %[[M:.*]] = "tile.splat"(%[[EXISTS]]) : (i1) -> tensor<32x32xi1, #blocked1>
 // S3: %[[WA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %[[W]]) {tilegpu.pipeline_slot = 2 : i32}
-// S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WA]], %[[M]])
+// S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WA]], %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>, vec = 8 : i32}
 // S3: %[[WB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[W]]) {tilegpu.pipeline_slot = 2 : i32}
-// S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WB]], %{{.*}})
+// S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WB]], %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>, vec = 8 : i32}
 // S3-NEXT: "tilegpu.async_commit_group"
 // S3: %[[SB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
 // S3-NEXT: %[[B:.*]] = "tilegpu.local_load"(%[[SB]])

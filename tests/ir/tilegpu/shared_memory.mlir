@@ -15,7 +15,7 @@
 func.func @ring(%p: tensor<64x32x!tile.ptr<f16>>, %mask: tensor<64x32xi1>, %i: i32) {
   %a = "tilegpu.local_alloc"() {operandSegmentSizes = array<i32: 0>} : () -> !tilegpu.memdesc<tensor<3x64x32xf16>>
   %b = "tilegpu.memdesc_index"(%a, %i) : (!tilegpu.memdesc<tensor<3x64x32xf16>>, i32) -> !tilegpu.memdesc<tensor<64x32xf16>>
-  "tilegpu.async_copy_global_to_local"(%p, %b, %mask) {operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<64x32x!tile.ptr<f16>>, !tilegpu.memdesc<tensor<64x32xf16>>, tensor<64x32xi1>) -> ()
+  "tilegpu.async_copy_global_to_local"(%p, %b, %mask) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<64x32x!tile.ptr<f16>>, !tilegpu.memdesc<tensor<64x32xf16>>, tensor<64x32xi1>) -> ()
   "tilegpu.async_commit_group"() : () -> ()
   "tilegpu.async_wait"() {num = 1 : i32} : () -> ()
   "tilegpu.barrier"() : () -> ()

@@ -36,7 +36,15 @@ func.func @index_keeps_dimension(%a: !tilegpu.memdesc<tensor<2x16x16xf32>>, %i: 
 
 func.func @copy_element_type(%p: tensor<16x!tile.ptr<f16>>, %a: !tilegpu.memdesc<tensor<16xf32>>) {
   // CHECK: 'tilegpu.async_copy_global_to_local' op copies {{.*}}: needs pointers to its elements
-  "tilegpu.async_copy_global_to_local"(%p, %a) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (tensor<16x!tile.ptr<f16>>, !tilegpu.memdesc<tensor<16xf32>>) -> ()
+  "tilegpu.async_copy_global_to_local"(%p, %a) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 0>} : (tensor<16x!tile.ptr<f16>>, !tilegpu.memdesc<tensor<16xf32>>) -> ()
+  return
+}
+
+// -----
+
+func.func @copy_guard_type(%p: tensor<16x!tile.ptr<f32>>, %a: !tilegpu.memdesc<tensor<16xf32>>, %g: tensor<16xi1>) {
+  // CHECK: expected 'i1' but got 'tensor<16xi1>'
+  "tilegpu.async_copy_global_to_local"(%p, %a, %g) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>} : (tensor<16x!tile.ptr<f32>>, !tilegpu.memdesc<tensor<16xf32>>, tensor<16xi1>) -> ()
   return
 }
 
@@ -44,7 +52,7 @@ func.func @copy_element_type(%p: tensor<16x!tile.ptr<f16>>, %a: !tilegpu.memdesc
 
 func.func @copy_mask_shape(%p: tensor<16x!tile.ptr<f32>>, %a: !tilegpu.memdesc<tensor<16xf32>>, %m: tensor<8xi1>) {
   // CHECK: 'tilegpu.async_copy_global_to_local' op mask must have the buffer's shape [16]
-  "tilegpu.async_copy_global_to_local"(%p, %a, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (tensor<16x!tile.ptr<f32>>, !tilegpu.memdesc<tensor<16xf32>>, tensor<8xi1>) -> ()
+  "tilegpu.async_copy_global_to_local"(%p, %a, %m) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<16x!tile.ptr<f32>>, !tilegpu.memdesc<tensor<16xf32>>, tensor<8xi1>) -> ()
   return
 }
 

@@ -9,7 +9,8 @@ local_store / local_load: each thread writes (reads) the elements its layout hol
 async_copy_global_to_local: each thread issues `cp.async` for its elements, in runs of
 up to 16 bytes that are contiguous and aligned both in global memory (axis info) and in
 the buffer, with the ignore-src predicate set where the mask is off (cp.async then
-writes zeros). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
+writes zeros), and each copy guarded by the op's `pred` where it has one (false: no copy,
+no write). Completion is async_commit_group / async_wait (`cp.async.commit_group`,
 `cp.async.wait_group N`); other threads see the data after a barrier.
 """
 from __future__ import annotations
@@ -297,8 +298,9 @@ def read_view(ctx: LoweringContext, result: ir.Value, view: View, base: ir.Value
 
 @lowers("tilegpu.async_copy_global_to_local")
 def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
-    (src,), (memdesc,), mask_group, limit_group = operand_groups(op)
+    (src,), (memdesc,), mask_group, limit_group, pred_group = operand_groups(op)
     mask = mask_group[0] if mask_group else None
+    pred = ctx.lowered(pred_group[0]) if pred_group else None
     view = view_of(memdesc)
     buffer = view.buffer
     size = _element_bytes(ctx, buffer)
@@ -324,19 +326,31 @@ def lower_async_copy(ctx: LoweringContext, op: ir.Operation) -> None:
         if limits is not None:
             # The run's leading elements below the bound, read; the rest zero-filled.
             size_bytes = _source_bytes(ctx, limits[start], masks[start] if masks is not None else None, vec, size)
-            ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r",
-                           [address, pointers[start], size_bytes], [])
+            _issue_copy(ctx, pred, f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, $2;", "r,l,r",
+                        [address, pointers[start], size_bytes])
         elif masks is None:
-            ctx.inline_asm(f"cp.async{cache}.shared.global [$0], [$1], {nbytes};", "r,l",
-                           [address, pointers[start]], [])
+            _issue_copy(ctx, pred, f"cp.async{cache}.shared.global [$0], [$1], {nbytes};", "r,l",
+                        [address, pointers[start]])
         else:
             # A masked-off element is zero-filled through the ignore-src predicate: the mask
-            # stays a predicate, so ptxas folds the pipeline's and the user's conditions
-            # into one compare (a source size of 0 or N went compare, select, select and
+            # stays a predicate (a source size of 0 or N went compare, select, select and
             # compare again, per distinct mask and iteration).
-            ctx.inline_asm(f"{{ .reg .pred ignore; not.pred ignore, $2; "
-                           f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, ignore; }}", "r,l,b",
-                           [address, pointers[start], masks[start]], [])
+            _issue_copy(ctx, pred, f"cp.async{cache}.shared.global [$0], [$1], {nbytes}, ignore;", "r,l,b",
+                        [address, pointers[start], masks[start]], prefix="not.pred ignore, $2;")
+
+
+def _issue_copy(ctx: LoweringContext, pred: ir.Value | None, copy: str, constraints: str,
+                operands: list[ir.Value], prefix: str = "") -> None:
+    """One cp.async (`copy`, reading `operands`), after `prefix` (which may set the
+    predicate `ignore`), under the op's predicate `pred` where it has one: `@p cp.async`,
+    so a false one copies and writes nothing."""
+    if pred is not None:
+        copy = f"@${len(operands)} {copy}"
+        constraints += ",b"
+        operands = operands + [pred]
+    if prefix:
+        copy = f"{{ .reg .pred ignore; {prefix} {copy} }}"
+    ctx.inline_asm(copy, constraints, operands, [])
 
 
 def _source_bytes(ctx: LoweringContext, limit: ir.Value, mask: ir.Value | None, vec: int, size: int) -> ir.Value:
