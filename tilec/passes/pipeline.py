@@ -5,17 +5,16 @@ before the dot can start. With S = num_stages >= 2 stages, the loads of iteratio
 issued S - 1 iterations earlier, as asynchronous copies (`cp.async`) into a ring of S
 shared-memory buffers, so S - 1 tiles are in flight while the dot of iteration i runs:
 
-    prologue   copies for iterations 0 .. S-2 into slots 0 .. S-2, each guarded by
-               the iteration existing (lb + s*step < ub: the copies' `pred`, apart from
-               the load's mask; a copy for no iteration writes nothing), one commit
-               group per iteration
+    prologue   copies for iterations 0 .. S-2 into slots 0 .. S-2, each predicated on
+               the iteration existing (lb + s*step < ub, ANDed with the load's mask),
+               one commit group per iteration
     body i     async_wait {num = S-2}       (iteration i's group has landed)
                local_load slot i % S         (in place of the load; a convert_layout of
                                               the load becomes a local_load producing that
                                               layout, so mma operands come straight from
                                               shared memory)
-               copy for iteration i+S-1 into slot (i+S-1) % S, predicated on it
-               existing; commit
+               copy for iteration i+S-1 into slot (i+S-1) % S, guarded by it
+               existing (the copies' `pred`: past the end, nothing is written); commit
                ... the rest of the body ...
     drain      async_wait {num = 0}; local_dealloc
 
@@ -586,7 +585,18 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
                   slot: ir.Value, slot_offset: int | None) -> None:
     """One iteration's copies into `slot` of every ring, predicated on `exists`, and
     their commit. `slot_offset` marks the slot as the loop counter plus it (None: a
-    constant slot, outside the loop)."""
+    constant slot, outside the loop).
+
+    In the body, `exists` guards the copies (their `pred`): for the S-1 iterations past
+    the end of every run of the loop they then write nothing, where a mask that is off
+    everywhere would write slots of zeros that no dot reads, taking shared-memory
+    bandwidth from the dots of the last iterations. In the prologue, `exists` joins the
+    masks instead (zero-filling only for a loop shorter than S-1 iterations): there the
+    copies are interleaved with their address arithmetic, and ptxas turned a guard on
+    each into a branch around each (21 branches and 57 filler loads a tile in tutorial
+    09's persistent kernel at 128x256), where it keeps the body's run of guarded copies
+    straight."""
+    guarded = slot_offset is not None
     def slot_of(ring: ir.Value) -> ir.Value:
         buffer = tilegpu.memdesc_index(ring, slot)
         if slot_offset is not None:
@@ -602,12 +612,20 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
         ptr = mapping.get(load.ptr, load.ptr)
         mask = mapping.get(load.mask, load.mask) if load.mask is not None else None
         limit = mapping.get(load.limit, load.limit) if load.limit is not None else None
-        # `exists` guards the copies rather than joining their masks: for an iteration
-        # past the end they then write nothing, where a mask that is off everywhere would
-        # write a slot of zeros that no dot reads (S-1 slots per loop, shared-memory
-        # bandwidth taken from the dots of the iterations still running).
-        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width, limit=limit,
-                                           pred=exists)
+        if guarded:
+            tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width, limit=limit,
+                                               pred=exists)
+            continue
+        if limit is not None:
+            # `exists` cuts the limit to nothing, once per distinct limit (a row of them),
+            # rather than joining every copy's mask.
+            limit_type = tensor_type(limit.type)
+            limit = arith.select(exists, limit, tile.splat(_constant(limit_type.element_type, 0), limit_type))
+        else:
+            mask_type = ir.RankedTensorType.get(list(load.buffer.shape), ir.IntegerType.get_signless(1),
+                                                tensor_type(ptr.type).encoding)
+            mask = tile.splat(exists, mask_type) if mask is None else arith.andi(mask, tile.splat(exists, mask_type))
+        tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width, limit=limit)
     if _copies_async(loop):
         tilegpu.async_commit_group()
 

@@ -10,25 +10,29 @@
 // limit, the elements left below the bound.
 
 // CHECK-LABEL: func.func public @mm_k_tail
-// Prologue, iteration 0: A's limit, then B's; each copy is guarded by the iteration
-// existing (its last operand, one i1), its mask is the row bound.
+// Prologue, iteration 0: A's limit, then B's; each copy's limit is cut to nothing where
+// the iteration does not exist (the select), its mask is the row bound.
 // CHECK: %[[LEFT_A:.*]] = arith.subi %{{.*}}, %{{.*}} : tensor<1x32xi64, #blocked0>
 // CHECK-NEXT: %[[ROW_A:.*]] = "tile.broadcast"(%[[LEFT_A]]) : (tensor<1x32xi64, #blocked0>) -> tensor<32x32xi64, #blocked0>
 // CHECK: %[[LEFT_B:.*]] = arith.subi %{{.*}}, %{{.*}} : tensor<1x32xi64, #blocked0>
 // CHECK-NEXT: %[[ROW_B:.*]] = "tile.broadcast"(%[[LEFT_B]]) : (tensor<1x32xi64, #blocked0>) -> tensor<32x32xi64, #blocked0>
-// CHECK: "tilegpu.async_copy_global_to_local"(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROW_A]], %[[EXISTS0:.*]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
-// CHECK-SAME: i1) -> ()
-// CHECK: "tilegpu.async_copy_global_to_local"(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROW_B]], %[[EXISTS0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
+// CHECK: %[[LIMIT_A:.*]] = arith.select %[[EXISTS0:.*]], %[[ROW_A]], %{{.*}} : tensor<32x32xi64, #blocked0>
+// CHECK: "tilegpu.async_copy_global_to_local"(%{{.*}}, %{{.*}}, %{{.*}}, %[[LIMIT_A]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, vec = 8 : i32}
+// CHECK: %[[LIMIT_B:.*]] = arith.select %[[EXISTS0]], %[[ROW_B]], %{{.*}} : tensor<32x32xi64, #blocked0>
+// CHECK: "tilegpu.async_copy_global_to_local"(%{{.*}}, %{{.*}}, %{{.*}}, %[[LIMIT_B]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, vec = 8 : i32}
 // CHECK-NEXT: "tilegpu.async_commit_group"
-// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
-// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, vec = 8 : i32}
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>, vec = 8 : i32}
 // CHECK-NEXT: "tilegpu.async_commit_group"
+// The body: iteration i+2's limits from its own k, two copies guarded by that iteration
+// existing (their last operand, one i1: past the end they write nothing), no load left.
 // CHECK: scf.for
 // CHECK: "tilegpu.async_wait"() {num = 1 : i32}
 // CHECK: %[[LEFT:.*]] = arith.subi %{{.*}}, %{{.*}} : tensor<1x32xi64, #blocked0>
 // CHECK-NEXT: %[[ROW:.*]] = "tile.broadcast"(%[[LEFT]])
 // CHECK-NOT: arith.select {{.*}} : tensor
 // CHECK: "tilegpu.async_copy_global_to_local"(%{{.*}}, %{{.*}}, %{{.*}}, %[[ROW]], %{{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
+// CHECK-SAME: i1) -> ()
 // CHECK: "tilegpu.async_copy_global_to_local"({{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, vec = 8 : i32}
 // CHECK-NOT: "tile.load"
 // CHECK: scf.yield

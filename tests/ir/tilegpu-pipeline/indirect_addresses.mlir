@@ -21,8 +21,8 @@
 // CHECK: %[[GUARD0:.+]] = "tile.splat"(%[[FIRST]]) : (i1) -> tensor<32xi1
 // CHECK: %[[MASK0:.+]] = arith.andi %{{.+}}, %[[GUARD0]]
 // CHECK: "tile.load"(%{{.+}}, %[[MASK0]], %{{.+}}) {{.*}} -> tensor<32xi32
-// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %[[FIRST]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 8 : i32}
-// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %[[FIRST]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 8 : i32}
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, vec = 8 : i32}
+// CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, vec = 8 : i32}
 // CHECK: "tilegpu.async_commit_group"
 // CHECK: scf.for
 // CHECK-NOT: "tile.trans"

@@ -3,9 +3,10 @@
 // for k in range(cdiv(K, BK)): offs_k = k * BK + rk, loads masked by offs_k < K (the
 // K tail), other=0.0, fp32 operands, K a runtime value. The addresses are a function of
 // the induction variable alone, so no carried values are added: iteration i+2's
-// addresses come from iv + 2. Each copy's mask is the load's mask (masked-off elements
-// are zero-filled, as other=0.0 asks) and its guard "that iteration exists" (a copy for
-// no iteration writes nothing). The mask
+// addresses come from iv + 2. A prologue copy's mask is the load's mask ANDed with "that
+// iteration exists"; in the body, the mask is the load's own and "that iteration exists"
+// guards the copy (past the end, it writes nothing). Masked-off elements are zero-filled,
+// as other=0.0 asks. The mask
 // is constant over single elements only (K may be odd), so copies are 4 bytes wide:
 // allowed, cp.async's smallest.
 
@@ -13,9 +14,10 @@
 // CHECK: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf32>>
 // CHECK: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf32>>
 // CHECK: %[[E0:.*]] = arith.cmpi sgt, %[[N:.*]], %c0_i32 : i32
-// CHECK-NOT: "tile.splat"(%[[E0]])
-// CHECK: %[[S0:.*]] = "tilegpu.memdesc_index"(%[[RA]], %c0_i32)
-// CHECK-NEXT: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[S0]], %{{.*}}, %[[E0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 1 : i32}
+// CHECK: %[[P0:.*]] = "tile.splat"(%[[E0]]) : (i1) -> tensor<32x32xi1, #blocked1>
+// CHECK-NEXT: %[[M0:.*]] = arith.andi %{{.*}}, %[[P0]] : tensor<32x32xi1, #blocked1>
+// CHECK-NEXT: %[[S0:.*]] = "tilegpu.memdesc_index"(%[[RA]], %c0_i32)
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[S0]], %[[M0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, vec = 1 : i32}
 // CHECK: %[[E1:.*]] = arith.cmpi sgt, %[[N]], %c1_i32 : i32
 // CHECK: "tilegpu.async_commit_group"
 // CHECK: scf.for %[[IV:.*]] = %c0_i32 to %[[N]] step %c1_i32 iter_args(%{{.*}} = %{{.*}}, %[[C:.*]] = %c0_i32) -> (tensor<32x32xf32, #blocked0>, i32)
