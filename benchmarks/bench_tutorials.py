@@ -5,6 +5,7 @@
     python benchmarks/bench_tutorials.py --quick         # one small shape per variant
     python benchmarks/bench_tutorials.py --variant 'bwd' # variants whose name matches a regex
     python benchmarks/bench_tutorials.py --shape '^8192' # shapes ("8192x8192x512") matching a regex
+    python benchmarks/bench_tutorials.py --only 09 --per-config   # every autotune config, one row each
     python benchmarks/bench_tutorials.py --interpret     # tilec only, NumPy interpreter, CPU tensors
     python benchmarks/bench_tutorials.py --compile-only sm_90   # tilec only: compile every kernel, launch none
 
@@ -67,6 +68,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import dataclasses
 import math
 import os
 import re
@@ -82,6 +85,7 @@ from typing import Any, Callable, Iterator
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import have_triton  # noqa: E402
+from configs import autotuned, describe, only_config  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FOLDER = os.path.join(REPO, ".triton-tutorials")
@@ -982,6 +986,24 @@ def pretend_gpu(capability: tuple) -> None:
         major=capability[0], minor=capability[1], total_memory=80 << 30)
 
 
+def _config_choices(case: Case, mine: Tutorial, theirs: Tutorial | None, inputs: dict,
+                    hardware: Hardware) -> list[tuple[str, int, str]]:
+    """(kernel, config index, label) for every config of each @autotune kernel the case
+    launches (--per-config): those whose choice cache its first call on tilec fills, and
+    that Triton's module has too."""
+    tuners = autotuned(mine.module)
+    others = autotuned(theirs.module) if theirs is not None else tuners
+    for tuner in tuners.values():
+        tuner.cache.clear()
+    try:
+        case.call(mine.module, inputs)()
+        synchronize(hardware)
+    except Exception:  # the per-config rows report it
+        pass
+    names = [name for name, tuner in tuners.items() if tuner.cache and name in others]
+    return [(name, index, describe(config)) for name in names for index, config in enumerate(tuners[name].configs)]
+
+
 def format_seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}s"
 
@@ -1038,6 +1060,9 @@ def main() -> None:
     parser.add_argument("--variant", help="only variants whose name matches this regular expression")
     parser.add_argument("--shape", help="only shapes (as printed: 8192x8192x512) matching this regular expression")
     parser.add_argument("--quick", action="store_true", help="one small shape per variant")
+    parser.add_argument("--per-config", action="store_true",
+                        help="one row per config of each @autotune kernel a variant launches (the others autotuned "
+                             "as usual), each through the tutorial's own wrapper")
     parser.add_argument("--interpret", action="store_true", help="tilec only, in the interpreter, on CPU tensors")
     parser.add_argument("--compile-only", metavar="TARGET",
                         help="tilec only: compile every kernel the variants launch for TARGET (sm_90, sm_100a), "
@@ -1109,6 +1134,18 @@ def main() -> None:
                 rows.append((case, Outcome("ERR", detail="making the inputs: " + first_lines(error)), Outcome("ERR")))
                 continue
             time_it = hardware.mode == "gpu"
+            if args.per_config:
+                for kernel, index, label in _config_choices(case, mine, theirs, inputs, hardware):
+                    one = dataclasses.replace(case, variant=f"{case.variant} ({kernel}: {label})")
+                    with contextlib.ExitStack() as stack:
+                        for tutorial in filter(None, (mine, theirs)):
+                            stack.enter_context(only_config(autotuned(tutorial.module)[kernel], index))
+                        outcome = run_case(one, mine, inputs, hardware, time_it)
+                        other = run_case(one, theirs, inputs, hardware, time_it) if theirs is not None else Outcome("n/a")
+                    outcome.output = other.output = None
+                    rows.append((one, outcome, other))
+                    print(f"    {kernel}: {label} -> {_row_summary(outcome, other)}", flush=True)
+                continue
             outcome = run_case(case, mine, inputs, hardware, time_it)
             other = run_case(case, theirs, inputs, hardware, time_it) \
                 if theirs is not None and not case.tilec_only else Outcome("n/a" if not case.tilec_only else "-")

@@ -8,6 +8,8 @@ process, with a correctness check, a table and a summary.
     python benchmarks/corpus/run.py --compile-only sm_90 [--quick]   # tilec only: compile, launch nothing
     python benchmarks/corpus/run.py --gpus 4 --deadline 570           # spread over 4 GPUs, stop in time
     python benchmarks/corpus/run.py --match '1000x|x1000'             # cases whose "file: name [shape]" matches
+    python benchmarks/corpus/run.py --only persistent --match 'K-contiguous \[8192x8192x512' --per-config
+                                                      # one row per autotune config of the kernels each case launches
 
 Each kernel file in this folder (`k_*.py`) is plain Triton code: `import triton`,
 `import triton.language as tl`, `@triton.jit` kernels and the host wrappers people write
@@ -54,6 +56,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
+import dataclasses
 import glob
 import json
 import math
@@ -72,6 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from bench_tutorials import ImportRewriter, Unavailable  # noqa: E402
 from case import Case  # noqa: E402
+from configs import autotuned, describe, only_config  # noqa: E402
 
 
 @dataclass
@@ -197,9 +202,14 @@ def main() -> int:
     parser.add_argument("--recheck", type=float, default=0.0, metavar="RATIO",
                         help="with --gpus: time the cases under RATIO again afterwards, one process at a time "
                              "(the other cards idle), and report those times")
+    parser.add_argument("--per-config", action="store_true",
+                        help="one row per config of each @autotune kernel of the case's file (the other kernels "
+                             "autotuned as usual), each through the case's own call; single process only")
     parser.add_argument("--rows-json", default="", help=argparse.SUPPRESS)
     parser.add_argument("--cases", default="", help=argparse.SUPPRESS)  # a JSON list of "name [shape]" to run
     args = parser.parse_args()
+    if args.per_config and (args.gpus or args.compile_only):
+        parser.error("--per-config runs in one process, without --gpus or --compile-only")
     if args.gpus:
         return run_on_gpus(args)
     if args.interpret:
@@ -244,17 +254,17 @@ def main() -> int:
             torch.manual_seed(0)
             inputs = case.inputs()
             reference = case.reference(inputs) if case.reference else None
-            timed = {}
-            for backend in backends:
-                module = modules[backend]
-                if isinstance(module, Exception):
-                    row.results[backend] = Outcome("ERR", detail=f"load: {module}")
-                    continue
-                row.results[backend], fn = run_case(case, module, inputs, reference, synchronize)
-                if gpu and row.results[backend].status == "ok":
-                    timed[backend] = fn
-            time_cases(timed, row.results)
-            print("  " + format_row(row, backends), flush=True)
+            if args.per_config:
+                rows.pop()
+                for kernel, index, label in config_choices(case, modules, backends, inputs, synchronize):
+                    row = Row(file, dataclasses.replace(case, name=f"{case.name} ({kernel}: {label})"))
+                    rows.append(row)
+                    with contextlib.ExitStack() as stack:
+                        for backend in backends:
+                            stack.enter_context(only_config(autotuned(modules[backend])[kernel], index))
+                        run_row(row, modules, backends, inputs, reference, synchronize, gpu)
+                continue
+            run_row(row, modules, backends, inputs, reference, synchronize, gpu)
             if args.rows_json:
                 save_rows(args.rows_json, rows)
     print()
@@ -263,6 +273,39 @@ def main() -> int:
     print(summary(rows, backends))
     failed = [r for r in rows if r.results.get("tilec") and r.results["tilec"].status in ("FAIL", "ERR")]
     return 1 if failed else 0
+
+
+def run_row(row: Row, modules: dict, backends: list[str], inputs: dict, reference: Any,
+            synchronize: Callable[[], None], gpu: bool) -> None:
+    """Runs the row's case on each backend (checked; timed on the GPU) and prints the row."""
+    timed = {}
+    for backend in backends:
+        module = modules[backend]
+        if isinstance(module, Exception):
+            row.results[backend] = Outcome("ERR", detail=f"load: {module}")
+            continue
+        row.results[backend], fn = run_case(row.case, module, inputs, reference, synchronize)
+        if gpu and row.results[backend].status == "ok":
+            timed[backend] = fn
+    time_cases(timed, row.results)
+    print("  " + format_row(row, backends), flush=True)
+
+
+def config_choices(case: Case, modules: dict, backends: list[str], inputs: dict,
+                   synchronize: Callable[[], None]) -> list[tuple[str, int, str]]:
+    """(kernel, config index, label) for every config of each @autotune kernel the case
+    launches (--per-config): those whose choice cache its first call on tilec fills, and
+    that every backend's module has."""
+    tuners = [autotuned(modules[b]) if not isinstance(modules[b], Exception) else {} for b in backends]
+    for tuner in tuners[0].values():
+        tuner.cache.clear()
+    try:
+        case.run(modules["tilec"], inputs)()
+        synchronize()
+    except Exception:  # the per-config rows report it
+        pass
+    names = [name for name, tuner in tuners[0].items() if tuner.cache and all(name in t for t in tuners[1:])]
+    return [(name, index, describe(config)) for name in names for index, config in enumerate(tuners[0][name].configs)]
 
 
 def matches(pattern: str, file: str, case: Case) -> bool:

@@ -102,6 +102,16 @@ def test_pruning_by_early_prune_and_perf_model(compiled_mode):
     assert len(kernel.calls) == 1
 
 
+def test_a_single_config_runs_unpruned(compiled_mode):
+    """As on Triton: early_config_prune chooses among several configs; one config runs as
+    it is, even where the prune would have dropped it."""
+    kernel = FakeKernel(times={256: 1.0})
+    tuned = tilec.autotune([CONFIGS[2]], key=["n"], do_bench=fake_bench(kernel),
+                           prune_configs_by={"early_config_prune": lambda configs, named, **kw: []})(kernel)
+    tuned[(1,)]("x", 5)
+    assert tuned.best_config is CONFIGS[2] and kernel.calls[-1][2]["BLOCK"] == 256
+
+
 def test_restore_value_reset_to_zero_and_hooks(compiled_mode):
     torch = pytest.importorskip("torch")
     events = []

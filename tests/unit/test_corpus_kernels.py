@@ -64,3 +64,34 @@ def test_timing_alternates_and_keeps_the_faster_median(corpus, monkeypatch):
     medians = iter([1.0, 1.5])
     corpus.time_cases({"tilec": lambda: "tilec"}, failed)
     assert calls == ["tilec", "tilec"] and failed["tilec"].ms == 1.0 and failed["triton"].ms is None
+
+
+def test_per_config_runs_each_config_of_the_kernels_a_case_launches(corpus, monkeypatch, capsys):
+    """--per-config: one row per config of the @autotune kernels the case launches (the
+    pointer kernel's four, not the descriptor kernels' of the same file), each config
+    really the one launched, and the autotuner as it was afterwards."""
+    from tilec.config import config
+    monkeypatch.setattr(config, "interpret", True)
+    monkeypatch.setenv("TILEC_INTERPRET", "1")
+    launched = []
+    module = corpus.load(os.path.join(CORPUS, "k_persistent_matmul.py"), "tilec")
+    tuner = module.persistent_matmul_kernel
+    run = tuner.run
+
+    def spy(*args, **kwargs):
+        result = run(*args, **kwargs)
+        launched.append(tuner.best_config)
+        return result
+
+    monkeypatch.setattr(tuner, "run", spy)
+    monkeypatch.setattr(corpus, "load", lambda path, backend: module)
+    monkeypatch.setattr(sys, "argv", ["run.py", "--interpret", "--per-config", "--only", "persistent_matmul",
+                                      "--match", r"persistent float16 \[37x"])
+    assert corpus.main() == 0
+    out = capsys.readouterr().out
+    configs = tuner.configs
+    assert len(configs) == 4 and launched[1:] == configs  # the first: finding the kernels the case launches
+    rows = [line for line in out.splitlines() if line.startswith("| persistent_matmul |")]
+    assert len(rows) == 4 and all("persistent_matmul_kernel: BLOCK_M=" in row and "| ok |" in row for row in rows)
+    assert "tma_persistent_matmul_kernel" not in out
+

@@ -214,7 +214,9 @@ class Autotuner(_Wrapper):
         key = self._key(named)
         config = self.cache.get(key)
         if config is None:
-            pruned = self.prune_configs(named, kwargs)
+            # One config runs as it is, unpruned (as on Triton, whose early_config_prune
+            # only chooses among several).
+            pruned = self.configs if len(self.configs) == 1 else self.prune_configs(named, kwargs)
             if len(pruned) == 1:
                 config = pruned[0]
             else:

@@ -1,0 +1,53 @@
+"""One autotune config at a time, on either backend: what `--per-config` of
+benchmarks/corpus/run.py and benchmarks/bench_tutorials.py uses to time every config of a
+case's autotuned kernels on tilec and on Triton, each run through the case's own host code.
+
+Both autotuners keep their configs in `.configs` and the configs they chose per tuning
+key in `.cache`; both run a lone config as it is (no pruning, no timing). So restricting
+`.configs` to one config (and emptying `.cache`) makes the next call launch exactly that
+config. A module's two loads (tilec's and Triton's) build their configs from the same
+source in the same order, so config i of one is config i of the other.
+"""
+from __future__ import annotations
+
+import types
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+
+def autotuned(module: types.ModuleType) -> dict[str, Any]:
+    """The module's @autotune kernels by name (objects with configs, a choice cache and
+    the function they tune)."""
+    return {name: value for name, value in vars(module).items()
+            if isinstance(_attribute(value, "configs"), list) and isinstance(_attribute(value, "cache"), dict)
+            and _attribute(value, "fn") is not None}
+
+
+def _attribute(value: Any, name: str) -> Any:
+    """value.name, or None (also where asking raises: a placeholder for a module that
+    could not be imported)."""
+    try:
+        return getattr(value, name, None)
+    except Exception:
+        return None
+
+
+@contextmanager
+def only_config(tuner: Any, index: int) -> Iterator[Any]:
+    """Within the block, `tuner` has config `index` alone (and forgets its choices);
+    afterwards its configs and choices are as they were. Yields the config."""
+    configs, cache = tuner.configs, dict(tuner.cache)
+    tuner.configs = [configs[index]]
+    tuner.cache.clear()
+    try:
+        yield configs[index]
+    finally:
+        tuner.configs = configs
+        tuner.cache.clear()
+        tuner.cache.update(cache)
+
+
+def describe(config: Any) -> str:
+    """A config as a short label: its meta-parameters, warps and stages."""
+    values = " ".join(f"{name}={value}" for name, value in config.kwargs.items())
+    return f"{values} w{config.num_warps} s{config.num_stages}".strip()
