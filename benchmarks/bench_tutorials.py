@@ -140,7 +140,7 @@ class ImportRewriter(ast.NodeTransformer):
 
     def _target(self, name: str) -> tuple[str, bool]:
         """(the module to import, whether it is required)."""
-        if name == "torch" or name.startswith("torch."):
+        if name in ("__future__", "torch") or name.startswith("torch."):  # a __future__ import stays first
             return name, True
         if is_language_module(name):
             return (tilec_module_name(name) if self.to_tilec else name), True

@@ -139,6 +139,46 @@ def test_restore_value_reset_to_zero_and_hooks(compiled_mode):
     assert hooks.count("pre") == hooks.count("post") == len(events) - 1
 
 
+def test_a_subclass_written_for_tritons_autotuner(compiled_mode):
+    """Libraries subclass Triton's Autotuner (FLA's CachedAutotuner): its constructor's
+    arguments in Triton's order, `user_defined_pre_hook`, and pre_hook / post_hook
+    attributes they may replace, called as Triton calls them (pre_hook(nargs) and
+    post_hook(nargs, exception) around each timed call, pre_hook(nargs, reset_only=True)
+    once tuning ends)."""
+    from tilec.runtime.autotuner import Autotuner
+    calls = []
+
+    class LibraryTuner(Autotuner):
+        def __init__(self, fn, arg_names, configs, key, reset_to_zero, restore_value, **kwargs):
+            super().__init__(fn, arg_names, configs, key, reset_to_zero, restore_value, **kwargs)
+            if not self.user_defined_pre_hook and (self.reset_to_zero or self.restore_value):
+                self.pre_hook = lambda nargs, reset_only=False: calls.append(("pre", reset_only, nargs["n"]))
+            if not self.user_defined_post_hook and self.restore_value:
+                self.post_hook = lambda nargs, exception: calls.append(("post", exception))
+
+        def run(self, *args, **kwargs):
+            calls.append("run")
+            return super().run(*args, **kwargs)
+
+    kernel = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0})
+    tuned = LibraryTuner(kernel, kernel.arg_names, CONFIGS, ["n"], ["x"], ["x"], pre_hook=None, post_hook=None,
+                         prune_configs_by=None, warmup=None, rep=None, use_cuda_graph=False,
+                         do_bench=fake_bench(kernel), cache_results=False)
+    tuned[(1,)]("x", 5)
+    assert tuned.best_config.kwargs == {"BLOCK": 128}
+    # run; per config a first call and a timed one, each wrapped in pre/post; then the reset
+    per_call = [("pre", False, 5), ("post", None)]
+    assert calls == ["run"] + per_call * 6 + [("pre", True, 5)]
+
+
+def test_none_for_an_optional_argument_to_reset_or_restore(compiled_mode):
+    kernel = FakeKernel(times={64: 3.0, 128: 1.0, 256: 2.0})
+    tuned = tilec.autotune(CONFIGS, key=["n"], do_bench=fake_bench(kernel), reset_to_zero=["x"],
+                           restore_value=["x"])(kernel)
+    tuned[(1,)](None, 5)
+    assert tuned.best_config.kwargs == {"BLOCK": 128}
+
+
 def test_meta_parameters_must_not_also_be_passed(compiled_mode):
     kernel = FakeKernel(times={64: 1.0, 128: 2.0, 256: 3.0})
     tuned = tilec.autotune(CONFIGS, key=["n"], do_bench=fake_bench(kernel))(kernel)

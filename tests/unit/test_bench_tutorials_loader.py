@@ -127,3 +127,15 @@ def test_tilec_rewrites_language_imports_only():
     assert text[3] == "from tilec.tools.tensor_descriptor import TensorDescriptor"
     assert text[4].startswith("try:\n    import triton.profiler as proton")  # Triton's, guarded
     assert text[5:] == ["import tilec.language", "import tilec as triton"]  # `triton` still names tilec
+
+
+def test_a_future_import_stays_a_plain_first_statement():
+    """Kernel files often start with `from __future__ import annotations`; it must stay
+    unguarded (Python takes it only as the first statement, never inside a `try`)."""
+    import ast
+    source = '"""A kernel file."""\nfrom __future__ import annotations\nimport triton\nimport optional_thing\n'
+    for to_tilec in (True, False):
+        tree = ast.fix_missing_locations(bench_tutorials.ImportRewriter(to_tilec=to_tilec).visit(ast.parse(source)))
+        assert ast.unparse(tree.body[1]) == "from __future__ import annotations"
+        compile(tree, "kernel.py", "exec")  # a guarded __future__ import would be a SyntaxError here
+        assert isinstance(tree.body[-1], ast.Try)  # other optional imports stay guarded

@@ -167,11 +167,13 @@ class Heuristics(_Wrapper):
 class Autotuner(_Wrapper):
     """A kernel launched with the fastest of several Configs (see the module docstring)."""
 
-    def __init__(self, fn: Any, configs: Sequence[Config], key: Sequence[str], *,
-                 prune_configs_by: dict | None = None, reset_to_zero: Sequence[str] | None = None,
-                 restore_value: Sequence[str] | None = None, pre_hook: Callable | None = None,
-                 post_hook: Callable | None = None, warmup: int | None = None, rep: int | None = None,
-                 do_bench: Callable | None = None, cache_results: bool = False, use_cuda_graph: bool = False):
+    # Triton's constructor, argument for argument, so that libraries subclassing Triton's
+    # Autotuner (FLA's CachedAutotuner) run on tilec too; `arg_names` is read from `fn`.
+    def __init__(self, fn: Any, arg_names: Sequence[str] | None, configs: Sequence[Config], key: Sequence[str],
+                 reset_to_zero: Sequence[str] | None = None, restore_value: Sequence[str] | None = None,
+                 pre_hook: Callable | None = None, post_hook: Callable | None = None,
+                 prune_configs_by: dict | None = None, warmup: int | None = None, rep: int | None = None,
+                 use_cuda_graph: bool = False, do_bench: Callable | None = None, cache_results: bool = False):
         super().__init__(fn)
         self.configs = list(configs) or [Config({})]
         for config in self.configs:
@@ -193,7 +195,14 @@ class Autotuner(_Wrapper):
         self.top_k = prune_configs_by.get("top_k", 1.0)
         self.reset_to_zero = list(reset_to_zero or ())
         self.restore_value = list(restore_value or ())
-        self.user_pre_hook, self.user_post_hook = pre_hook, post_hook
+        # Triton's hook protocol: each timed call runs self.pre_hook(nargs), the kernel, then
+        # self.post_hook(nargs, exception=...); tuning ends with self.pre_hook(nargs,
+        # reset_only=True). A subclass may replace either. Unlike Triton's, where a user
+        # hook replaces the resetting and restoring, both happen here, the user's hook too.
+        self.user_defined_pre_hook, self.user_defined_post_hook = pre_hook is not None, post_hook is not None
+        self._user_pre_hook, self._user_post_hook = pre_hook, post_hook
+        self.restore_copies: dict[str, Any] = {}
+        self.pre_hook, self.post_hook = self._reset_and_save, self._restore_saved
         self.warmup_ms = 25 if warmup is None else warmup
         self.rep_ms = 100 if rep is None else rep
         self.user_do_bench = do_bench
@@ -226,8 +235,7 @@ class Autotuner(_Wrapper):
                     self._store_choice(key, pruned, config)
                 # Tuning ends with the reset_to_zero arguments zeroed (also where nothing
                 # was timed, so both backends see the same values).
-                for name in self.reset_to_zero:
-                    _zero(named[name])
+                self.pre_hook({**named, **config.all_kwargs()}, reset_only=True)
             self.cache[key] = config
             if _config.print_autotuning:
                 print(f"tilec autotuning {self.__name__} for key {key}: chose {config}"
@@ -321,24 +329,19 @@ class Autotuner(_Wrapper):
     def _tune(self, configs: list[Config], args: tuple, grid, kwargs: dict, named: dict) -> Config:
         start = time.perf_counter()
         unrunnable = self._compile_in_parallel(configs, args, grid, kwargs, named)
-        saved = {name: _copy(named[name]) for name in self.restore_value}
         timings: dict[Config, float] = {}
         first_error: BaseException | None = None
-        try:
-            for config in configs:
-                if config in unrunnable:
-                    timings[config] = float("inf")
-                    continue
-                try:
-                    timings[config] = self._bench(config, args, grid, kwargs, named)
-                except (OutOfResources, CompilationError, ToolkitError) as error:
-                    if not _config_cannot_run(error):
-                        raise
-                    timings[config] = float("inf")
-                    first_error = first_error or error
-        finally:
-            for name, value in saved.items():
-                _restore(named[name], value)
+        for config in configs:
+            if config in unrunnable:
+                timings[config] = float("inf")
+                continue
+            try:
+                timings[config] = self._bench(config, args, grid, kwargs, named)
+            except (OutOfResources, CompilationError, ToolkitError) as error:
+                if not _config_cannot_run(error):
+                    raise
+                timings[config] = float("inf")
+                first_error = first_error or error
         self.bench_time = time.perf_counter() - start
         self.configs_timings = timings
         best = builtins.min(timings, key=timings.get)
@@ -468,20 +471,42 @@ class Autotuner(_Wrapper):
             return None, False  # the worker, then the serial path, report it
         return self.fn.compiled_state(*args, target=target, **launch_kwargs)
 
+    def _reset_and_save(self, nargs: dict, reset_only: bool = False) -> None:
+        """The default pre_hook: zeroes the reset_to_zero arguments, keeps copies of the
+        restore_value ones, then runs the user's pre_hook (only the zeroing when
+        reset_only)."""
+        for name in self.reset_to_zero:
+            if nargs[name] is not None:  # an optional pointer left out (Triton's would raise)
+                _zero(nargs[name])
+        if reset_only:
+            return
+        self.restore_copies = {name: _copy(nargs[name]) for name in self.restore_value if nargs[name] is not None}
+        if self._user_pre_hook is not None:
+            self._user_pre_hook(nargs)
+
+    def _restore_saved(self, nargs: dict, exception: BaseException | None) -> None:
+        """The default post_hook: the user's post_hook, then the restore_value arguments
+        put back as they were before the call."""
+        if self._user_post_hook is not None:
+            self._user_post_hook(nargs, exception=exception)
+        for name, saved in self.restore_copies.items():
+            _restore(nargs[name], saved)
+        self.restore_copies = {}
+
     def _bench(self, config: Config, args: tuple, grid, kwargs: dict, named: dict) -> float:
         launch_kwargs = self._with_config(kwargs, config)
         full = {**named, **config.all_kwargs()}
 
         def call():
-            for name in self.reset_to_zero:
-                _zero(named[name])
             if config.pre_hook is not None:
                 config.pre_hook(full)
-            if self.user_pre_hook is not None:
-                self.user_pre_hook(full)
-            self.fn.run(*args, grid=grid, **launch_kwargs)
-            if self.user_post_hook is not None:
-                self.user_post_hook(full, exception=None)
+            self.pre_hook(full)
+            try:
+                self.fn.run(*args, grid=grid, **launch_kwargs)
+            except Exception as error:
+                self.post_hook(full, exception=error)
+                raise
+            self.post_hook(full, exception=None)
 
         call()  # compiles and loads outside the timed region; raises what the config cannot do
         if self.user_do_bench is not None:
@@ -521,7 +546,7 @@ def autotune(configs: Sequence[Config], key: Sequence[str], prune_configs_by: di
 
     def decorate(fn: Any) -> Autotuner:
         try:
-            return Autotuner(fn, configs, key, prune_configs_by=prune_configs_by, reset_to_zero=reset_to_zero,
+            return Autotuner(fn, None, configs, key, prune_configs_by=prune_configs_by, reset_to_zero=reset_to_zero,
                              restore_value=restore_value, pre_hook=pre_hook, post_hook=post_hook, warmup=warmup,
                              rep=rep, do_bench=do_bench, cache_results=cache_results, use_cuda_graph=use_cuda_graph)
         except UsageError as error:
