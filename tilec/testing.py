@@ -3,7 +3,9 @@
 `do_bench` times a callable on the GPU with CUDA events (torch's), flushing L2 before
 every run; `assert_close` compares results with tolerances; `Benchmark` and
 `perf_report` run a table of measurements and print it (plots when matplotlib is
-installed). All of them need torch; importing this module does not.
+installed). All of them need torch; importing this module does not. `nvsmi`,
+`get_dram_gbps`, `get_max_tensorcore_tflops` and `get_max_simd_tflops` give the device
+figures benchmarks compare against (without a GPU, the fallback target's).
 """
 from __future__ import annotations
 
@@ -220,3 +222,69 @@ def perf_report(benchmarks: Benchmark | list[Benchmark]) -> Callable[[Callable],
     """Decorator: turns a function of (x values, line value) into a `Mark` whose `.run()`
     measures and prints the whole table."""
     return lambda fn: Mark(fn, benchmarks)
+
+
+# ---------------------------------------------------------------------------- device figures
+
+def nvsmi(attrs: Sequence[str]) -> list[int]:
+    """GPU 0's `nvidia-smi --query-gpu` values for `attrs` (e.g. ["clocks.max.sm"]), as
+    integers (without units)."""
+    import subprocess
+    query = ["nvidia-smi", "-i", "0", "--query-gpu=" + ",".join(attrs), "--format=csv,noheader,nounits"]
+    return [int(field) for field in subprocess.check_output(query).decode().strip().split(",")]
+
+
+def _properties(device: Any) -> dict[str, int]:
+    from .runtime import driver
+    return driver.active.utils.get_device_properties(driver.active.get_current_device() if device is None else device)
+
+
+def get_dram_gbps(device: Any = None) -> float:
+    """The device's peak DRAM bandwidth in GB/s: memory clock (kHz) x bus width (bits) x 2
+    transfers a clock, in bytes (the fallback target's figures without a GPU)."""
+    properties = _properties(device)
+    return properties["mem_clock_rate"] * properties["mem_bus_width"] * 2 / 8 / 1e6
+
+
+# Operations a clock per SM sub-partition (4 per SM), by the element type's width: tensor
+# cores on sm_80 and newer, then the FP pipes (fp16 packed two to a lane).
+_TENSOR_CORE_OPS = {32: 256, 16: 512, 8: 1024}
+_SIMD_OPS = {32: 32, 16: 64}
+
+
+def _element_bits(dtype: Any) -> int:
+    """The width in bits of a torch or tilec dtype."""
+    if hasattr(dtype, "itemsize"):
+        return 8 * dtype.itemsize
+    if hasattr(dtype, "primitive_bitwidth"):
+        return dtype.primitive_bitwidth
+    raise TypeError(f"not a dtype: {dtype!r}")
+
+
+def _capability_major() -> int:
+    from .runtime import driver
+    return driver.active.get_current_target().arch // 10
+
+
+def get_max_tensorcore_tflops(dtype: Any, clock_rate: float, device: Any = None) -> float:
+    """Peak tensor-core TFLOP/s at `clock_rate` (kHz, as nvsmi's clocks in MHz x 1e3) for
+    `dtype` (fp32/tf32 and int32, fp16/bf16, int8 and fp8)."""
+    bits = _element_bits(dtype)
+    if _capability_major() < 8:  # Volta and Turing: fp16 only, 256 a clock
+        if bits != 16:
+            raise RuntimeError(f"no tensor-core figure for {dtype} before sm_80")
+        ops = 256
+    elif bits in _TENSOR_CORE_OPS:
+        ops = _TENSOR_CORE_OPS[bits]
+    else:
+        raise RuntimeError(f"no tensor-core figure for {dtype}")
+    return _properties(device)["multiprocessor_count"] * 4 * clock_rate * ops * 1e-9
+
+
+def get_max_simd_tflops(dtype: Any, clock_rate: float, device: Any = None) -> float:
+    """Peak TFLOP/s of the FP pipes (no tensor cores) at `clock_rate` (kHz) for fp32,
+    fp16 or bf16."""
+    bits = _element_bits(dtype)
+    if bits not in _SIMD_OPS or "int" in str(dtype):
+        raise RuntimeError(f"no SIMD figure for {dtype}")
+    return _properties(device)["multiprocessor_count"] * 4 * clock_rate * _SIMD_OPS[bits] * 1e-9
