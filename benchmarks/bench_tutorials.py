@@ -85,7 +85,7 @@ from typing import Any, Callable, Iterator
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import have_triton  # noqa: E402
-from configs import autotuned, describe, only_config  # noqa: E402
+from configs import autotuned, launched_configs, only_config  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FOLDER = os.path.join(REPO, ".triton-tutorials")
@@ -986,24 +986,6 @@ def pretend_gpu(capability: tuple) -> None:
         major=capability[0], minor=capability[1], total_memory=80 << 30)
 
 
-def _config_choices(case: Case, mine: Tutorial, theirs: Tutorial | None, inputs: dict,
-                    hardware: Hardware) -> list[tuple[str, int, str]]:
-    """(kernel, config index, label) for every config of each @autotune kernel the case
-    launches (--per-config): those whose choice cache its first call on tilec fills, and
-    that Triton's module has too."""
-    tuners = autotuned(mine.module)
-    others = autotuned(theirs.module) if theirs is not None else tuners
-    for tuner in tuners.values():
-        tuner.cache.clear()
-    try:
-        case.call(mine.module, inputs)()
-        synchronize(hardware)
-    except Exception:  # the per-config rows report it
-        pass
-    names = [name for name, tuner in tuners.items() if tuner.cache and name in others]
-    return [(name, index, describe(config)) for name in names for index, config in enumerate(tuners[name].configs)]
-
-
 def format_seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}s"
 
@@ -1135,7 +1117,8 @@ def main() -> None:
                 continue
             time_it = hardware.mode == "gpu"
             if args.per_config:
-                for kernel, index, label in _config_choices(case, mine, theirs, inputs, hardware):
+                first = lambda: (case.call(mine.module, inputs)(), synchronize(hardware))  # noqa: E731
+                for kernel, index, label in launched_configs(mine.module, [theirs.module] if theirs else [], first):
                     one = dataclasses.replace(case, variant=f"{case.variant} ({kernel}: {label})")
                     with contextlib.ExitStack() as stack:
                         for tutorial in filter(None, (mine, theirs)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 
 def autotuned(module: types.ModuleType) -> dict[str, Any]:
@@ -51,3 +51,21 @@ def describe(config: Any) -> str:
     """A config as a short label: its meta-parameters, warps and stages."""
     values = " ".join(f"{name}={value}" for name, value in config.kwargs.items())
     return f"{values} w{config.num_warps} s{config.num_stages}".strip()
+
+
+def launched_configs(module: types.ModuleType, others: list[types.ModuleType],
+                     first_call: Callable[[], Any]) -> list[tuple[str, int, str]]:
+    """(kernel, config index, label) for every config of each @autotune kernel of
+    `module` that `first_call` launches (its choice cache, emptied first, fills again) and
+    that every module of `others` has too. A first call that raises leaves the kernels it
+    reached; the per-config runs report the error."""
+    tuners = autotuned(module)
+    for tuner in tuners.values():
+        tuner.cache.clear()
+    try:
+        first_call()
+    except Exception:
+        pass
+    theirs = [autotuned(other) for other in others]
+    return [(name, index, describe(config)) for name, tuner in tuners.items()
+            if tuner.cache and all(name in t for t in theirs) for index, config in enumerate(tuner.configs)]

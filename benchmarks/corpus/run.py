@@ -76,7 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from bench_tutorials import ImportRewriter, Unavailable  # noqa: E402
 from case import Case  # noqa: E402
-from configs import autotuned, describe, only_config  # noqa: E402
+from configs import autotuned, launched_configs, only_config  # noqa: E402
 
 
 @dataclass
@@ -203,8 +203,8 @@ def main() -> int:
                         help="with --gpus: time the cases under RATIO again afterwards, one process at a time "
                              "(the other cards idle), and report those times")
     parser.add_argument("--per-config", action="store_true",
-                        help="one row per config of each @autotune kernel of the case's file (the other kernels "
-                             "autotuned as usual), each through the case's own call; single process only")
+                        help="one row per config of each @autotune kernel the case launches (the others autotuned "
+                             "as usual), each through the case's own call; single process only")
     parser.add_argument("--rows-json", default="", help=argparse.SUPPRESS)
     parser.add_argument("--cases", default="", help=argparse.SUPPRESS)  # a JSON list of "name [shape]" to run
     args = parser.parse_args()
@@ -255,8 +255,10 @@ def main() -> int:
             inputs = case.inputs()
             reference = case.reference(inputs) if case.reference else None
             if args.per_config:
-                rows.pop()
-                for kernel, index, label in config_choices(case, modules, backends, inputs, synchronize):
+                rows.pop()  # one row per config instead
+                others = [modules[b] for b in backends[1:] if not isinstance(modules[b], Exception)]
+                first = lambda: (case.run(modules["tilec"], inputs)(), synchronize())  # noqa: E731
+                for kernel, index, label in launched_configs(modules["tilec"], others, first):
                     row = Row(file, dataclasses.replace(case, name=f"{case.name} ({kernel}: {label})"))
                     rows.append(row)
                     with contextlib.ExitStack() as stack:
@@ -289,23 +291,6 @@ def run_row(row: Row, modules: dict, backends: list[str], inputs: dict, referenc
             timed[backend] = fn
     time_cases(timed, row.results)
     print("  " + format_row(row, backends), flush=True)
-
-
-def config_choices(case: Case, modules: dict, backends: list[str], inputs: dict,
-                   synchronize: Callable[[], None]) -> list[tuple[str, int, str]]:
-    """(kernel, config index, label) for every config of each @autotune kernel the case
-    launches (--per-config): those whose choice cache its first call on tilec fills, and
-    that every backend's module has."""
-    tuners = [autotuned(modules[b]) if not isinstance(modules[b], Exception) else {} for b in backends]
-    for tuner in tuners[0].values():
-        tuner.cache.clear()
-    try:
-        case.run(modules["tilec"], inputs)()
-        synchronize()
-    except Exception:  # the per-config rows report it
-        pass
-    names = [name for name, tuner in tuners[0].items() if tuner.cache and all(name in t for t in tuners[1:])]
-    return [(name, index, describe(config)) for name in names for index, config in enumerate(tuners[0][name].configs)]
 
 
 def matches(pattern: str, file: str, case: Case) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
 import tilec
 import tilec.language as tl
 
@@ -33,3 +35,34 @@ def test_only_config_restores_the_autotuner():
         assert chosen is configs[1] and kernel.configs == [configs[1]] and not kernel.cache
         assert describe(chosen) == "BLOCK=32 w4 s2"
     assert kernel.configs == configs and kernel.cache == {(1,): configs[0]}
+
+
+def test_launched_configs_are_those_of_the_kernels_the_call_launches(monkeypatch):
+    """Only the kernels whose choice the first call makes, and that the other backend's
+    module has too, each config in order; a first call that raises keeps what it reached."""
+    from tilec.config import config
+    from configs import launched_configs
+    monkeypatch.setattr(config, "interpret", True)
+    configs = [tilec.Config({"BLOCK": 16}), tilec.Config({"BLOCK": 32}, num_warps=8)]
+
+    def make():
+        @tilec.autotune(configs, key=["n"])
+        @tilec.jit
+        def fill(x, n, BLOCK: tl.constexpr):
+            offsets = tl.arange(0, BLOCK)
+            tl.store(x + offsets, tl.full((BLOCK,), 1.0, tl.float32), mask=offsets < n)
+        return fill
+
+    mine, theirs, unused = type(sys)("mine"), type(sys)("theirs"), make()
+    mine.fill, mine.unused, theirs.fill = make(), unused, make()
+    mine.fill.cache[(99,)] = configs[0]  # a stale choice: emptied first, refilled by the call
+    x = np.zeros(32, np.float32)
+
+    def first_call():
+        mine.fill[(1,)](x, 10)
+        raise RuntimeError("after the launch")
+
+    assert launched_configs(mine, [theirs], first_call) == [("fill", 0, "BLOCK=16 w4 s3"),
+                                                            ("fill", 1, "BLOCK=32 w8 s3")]
+    assert x[:10].tolist() == [1.0] * 10
+    assert launched_configs(mine, [type(sys)("empty")], lambda: mine.fill[(1,)](x, 10)) == []
