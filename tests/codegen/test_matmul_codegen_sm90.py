@@ -65,3 +65,21 @@ def test_fp8_mma_sync_operands_streamed_and_widened_in_registers(dtype):
     assert "kWidth = 4" in ttgir and "tilegpu.local_alloc\"(%" not in ttgir
     ptx = kernel.asm["ptx"]
     assert "cp.async.cg.shared.global" in ptx and "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx
+
+
+def test_wgmma_descriptors_are_a_32_bit_add_and_a_constant_high_word():
+    # Each descriptor is {start + constant, constant}: the start field (shared address
+    # / 16) plus the tile's offset in the low word, the layout's stride and swizzle
+    # fields as a constant high word. As a 64-bit add, ptxas kept a carry chain of
+    # dependent uniform instructions in front of every iteration's first wgmma.
+    ptx = _compile("fp16", "fp16", 128, 128, 64, 8).asm["ptx"]
+    wgmmas = re.findall(r"wgmma\.mma_async\S*\s+\{[^}]*\},\s*(%rd\d+),\s*(%rd\d+)", ptx)
+    assert len(wgmmas) == 4  # per warpgroup: 64x128 of the 128x128 tile, K 64 in steps of 16
+    pairs = dict(re.findall(r"mov\.b64\s+(%rd\d+),\s*(\{%r\d+,\s*%r\d+\});", ptx))
+    highs = set()
+    for desc in (d for pair in wgmmas for d in pair):
+        assert desc in pairs, f"descriptor {desc} not built from a pair of 32-bit words"
+        highs.add(pairs[desc].split(",")[1].strip(" }"))
+    for high in highs:  # each high word is a constant moved into its register
+        assert re.search(rf"mov\.b32\s+{re.escape(high)},\s*-?\d+;", ptx), high
+    assert not re.search(r"and\.b32\s+%r\d+,\s*%r\d+,\s*16383;", ptx)

@@ -78,6 +78,10 @@ _FP8 = {"f8E4M3FN", "f8E5M2"}
 _PARTIAL_SUM_BUDGET = 160
 
 
+def _signed32(v: int) -> int:
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
 def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
     a, b, acc = op.operands
     mma = tilegpu.layout_of(op.results[0].type)
@@ -160,10 +164,17 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
         b_base = ctx.arith("addi", b_base, ctx.arith("muli", group_n, ctx.const(b_offset(0, instr_n))))
     i64 = ir.IntegerType.get_signless(64)
 
-    # A descriptor is its buffer's start field (address / 16: a shared address is below
-    # 2^18, so it fits the field's 14 bits and no sum below spills out of them) plus a
-    # constant: the layout's fields and the tile's offset / 16. So each operand's start
-    # field is computed once, and each instruction's descriptor is one 64-bit add.
+    # A descriptor is its buffer's start field (address / 16: shared addresses are below
+    # 2^18, so it fits the field's 14 bits, and so does the address of any element of the
+    # buffer, which is what start + offset / 16 is) plus a constant: the layout's fields and
+    # the tile's offset / 16. The sum stays in the low 32 bits, whose upper fields (the
+    # leading byte offset) the start never reaches; the high 32 bits (stride byte offset,
+    # swizzle) are a constant. Built as the pair {low, high}, each instruction's descriptor
+    # is one 32-bit add and a constant: ptxas folds the add into the shift that makes the
+    # start (one ULEA.HI) and moves the high word in (UMOV). A 64-bit add it could not
+    # see through cost a carry chain of 4-5 dependent uniform instructions in front of
+    # every tile's first wgmma (tutorial 09's matmul, 128x256x64: up to 0.92 -> 0.99 of
+    # Triton at 8192^3 on an H200, noisy).
     starts: dict[int, ir.Value] = {}
 
     def descriptor(base: ir.Value, offset: int, fields) -> ir.Value:
@@ -171,15 +182,16 @@ def lower_dot_wgmma(ctx: LoweringContext, op: ir.Operation) -> None:
             raise LoweringError(f"a wgmma operand tile at byte offset {offset}, not a multiple of 16")
         key = id(base)
         if key not in starts:
-            start = ctx.arith("extui", ctx.arith("andi", ctx.arith("shrui", base, ctx.const(4)), ctx.const(0x3FFF)),
-                              result_type=i64)
             # Through an opaque copy, so that LLVM does not hoist a loop-invariant
             # operand's descriptors (attention's q: 8 of them, 16 registers held across
-            # the loop) but adds each where it is used.
-            (starts[key],) = ctx.inline_asm("mov.b64 $0, $1;", "=l,l", [start], [i64], side_effects=True)
+            # the loop) but builds each where it is used.
+            (starts[key],) = ctx.inline_asm("mov.b32 $0, $1;", "=r,r", [ctx.arith("shrui", base, ctx.const(4))],
+                                            [ctx.i32], side_effects=True)
         constant = fields.encode(0) + offset // 16
-        constant -= (1 << 64) if constant >= 1 << 63 else 0  # as a signed i64
-        return ctx.arith("addi", starts[key], ctx.const(constant, i64))
+        low = ctx.arith("addi", starts[key], ctx.const(_signed32(constant & 0xFFFFFFFF)))
+        high = ctx.const(_signed32(constant >> 32 & 0xFFFFFFFF))
+        (desc,) = ctx.inline_asm("mov.b64 $0, {$1, $2};", "=l,r,r", [low, high], [i64], side_effects=False)
+        return desc
 
     acc_type = ir.F32Type.get() if acc_elem == "f32" else ctx.i32
     struct = ir.Type.parse("!llvm.struct<(" + ", ".join([acc_elem] * regs) + ")>")
