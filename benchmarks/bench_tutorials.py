@@ -955,7 +955,7 @@ def install_compile_only(target: str, max_configs: int | None) -> None:
         if max_configs and len(configs) > max_configs:
             step = len(configs) / max_configs
             configs = [configs[int(i * step)] for i in range(max_configs)]
-        expected, unexpected = [], []
+        expected, unexpected, compiled = [], [], []
         for config in configs:
             if config.pre_hook is not None:
                 config.pre_hook({**named, **config.all_kwargs()})
@@ -963,6 +963,8 @@ def install_compile_only(target: str, max_configs: int | None) -> None:
                 self.fn.run(*args, grid=grid, **self._with_config(kwargs, config))
             except Exception as error:
                 (expected if _expected_config_failure(error) else unexpected).append((config, error))
+            else:
+                compiled.append(config)
         if unexpected or len(expected) == len(configs):
             config, error = (unexpected or expected)[0]
             raise RuntimeError(f"{len(unexpected) + len(expected)} of {len(configs)} configs failed; the first "
@@ -970,6 +972,7 @@ def install_compile_only(target: str, max_configs: int | None) -> None:
         if expected:
             COMPILE_NOTES.append(f"{self.__name__}: {len(expected)} of {len(configs)} configs cannot run on "
                                  f"{target} (as on Triton), e.g. ({expected[0][0]}): {first_lines(expected[0][1], 1)}")
+        self.best_config = compiled[0]  # as after tuning: host code may read it (mamba's SSD ops do)
 
     jit.JITFunction.run = compile_instead
     autotuner.Autotuner.run = compile_every_config

@@ -39,14 +39,15 @@ _allocator = None
 
 
 def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_stages=3, debug=None,
-            enable_fp_fusion=True):
+            enable_fp_fusion=True, maxnreg=None):
     """Compiles kernel `fn` without a GPU; returns a CompiledKernel (see tilec.backend.kernel_data)
     that `compiled[grid](*args)` launches (tilec.runtime.kernel.LaunchableKernel).
 
     `signature` maps parameter names to types ("*fp32", "i32"; ":16" appended declares a
     pointer 16-byte aligned or an integer divisible by 16), `constexprs` names to values.
     `target` is a GPU such as "sm_80" or "sm_90"; None (not "") means sm_90.
-    `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do. The
+    `debug=None` follows the kernel's @jit(debug=) and TILEC_DEBUG, as launches do.
+    `maxnreg` caps the registers a thread may use (`.maxnreg` in the PTX), as Triton's. The
     result comes from the disk cache when the same kernel was compiled before, by this
     function, `warmup` or a launch.
     """
@@ -55,7 +56,8 @@ def compile(fn, signature=None, constexprs=None, target=None, num_warps=4, num_s
     try:
         target = _target_name(target)
         return compile_signature(fn, signature or {}, constexprs or {}, target=target, num_warps=num_warps,
-                                 num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion)
+                                 num_stages=num_stages, debug=debug, enable_fp_fusion=enable_fp_fusion,
+                                 maxnreg=maxnreg)
     except Exception as error:
         hide_internal_frames(error)  # the user's frames and the error's own location are what matter
         raise

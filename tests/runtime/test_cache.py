@@ -307,7 +307,7 @@ def test_options_are_keyed_alike_before_and_after_parsing_the_target():
     from tilec.backend.kernel_data import CompileOptions, options_cache_key
     from tilec.target import Target
     values = {"num_warps": 8, "num_stages": 2, "target": "sm_80", "debug": False, "enable_fp_fusion": True,
-              "libdevice": ""}
+              "libdevice": "", "maxnreg": 0}
     parsed = CompileOptions(**{**values, "target": Target.parse("sm_80")})
     assert options_cache_key(values) == parsed.cache_key()
     assert options_cache_key({**values, "target": parsed.target}) == parsed.cache_key()

@@ -183,7 +183,16 @@ def make_llir(state: _Compilation) -> None:
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _check_shared_memory(state, state.metadata.shared)
+        if state.options.maxnreg:
+            _limit_registers(_gpu_module(state.module), state.options.maxnreg)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
+
+
+def _limit_registers(gpu_module: ir.Operation, maxnreg: int) -> None:
+    """`maxnreg`: the kernel's `nvvm.maxnreg`, which LLVM prints as PTX's `.maxnreg`."""
+    for op in gpu_module.regions[0].blocks[0].operations:
+        if op.operation.name == "llvm.func" and "nvvm.kernel" in op.operation.attributes:
+            op.operation.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), maxnreg)
 
 
 def _check_shared_memory(state: _Compilation, required: int) -> None:

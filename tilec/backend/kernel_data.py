@@ -31,12 +31,17 @@ class CompileOptions:
     # A libdevice bitcode file linked instead of the toolkit's (Triton's launch option
     # `extern_libs={"libdevice": path}`); "" for the toolkit's.
     libdevice: str = ""
+    # The most registers a thread may use (Triton's `maxnreg`: `.maxnreg` in the PTX,
+    # which ptxas honours by spilling); 0 for no limit beyond the hardware's.
+    maxnreg: int = 0
 
     def __post_init__(self):
         if isinstance(self.num_warps, bool) or self.num_warps not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"num_warps must be a power of 2 between 1 and 32, got {self.num_warps!r}")
         if not isinstance(self.target, Target):  # strings are parsed where they enter (Target.parse)
             raise TypeError(f"CompileOptions.target must be a Target, got {self.target!r}")
+        if isinstance(self.maxnreg, bool) or not isinstance(self.maxnreg, int) or self.maxnreg < 0:
+            raise ValueError(f"maxnreg must be a non-negative int (0: no limit), got {self.maxnreg!r}")
 
     def cache_key(self) -> str:
         """The options as the disk cache keys them (see `options_cache_key`)."""

@@ -680,6 +680,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             "debug": bool(options.get("debug", self.debug if self.debug is not None else _config.debug)),
             "enable_fp_fusion": bool(options.get("enable_fp_fusion", True)),
             "libdevice": _libdevice_option(options.get("extern_libs")),
+            "maxnreg": int(options.get("maxnreg") or 0),
         }
         by_spec = (device, tuple(s.key() for s in specs), options_cache_key(option_values), _config.codegen_flags())
         return specs, device, option_values, by_spec
@@ -762,7 +763,8 @@ def load_or_compile(fn: KernelFunction, specs: list[ArgSpec], option_values: dic
 
 
 def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, Any], *, target: Any,
-                      num_warps: int, num_stages: int, debug: bool | None, enable_fp_fusion: bool):
+                      num_warps: int, num_stages: int, debug: bool | None, enable_fp_fusion: bool,
+                      maxnreg: int | None = None):
     """`tilec.compile`: the kernel for a signature, through the disk cache, as a LaunchableKernel."""
     from .kernel import LaunchableKernel
     if not isinstance(fn, KernelFunction):
@@ -781,11 +783,14 @@ def compile_signature(fn: Any, signature: dict[str, Any], constexprs: dict[str, 
         raise UsageError(f"tilec.compile: num_warps must be a power of 2 between 1 and 32, got {num_warps!r}")
     if isinstance(num_stages, bool) or not isinstance(num_stages, int) or num_stages < 0:
         raise UsageError(f"tilec.compile: num_stages must be a non-negative int, got {num_stages!r}")
+    if maxnreg is not None and (isinstance(maxnreg, bool) or not isinstance(maxnreg, int) or maxnreg < 0):
+        raise UsageError(f"tilec.compile: maxnreg must be a non-negative int or None, got {maxnreg!r}")
     specs = signature_specs(fn, signature, constexprs)
     if debug is None:  # as for launches: the @jit flag, else TILEC_DEBUG
         debug = fn.debug if fn.debug is not None else _config.debug
     option_values = {"num_warps": num_warps, "num_stages": num_stages, "target": target or "sm_90",
-                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion), "libdevice": ""}
+                     "debug": bool(debug), "enable_fp_fusion": bool(enable_fp_fusion), "libdevice": "",
+                     "maxnreg": maxnreg or 0}
     return LaunchableKernel.of(load_or_compile(fn, specs, option_values))
 
 
