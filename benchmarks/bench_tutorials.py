@@ -121,8 +121,10 @@ class Unavailable:
 
 
 def _guarded(node: ast.stmt, bound: list[str], module: str) -> ast.stmt:
-    """`node` (an import) wrapped so that an ImportError binds placeholders instead."""
-    handler = [ast.parse(f"{name} = __unavailable__({module!r}, __import_error__)").body[0] for name in bound]
+    """`node` (an import) wrapped so that an ImportError binds placeholders instead (none
+    for `from module import *`, whose names are not known)."""
+    handler = [ast.parse(f"{name} = __unavailable__({module!r}, __import_error__)").body[0]
+               for name in bound if name != "*"] or [ast.Pass()]
     guarded = ast.Try(body=[node], handlers=[ast.ExceptHandler(type=ast.Name("ImportError", ast.Load()),
                                                                name="__import_error__", body=handler)],
                       orelse=[], finalbody=[])

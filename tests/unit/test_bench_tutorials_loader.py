@@ -139,3 +139,20 @@ def test_a_future_import_stays_a_plain_first_statement():
         assert ast.unparse(tree.body[1]) == "from __future__ import annotations"
         compile(tree, "kernel.py", "exec")  # a guarded __future__ import would be a SyntaxError here
         assert isinstance(tree.body[-1], ast.Try)  # other optional imports stay guarded
+
+
+def test_a_star_import_of_an_optional_module_is_guarded_without_placeholders():
+    """attorch's `__init__` does `from .layers import *`-style star imports of its own
+    modules; a star import of an optional absolute module binds names nobody can list,
+    so its guard binds none (binding `*` was a SyntaxError)."""
+    import ast
+    source = "from optional_thing import *\nimport triton\n"
+    for to_tilec in (True, False):
+        tree = ast.fix_missing_locations(bench_tutorials.ImportRewriter(to_tilec=to_tilec).visit(ast.parse(source)))
+        guard = tree.body[0]
+        assert isinstance(guard, ast.Try) and isinstance(guard.handlers[0].body[0], ast.Pass)
+        code = compile(tree, "kernel.py", "exec")  # binding `*` in the handler was a SyntaxError here
+        if to_tilec:  # (Triton itself need not be installed)
+            namespace = {"__unavailable__": bench_tutorials.Unavailable}
+            exec(code, namespace)  # the module is missing: nothing bound, no error
+            assert "triton" in namespace
