@@ -211,7 +211,10 @@ class ShapeRules(SemanticState):
         dim = 0
         for s in slices:
             if s is None:
-                out = self.expand_dims(out, dim)
+                # A scalar becomes a block of one element wherever the None stands
+                # (`bn[:, None]` of a loaded scalar, vLLM's prefix prefill), as in Triton;
+                # `tl.expand_dims(scalar, 1)` stays an error there and here.
+                out = self.expand_dims(out, dim) if out.type.is_block() else self.splat(out, (1,))
                 dim += 1
             elif isinstance(s, slice) and s.start is None and s.stop is None and s.step is None:
                 dim += 1
