@@ -205,6 +205,26 @@ def _descriptor_scale_kernel():
 descriptor_scale_kernel = _descriptor_scale_kernel()
 
 
+def _register_pressure_kernel():
+    import tilec
+    import tilec.language as tl
+
+    @tilec.jit
+    def pressure_kernel(x_ptr, y_ptr, N: tl.constexpr):
+        """y from x's three N-long rows; with one warp and N = 1024, 96 floats a thread
+        are live at once: far more than 32 registers (the maxnreg tests)."""
+        offs = tl.arange(0, N)
+        a = tl.load(x_ptr + offs)
+        b = tl.load(x_ptr + N + offs)
+        c = tl.load(x_ptr + 2 * N + offs)
+        tl.store(y_ptr + offs, tl.exp(a) * tl.sin(b) + tl.cos(c) * tl.log(tl.abs(a) + 1.0) + a * b * c)
+
+    return pressure_kernel
+
+
+register_pressure_kernel = _register_pressure_kernel()
+
+
 def _scan_kernels():
     import tilec
     import tilec.language as tl

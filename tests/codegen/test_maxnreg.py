@@ -12,22 +12,12 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.backend import toolkit
+from tilec_testing import register_pressure_kernel as pressure_kernel
 
 try:
     toolkit.ptxas_path()
 except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
     pytest.skip("ptxas is not available", allow_module_level=True)
-
-
-@tilec.jit
-def pressure_kernel(x_ptr, y_ptr, N: tl.constexpr):
-    # One warp holding 3 x 1024 floats: far more than 32 registers a thread.
-    offs = tl.arange(0, N)
-    a = tl.load(x_ptr + offs)
-    b = tl.load(x_ptr + N + offs)
-    c = tl.load(x_ptr + 2 * N + offs)
-    y = tl.exp(a) * tl.sin(b) + tl.cos(c) * tl.log(tl.abs(a) + 1.0) + a * b * c
-    tl.store(y_ptr + offs, y)
 
 
 @tilec.autotune(configs=[tilec.Config({}, num_warps=1, maxnreg=48)], key=[])

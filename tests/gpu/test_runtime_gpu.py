@@ -5,6 +5,7 @@ import pytest
 
 import tilec
 import tilec.language as tl
+from tilec_testing import register_pressure_kernel
 
 pytestmark = pytest.mark.gpu
 
@@ -140,23 +141,13 @@ def test_hits_go_to_torchs_current_stream():
         kernel[(tilec.cdiv(n, 1024),)](x, out, n, 1e300, BLOCK=1024)
 
 
-@tilec.jit
-def spill_kernel(x_ptr, y_ptr, N: tl.constexpr):
-    # One warp holding 3 x 1024 floats: with maxnreg=32 most of them live in local memory.
-    offs = tl.arange(0, N)
-    a = tl.load(x_ptr + offs)
-    b = tl.load(x_ptr + N + offs)
-    c = tl.load(x_ptr + 2 * N + offs)
-    tl.store(y_ptr + offs, tl.exp(a) * tl.sin(b) + tl.cos(c) * tl.log(tl.abs(a) + 1.0) + a * b * c)
-
-
 @pytest.mark.parametrize("maxnreg", [None, 32, 64])
 def test_maxnreg_launch_computes_the_same(maxnreg):
     import torch
     x = torch.randn(3 * 1024, device="cuda")
     out = torch.full((1024,), float("nan"), device="cuda")
     options = {} if maxnreg is None else {"maxnreg": maxnreg}
-    spill_kernel[(1,)](x, out, N=1024, num_warps=1, **options)
+    register_pressure_kernel[(1,)](x, out, N=1024, num_warps=1, **options)
     a, b, c = x.double().view(3, 1024)
     want = torch.exp(a) * torch.sin(b) + torch.cos(c) * torch.log(a.abs() + 1) + a * b * c
     torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-4)
