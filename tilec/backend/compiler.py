@@ -178,21 +178,13 @@ def make_llir(state: _Compilation) -> None:
     with state.context:  # the buffers may not fit: say so before lowering
         _check_shared_memory(state, ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value)
     _passes(state, "llir", "tilegpu-insert-barriers,"
-                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}}},{_LLVM_CLEANUP}"
+                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)} "
+                           f"maxnreg={state.options.maxnreg}}},{_LLVM_CLEANUP}"
                            f"{',tilegpu-order-pure-ops' if config.order_pure_ops else ''}")
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
         _check_shared_memory(state, state.metadata.shared)
-        if state.options.maxnreg:
-            _limit_registers(_gpu_module(state.module), state.options.maxnreg)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
-
-
-def _limit_registers(gpu_module: ir.Operation, maxnreg: int) -> None:
-    """`maxnreg`: the kernel's `nvvm.maxnreg`, which LLVM prints as PTX's `.maxnreg`."""
-    for op in gpu_module.regions[0].blocks[0].operations:
-        if op.operation.name == "llvm.func" and "nvvm.kernel" in op.operation.attributes:
-            op.operation.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), maxnreg)
 
 
 def _check_shared_memory(state: _Compilation, required: int) -> None:

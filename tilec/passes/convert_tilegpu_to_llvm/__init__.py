@@ -38,10 +38,11 @@ GPU_MODULE_NAME = "tilec"
 
 
 @register_pass("convert-tilegpu-to-llvm", "Lower ttgir to per-thread LLVM/NVVM in a gpu.module",
-               **{"fp-fusion": True})
-def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> None:
+               **{"fp-fusion": True, "maxnreg": 0})
+def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True, maxnreg: int = 0) -> None:
     """fp_fusion: float adds, subtracts and multiplies carry LLVM's `contract` flag, so a
-    multiply feeding an add may become one fma (Triton's enable_fp_fusion)."""
+    multiply feeding an add may become one fma (Triton's enable_fp_fusion). maxnreg: the
+    kernels' register cap (`nvvm.maxnreg`, PTX's `.maxnreg`; 0 for none)."""
     num_warps = tilegpu.num_warps_of(module_op)
     target = Target.parse(tilegpu.target_of(module_op))  # once per module, for every function
     body = module_op.regions[0].blocks[0]
@@ -50,7 +51,8 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True) -> 
                                          attributes={"sym_name": ir.StringAttr.get(GPU_MODULE_NAME)})
     gpu_block = gpu_module.regions[0].blocks.append()
     for fn in list(functions(module_op)):
-        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion)
+        ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion,
+                              maxnreg=maxnreg)
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()

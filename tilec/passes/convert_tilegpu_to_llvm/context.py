@@ -75,8 +75,9 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
 
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: Target,
-                 fp_fusion: bool = True):
+                 fp_fusion: bool = True, maxnreg: int = 0):
         self.func_op = func_op
+        self.maxnreg = maxnreg
         self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
         self.num_warps = num_warps
@@ -116,12 +117,15 @@ class LoweringContext:
                        for op in self.gpu_block.operations):
                 llvm_d.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), "global_smem", ir.Attribute.parse("#llvm.linkage<external>"),
                                 alignment=1024, addr_space=3)
-            self.llvm_func = create_op("llvm.func", attributes={
+            attributes = {
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": fn_type,
                 "nvvm.kernel": ir.UnitAttr.get(),
                 "nvvm.maxntid": ir.DenseI32ArrayAttr.get([32 * self.num_warps]),
-            }, regions=1)
+            }
+            if self.maxnreg:  # Triton's `maxnreg`: ptxas keeps to it, spilling past it
+                attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(self.i32, self.maxnreg)
+            self.llvm_func = create_op("llvm.func", attributes=attributes, regions=1)
         self.entry_block = self.llvm_func.regions[0].blocks.append(*arg_types)
         with ir.InsertionPoint(self.entry_block), fn.location:
             for old, new in zip(entry.arguments, self.entry_block.arguments):
