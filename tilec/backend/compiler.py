@@ -178,8 +178,8 @@ def make_llir(state: _Compilation) -> None:
     with state.context:  # the buffers may not fit: say so before lowering
         _check_shared_memory(state, ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value)
     _passes(state, "llir", "tilegpu-insert-barriers,"
-                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)} "
-                           f"maxnreg={state.options.maxnreg}}},{_LLVM_CLEANUP}"
+                           f"convert-tilegpu-to-llvm{{fp-fusion={int(state.options.enable_fp_fusion)}"
+                           f"{f' maxnreg={state.options.maxnreg}' if state.options.maxnreg else ''}}},{_LLVM_CLEANUP}"
                            f"{',tilegpu-order-pure-ops' if config.order_pure_ops else ''}")
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
