@@ -44,21 +44,25 @@ def test_tutorial_matmul_runs_on_tensor_cores(target, wgmma, monkeypatch):
     # A (K-major in shared memory) by ldmatrix, B (N-major) by ldmatrix.trans: 8 each.
     assert counts["ldmatrix.sync.aligned.m8n8.x4.shared.b16"] == 8
     assert counts["ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"] == 8
-    # Pipelined (num_stages=3): the operands arrive by 16-byte cp.async into 3-slot rings,
-    # 8 copies per iteration (4 for A, 4 for B) in the body and in each of the two
-    # prologue stages; the body waits for all but the newest group.
+    # Pipelined (num_stages=3): the operands arrive by 16-byte cp.async into 2-slot rings
+    # (num_stages - 1, as Triton's), 8 copies per iteration (4 for A, 4 for B) in the body
+    # and in each of the two prologue stages; the body waits for all but the newest group.
     assert counts["cp.async.cg.shared.global"] == 24 and counts["cp.async.commit_group"] == 3
     assert re.search(r"cp\.async\.wait_group\s+1;", kernel.asm["ptx"]) and "ld.global" not in kernel.asm["ptx"]
-    assert kernel.shared == 3 * (128 * 32 + 32 * 128) * 2
+    assert kernel.shared == 2 * (128 * 32 + 32 * 128) * 2
     assert kernel.n_spills == 0 and kernel.asm["cubin"][:4] == b"\x7fELF"
-    # In the loop, the first K slice is read (after the wait and its barrier) before the
-    # next stage's copies are issued, so the first mma does not wait behind them.
+    # In the loop: the wait's barrier, the first K slice's reads (so the first mma waits
+    # for no other), every mma with the other slices' reads, then a barrier and the
+    # copies that refill the slots just read.
     body = re.split(r"cp\.async\.wait_group\s+1;", kernel.asm["ptx"])[1]
     ops = re.findall(r"(?:^|[{;])\s*(?:@%p\d+\s+)?(bar\.sync|ldmatrix[\w.]*|cp\.async\.cg[\w.]*|mma\.sync[\w.]*)",
                      body, re.M)
     assert ops[0] == "bar.sync" and ops[1].startswith("ldmatrix"), ops[:4]
     first_copy = ops.index("cp.async.cg.shared.global")
-    assert all(op.startswith("ldmatrix") for op in ops[1:first_copy]) and first_copy >= 3, ops[:first_copy + 1]
+    first_mma = next(i for i, op in enumerate(ops) if op.startswith("mma"))
+    assert ops[0] == "bar.sync" and first_mma >= 3, ops[:first_mma + 1]
+    assert all(op.startswith("ldmatrix") for op in ops[1:first_mma]), ops[:first_mma + 1]
+    assert ops[first_copy - 1] == "bar.sync" and ops[:first_copy].count(ops[first_mma]) == 64, ops[:first_copy + 1]
 
 
 def test_tutorial_matmul_runs_on_wgmma_on_hopper():

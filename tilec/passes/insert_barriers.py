@@ -40,6 +40,8 @@ writes: read-after-write, write-after-read and write-after-write.
   barrier is placed; `if`: both branches start from the same state and join after.
 - Other ops holding regions (a reduction's combiner, lowered inline once per combine
   step): the op's own accesses come first, then its regions run like a loop body.
+- An access to bytes that a committed copy may still be writing is an error: no barrier
+  can order it, so the pass that issued the copy misplaced it or its wait.
 - tl.debug_barrier, the barriers placed here, `tilegpu.bulk_store_wait` and a TMA store
   marked DEFERRED_ATTR (each a barrier after a wait) end every pending access (not the
   writes still in flight).
@@ -82,7 +84,17 @@ class Access:
     def conflicts(self, other: "Access") -> bool:
         if self.in_flight is not None or other.in_flight is not None:
             return False  # a barrier cannot order a copy still landing
-        if not (self.write or other.write) or not (self.start < other.end and other.start < self.end):
+        if not (self.write or other.write):
+            return False
+        return self._same_bytes(other)
+
+    def races(self, other: "Access") -> bool:
+        """Whether one of the two is a copy still landing in bytes the other touches: no
+        barrier can order that, so the pass that made the copy placed it wrongly."""
+        return (self.in_flight is not None) != (other.in_flight is not None) and self._same_bytes(other)
+
+    def _same_bytes(self, other: "Access") -> bool:
+        if not (self.start < other.end and other.start < self.end):
             return False
         if self.slot is not None and other.slot is not None and self.slot.loop == other.slot.loop \
                 and (self.start, self.end) == (other.start, other.end):
@@ -230,6 +242,9 @@ class _Placer:
         if DEFERRED_ATTR in op.attributes:  # a TMA store whose rule starts with a barrier (after its wait)
             state = _in_flight(state)
         touched = accesses(op, self.num_warps)
+        if self.insert and any(a.races(p) for a in touched for p in state if p.in_flight):
+            raise ValueError(f"{name} touches shared memory that an asynchronous copy may still be writing "
+                             "(no wait for that copy's group before it)")
         if any(a.conflicts(p) for a in touched for p in state):
             if self.insert:
                 with ir.InsertionPoint(op), op.location:

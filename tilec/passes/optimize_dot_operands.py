@@ -19,8 +19,9 @@ Then every tensor-core dot whose B is such a local_load is sliced along K into a
 of dots one instruction deep, each loading its own slice through a `memdesc_subview`
 (A likewise, or by `extract_slice` when it is already in registers): one slice's
 fragments are live at a time, so large K tiles no longer spill. The first slice is read
-where the operands were loaded (in a pipelined loop: right after the wait, before the
-next stage's copies, which the reads could not otherwise pass), the others at the dot.
+where the operands were loaded (in a pipelined loop: right after the wait), the others
+at the dot (tilegpu-pipeline refills a ring read into registers after the last dot that
+reads its slot, so these reads stay before the copies that overwrite it).
 """
 from __future__ import annotations
 
@@ -105,9 +106,8 @@ def _slice_along_k(dot: ir.Operation) -> None:
     if load_a is None and slice_registers(_linear(a.type), _linear(_resized(a.type, [m, depth])), [0, depth]) is None:
         return
     # The first slice is read where the first of the two operands was (in a pipelined
-    # loop, right after the wait and before the next stage's copies, which ptxas cannot
-    # move reads across): its ldmatrix latency overlaps the copies' issue instead of
-    # delaying the first mma. The other slices are read at the dot.
+    # loop, right after the wait), so the first mma waits for no other slice's reads.
+    # The other slices are read at the dot.
     early = _first_read(load_a, load_b)
 
     def read(load: ir.Operation, widen: ir.Operation | None, offsets: list[int], shape: list[int], first: bool):

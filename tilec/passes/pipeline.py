@@ -2,30 +2,42 @@
 
 A matmul loop waits, every iteration, for its A and B tiles to come from global memory
 before the dot can start. With S = num_stages >= 2 stages, the loads of iteration i are
-issued S - 1 iterations earlier, as asynchronous copies (`cp.async`) into a ring of S
-shared-memory buffers, so S - 1 tiles are in flight while the dot of iteration i runs:
+issued S - 1 iterations earlier, as asynchronous copies (`cp.async`) into a ring of
+shared-memory slots, so S - 1 tiles are in flight while the dot of iteration i runs:
 
     prologue   copies for iterations 0 .. S-2 into slots 0 .. S-2, each predicated on
                the iteration existing (lb + s*step < ub, ANDed with the load's mask),
                one commit group per iteration
     body i     async_wait {num = S-2}       (iteration i's group has landed)
-               local_load slot i % S         (in place of the load; a convert_layout of
+               local_load slot c             (in place of the load; a convert_layout of
                                               the load becomes a local_load producing that
                                               layout, so mma operands come straight from
                                               shared memory)
-               copy for iteration i+S-1 into slot (i+S-1) % S, guarded by it
-               existing (the copies' `pred`: past the end, nothing is written); commit
+               ... the dots ...
+               copy for iteration i+S-1 into its slot, guarded by it existing (the
+               copies' `pred`: past the end, nothing is written); commit
                ... the rest of the body ...
     drain      async_wait {num = 0}; local_dealloc
 
-The copy of iteration i is issued right after the first read of iteration i: a barrier
-goes before that read (the data of other threads' copies is visible after the wait and a
-barrier), which also orders every read of iteration i-1 before the copy that overwrites
-their slot, so one barrier per iteration suffices. Slots come from one loop-carried
-counter c (the read slot, 0 in the first iteration, +1 mod S each iteration); the write
-slot is (c + S-1) % S. Both `memdesc_index` ops carry SLOT_ATTR (0 and S-1), which tells
-tilegpu-insert-barriers that the slots are distinct and how they move between
-iterations (see its header).
+Slots come from one loop-carried counter c (the read slot: 0 in the first iteration, +1
+each iteration, modulo the ring's slots). How many slots, and where the copies go,
+depends on how the dots read the ring (as in Triton):
+
+- Into registers (mma.sync through ldmatrix, FMA dots): S - 1 slots. Once the dots
+  that read slot c are done with it (tilegpu-optimize-dot-operands reads a dot's K
+  slices at the dot), the copies of iteration i+S-1 refill that same slot, right after
+  the last of those dots. tilegpu-insert-barriers puts a barrier before the first read
+  (other threads' copies are visible after the wait and a barrier) and one before the
+  copies (every thread's reads of the slot are done): two per iteration.
+- By wgmma, asynchronously: S slots. The group that reads slot c may still run when
+  the next iteration starts, so the copies of iteration i+S-1 go to slot (c + S-1) % S,
+  the one iteration i-1 read, after the dots (whose lowering has waited for iteration
+  i-1's group) and a barrier (every warpgroup has passed that wait).
+
+Both `memdesc_index` ops carry SLOT_ATTR (the read 0, the write (S-1) % slots), which
+tells tilegpu-insert-barriers whether the slots are the same and how they move between
+iterations (see its header); that pass also refuses any access to a slot whose copy
+may still be landing.
 
 Addresses for iteration i+S-1 (a modulo schedule): the backward slice of the load's
 pointer and mask inside the body must consist of pure, region-free ops that read no
@@ -175,10 +187,18 @@ class _Loop:
     stages: int
     loads: list[_Load]
     slice: _Slice
+    # Whether wgmma dots read the rings (asynchronously); else the dots read them into
+    # registers.
+    wgmma: bool
 
     @property
     def body(self) -> ir.Block:
         return self.op.regions[0].blocks[0]
+
+    @property
+    def slots(self) -> int:
+        """Slots per ring (see the header): S for wgmma, S-1 for registers."""
+        return self.stages if self.wgmma else self.stages - 1
 
 
 # ----------------------------------------------------------------------------- analysis
@@ -537,7 +557,13 @@ def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -
     if not loads:
         return None
     slice_ = _address_slice(loop, [root for load in loads for root in _roots(load)], loads_allowed)
-    return _Loop(loop, stages, loads, slice_)
+    return _Loop(loop, stages, loads, slice_, any(_read_by_wgmma(load) for load in loads))  # TMA loads are
+
+
+def _read_by_wgmma(load: _Load) -> bool:
+    """Whether a wgmma dot reads the load's tile from shared memory (a staging local_alloc),
+    so that its slot stays in use until that dot's group completes."""
+    return _staging_allocs(load.op.results[0]) is not None
 
 
 def _roots(load: _Load) -> list[ir.Value]:
@@ -581,11 +607,11 @@ def _guarded_load(op: ir.Operation, mapping: dict[ir.Value, ir.Value], exists: i
                      evict=str_attr_value(op, "evict"))
 
 
-def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Value,
-                  slot: ir.Value, slot_offset: int | None) -> None:
-    """One iteration's copies into `slot` of every ring, predicated on `exists`, and
-    their commit. `slot_offset` marks the slot as the loop counter plus it (None: a
-    constant slot, outside the loop).
+def _issue_copies(loop: _Loop, loads: list[_Load], mapping: dict[ir.Value, ir.Value], exists: ir.Value,
+                  slot: ir.Value, slot_offset: int | None, commit: bool = True) -> None:
+    """One iteration's copies into `slot` of the rings of `loads`, predicated on
+    `exists`, and (if `commit`) the commit of the iteration's group. `slot_offset` marks
+    the slot as the loop counter plus it (None: a constant slot, outside the loop).
 
     In the body, `exists` guards the copies (their `pred`): for the S-1 iterations past
     the end of every run of the loop they then write nothing, where a mask that is off
@@ -603,7 +629,7 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
             _owner(buffer).attributes[SLOT_ATTR] = i32_attr(slot_offset)
         return buffer
 
-    for load in loop.loads:
+    for load in loads:
         if load.is_tma:
             tilegpu.tma_copy_global_to_local(mapping.get(load.tensormap, load.tensormap),
                                              [mapping.get(o, o) for o in load.offsets], slot_of(load.ring),
@@ -626,7 +652,7 @@ def _issue_copies(loop: _Loop, mapping: dict[ir.Value, ir.Value], exists: ir.Val
                                                 tensor_type(ptr.type).encoding)
             mask = tile.splat(exists, mask_type) if mask is None else arith.andi(mask, tile.splat(exists, mask_type))
         tilegpu.async_copy_global_to_local(ptr, slot_of(load.ring), mask, width=load.width, limit=limit)
-    if _copies_async(loop):
+    if commit and _copies_async(loop):
         tilegpu.async_commit_group()
 
 
@@ -645,11 +671,11 @@ def _prologue(loop: _Loop) -> list[ir.Value]:
     carried = {loop.body.arguments[1 + j]: inits[j] for j in loop.slice.carried}
     yielded = list(block_ops(loop.body)[-1].operands)
     for load in loop.loads:
-        ring = ir.RankedTensorType.get([loop.stages] + list(load.buffer.shape), load.buffer.element_type,
+        ring = ir.RankedTensorType.get([loop.slots] + list(load.buffer.shape), load.buffer.element_type,
                                        load.buffer.encoding)
         load.ring = tilegpu.local_alloc(tilegpu.memdesc_type(ring))
         if load.is_tma:  # one mbarrier per slot
-            barriers = ir.RankedTensorType.get([loop.stages], ir.IntegerType.get_signless(64))
+            barriers = ir.RankedTensorType.get([loop.slots], ir.IntegerType.get_signless(64))
             load.barriers = tilegpu.local_alloc(tilegpu.memdesc_type(barriers))
             tilegpu.init_barriers(load.barriers)
     step_value = _constant_int(step)
@@ -657,7 +683,7 @@ def _prologue(loop: _Loop) -> list[ir.Value]:
         iteration = lower if stage == 0 else arith.addi(lower, _constant(iv.type, stage * step_value))
         exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
         mapping = _clone_slice(loop.slice, {iv: iteration, **carried}, exists)
-        _issue_copies(loop, mapping, exists, _constant(ir.IntegerType.get_signless(32), stage), None)
+        _issue_copies(loop, loop.loads, mapping, exists, _constant(ir.IntegerType.get_signless(32), stage), None)
         carried = {loop.body.arguments[1 + j]: mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried}
     return [carried[loop.body.arguments[1 + j]] for j in loop.slice.carried]
 
@@ -710,36 +736,56 @@ def _erase_unused_chain(value: ir.Value) -> None:
             user.erase()
 
 
-def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]) -> tuple[ir.Value, list[ir.Value]]:
-    """In the body: the copies of iteration i+S-1 into slot (counter + S-1) % S; returns
-    the next counter and the ahead carried values of the next iteration."""
-    op, stages, body = loop.op, loop.stages, loop.body
+def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value],
+                 points: list[tuple[ir.Operation, list[_Load]]]) -> tuple[ir.Value, list[ir.Value]]:
+    """In the body: the copies of iteration i+S-1 into slot (counter + S-1) % slots (the
+    slot before the counter's with S slots, the counter's own with S-1), each load's
+    right after the op `points` gives it (in program order; the group's commit after the
+    last); returns the next counter and the ahead carried values of the next iteration."""
+    op, stages, slots, body = loop.op, loop.stages, loop.slots, loop.body
     i32 = ir.IntegerType.get_signless(32)
     iv, upper, step = body.arguments[0], op.operands[1], _constant_int(op.operands[2])
-    iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
-    exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
-    # The copies first, then what only the next iteration's ahead values need (a
-    # flattened tile loop's next-tile `if`): no branch stands between the wait for the
-    # previous wgmma group and the refill of its slots.
-    for_copies, for_later = _split_slice(loop)
-    mapping = _clone_slice(for_copies, {iv: iteration, **ahead}, exists)
-    wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
-    write_slot = arith.select(wraps_down, _constant(i32, stages - 1), arith.subi(counter, _constant(i32, 1)))
-    _issue_copies(loop, mapping, exists, write_slot, stages - 1)
-    mapping = _clone_slice(for_later, mapping, exists)
-    following = arith.addi(counter, _constant(i32, 1))
-    wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, stages))
-    following = arith.select(wraps_up, _constant(i32, 0), following)
+    places = [ir.InsertionPoint.after(anchor) for anchor, _ in points]  # before anything is inserted
+    first, last = points[0][0], points[-1][0]
+    with places[0], first.location:
+        iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
+        exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
+        offset = (stages - 1) % slots
+        if offset == 0:
+            write_slot = counter
+        else:  # slots == stages: offset S-1, the slot before the counter's
+            wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
+            write_slot = arith.select(wraps_down, _constant(i32, slots - 1), arith.subi(counter, _constant(i32, 1)))
+    # At each point, the addresses its copies need and no earlier point computed; then,
+    # after the last, what only the next iteration's ahead values need (a flattened tile
+    # loop's next-tile `if`): no branch stands between the wait for the previous wgmma
+    # group and the refill of its slots.
+    mapping, cloned = {iv: iteration, **ahead}, set()
+    for index, (anchor, loads) in enumerate(points):
+        needed = [op for op in _split_slice(loop, loads)[0].ops if op not in cloned]
+        cloned.update(needed)
+        with places[index], anchor.location:
+            mapping = _clone_slice(_Slice(needed, loop.slice.carried), mapping, exists)
+            _issue_copies(loop, loads, mapping, exists, write_slot, offset, commit=index == len(points) - 1)
+    for_later = _split_slice(loop, loop.loads)[1]
+    with places[-1], last.location:
+        mapping = _clone_slice(for_later, mapping, exists)
+        if slots == 1:  # stays 0: canonicalisation folds it away
+            following = counter
+        else:
+            following = arith.addi(counter, _constant(i32, 1))
+            wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, slots))
+            following = arith.select(wraps_up, _constant(i32, 0), following)
     yielded = list(block_ops(body)[-1].operands)
     return following, [mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried]
 
 
-def _split_slice(loop: _Loop) -> tuple[_Slice, _Slice]:
-    """The loop's address slice in two: the ops the copies' operands need, and the rest
-    (updates of carried values the copies do not read this iteration), each in order."""
+def _split_slice(loop: _Loop, loads: list[_Load]) -> tuple[_Slice, _Slice]:
+    """The loop's address slice in two: the ops the copies of `loads` need, and the rest
+    (updates of carried values those copies do not read this iteration), each in order."""
     ops = set(loop.slice.ops)
     needed: set[ir.Operation] = set()
-    pending = [root for load in loop.loads for root in _roots(load)]
+    pending = [root for load in loads for root in _roots(load)]
     while pending:
         value = pending.pop()
         op = _owner(value)
@@ -804,8 +850,10 @@ def _pipeline(loop: _Loop) -> None:
     yield_op = block_ops(body)[-1]
     # wgmma dots read their rings asynchronously: a slot is free again only once the
     # group that read it has completed, so the copies go after the dots (whose lowering
-    # waits for all groups but the newest) instead of after the first read.
-    after_dots = any(_staging_allocs(load.op.results[0]) is not None for load in loop.loads)
+    # waits for all groups but the newest), into the slot read one iteration earlier.
+    # Rings read into registers are refilled in the slot just read, once the dots that
+    # read it are done with it.
+    refills = None if loop.wgmma else _after_readers(loop)
     for index, load in enumerate(loop.loads):  # in program order
         with ir.InsertionPoint(load.op), load.op.location:
             if index == 0 and _copies_async(loop):
@@ -815,15 +863,15 @@ def _pipeline(loop: _Loop) -> None:
                 _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
                 tilegpu.wait_barrier(barrier, phase)
             _read_slot(load, counter)
-            if index == 0 and not after_dots:  # after the first read, hence after the barrier that precedes it
-                following, ahead_next = _issue_ahead(loop, counter, ahead)
         load.op.erase()
-    if after_dots:
+    if not loop.wgmma:  # insert-barriers orders each slot's reads before its refill
+        following, ahead_next = _issue_ahead(loop, counter, ahead, refills)
+    else:
         with ir.InsertionPoint(_refill_point(body)), yield_op.location:
             # Every warpgroup has passed its wait for the previous iteration's group (the
             # dots' lowering) before any thread refills that group's slots.
-            tilegpu.barrier()
-            following, ahead_next = _issue_ahead(loop, counter, ahead)
+            barrier = tilegpu.barrier()
+        following, ahead_next = _issue_ahead(loop, counter, ahead, [(barrier, loop.loads)])
         _keep_wgmma_in_flight(loop)
     with ir.InsertionPoint(yield_op), yield_op.location:
         extra = [following]
@@ -841,6 +889,29 @@ def _pipeline(loop: _Loop) -> None:
                 tilegpu.inval_barriers(load.barriers)
                 tilegpu.local_dealloc(load.barriers)
     _forward_unused_carried(loop)
+
+
+def _after_readers(loop: _Loop) -> list[tuple[ir.Operation, list[_Load]]]:
+    """Where a loop whose rings have S-1 slots refills each: right after the last op of
+    the body holding a dot that reads its load (tilegpu-optimize-dot-operands reads a
+    dot's K slices at the dot, so those reads end there). In attention, K's ring is
+    refilled after q @ k, before the softmax, and V's after p @ v. Grouped by that op
+    (a dot, or an op holding one: never one the reads replace), in program order."""
+    ops = block_ops(loop.body)
+    position = {op: i for i, op in enumerate(ops)}
+    after: dict[int, list[_Load]] = {}
+    for load in loop.loads:
+        last = max(position[_ancestor_in(loop.body, dot)] for dot in _reading_dots(load.op.results[0]))
+        after.setdefault(last, []).append(load)
+    return [(ops[index], loads) for index, loads in sorted(after.items())]
+
+
+def _reading_dots(value: ir.Value) -> list[ir.Operation]:
+    """The dots `value` reaches as an operand (through _DOT_OPERAND_PATH ops)."""
+    dots = []
+    for user in _users(value):
+        dots += [user] if user.name == "tile.dot" else _reading_dots(user.results[0])
+    return dots
 
 
 def _refill_point(body: ir.Block) -> ir.Operation:

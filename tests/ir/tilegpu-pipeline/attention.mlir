@@ -3,26 +3,33 @@
 
 // Flash attention's inner loop: qk = dot(q, trans(k)), a softmax update, then
 // acc += dot(p, v). K reaches its dot through tile.trans, V after the softmax; both
-// come from loop-carried pointers and both are pipelined. The copies of iteration i+1
-// are issued right after K's read, before the softmax; V's read of slot c comes later
-// and needs no barrier of its own (the copies wrote the other slot).
+// come from loop-carried pointers and both are pipelined. The dots read their operands
+// into registers, so each ring has S-1 = 1 slot (as in Triton), and each is refilled
+// with iteration i+1's tile right after the last dot that reads it: K's after q @ k,
+// before the softmax (so its copy overlaps the softmax and p @ v), V's after p @ v,
+// followed by the iteration's commit.
 
 // CHECK-LABEL: func.func public @attention
-// CHECK: %[[RK:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16>>
-// CHECK: %[[RV:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16>>
+// CHECK: %[[RK:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x32xf16>>
+// CHECK: %[[RV:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x32xf16>>
 // CHECK: scf.for
 // CHECK-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
-// CHECK-NEXT: %[[SK:.*]] = "tilegpu.memdesc_index"(%[[RK]], %[[C:.*]]) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: %[[SK:.*]] = "tilegpu.memdesc_index"(%[[RK]], %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: %[[K:.*]] = "tilegpu.local_load"(%[[SK]])
-// CHECK: "tilegpu.memdesc_index"(%[[RK]], %{{.*}}) {tilegpu.pipeline_slot = 1 : i32}
-// CHECK: "tilegpu.memdesc_index"(%[[RV]], %{{.*}}) {tilegpu.pipeline_slot = 1 : i32}
-// CHECK: "tilegpu.async_commit_group"
-// CHECK: %[[KT:.*]] = "tile.trans"(%[[K]])
+// CHECK-NEXT: %[[KT:.*]] = "tile.trans"(%[[K]])
 // CHECK: "tile.dot"(%{{.*}}, %[[KT]], %{{.*}})
+// CHECK-NOT: "tile.reduce"
+// CHECK: "tilegpu.memdesc_index"(%[[RK]], %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"
+// CHECK-NOT: "tilegpu.async_commit_group"
 // CHECK: "tile.reduce"
-// CHECK: %[[SV:.*]] = "tilegpu.memdesc_index"(%[[RV]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK: %[[SV:.*]] = "tilegpu.memdesc_index"(%[[RV]], %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: %[[V:.*]] = "tilegpu.local_load"(%[[SV]])
 // CHECK: "tile.dot"(%{{.*}}, %[[V]], %{{.*}})
+// CHECK-NOT: "tilegpu.async_commit_group"
+// CHECK: "tilegpu.memdesc_index"(%[[RV]], %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"
+// CHECK-NEXT: "tilegpu.async_commit_group"
 // CHECK-NOT: "tile.load"
 // CHECK: scf.yield
 // CHECK: "tilegpu.async_wait"() {num = 0 : i32}
@@ -35,10 +42,19 @@
 // BAR-NEXT: "tilegpu.memdesc_index"
 // BAR-NEXT: "tilegpu.barrier"
 // BAR-NEXT: "tilegpu.local_load"
+// Each refill waits for every thread's reads of its slot.
+// BAR: "tile.dot"
+// BAR: "tilegpu.memdesc_index"
+// BAR-NEXT: "tilegpu.barrier"
+// BAR-NEXT: "tilegpu.async_copy_global_to_local"
 // The softmax's reductions and conversions have barriers of their own (scratch space);
 // the V ring's read, whose slot landed with K's, needs none.
-// BAR: %[[V:[0-9]+]] = "tilegpu.memdesc_index"(%{{[0-9]+}}, %arg{{[0-9]+}}) {tilegpu.pipeline_slot = 0 : i32}
+// BAR: %[[V:[0-9]+]] = "tilegpu.memdesc_index"(%{{[0-9]+}}, %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
 // BAR-NEXT: "tilegpu.local_load"(%[[V]])
+// BAR: "tile.dot"
+// BAR: "tilegpu.memdesc_index"
+// BAR-NEXT: "tilegpu.barrier"
+// BAR-NEXT: "tilegpu.async_copy_global_to_local"
 // BAR: scf.yield
 
 #slice0 = #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 4>, threadsPerWarp = array<i32: 4, 8>, warpsPerCTA = array<i32: 4, 1>}>}>

@@ -1,21 +1,22 @@
 // RUN: tilec-opt %s -p 'tilegpu-pipeline{num-stages=3},tile-dce,canonicalize,cse' | FileCheck %s --check-prefix=S3
 // RUN: tilec-opt %s -p 'tilegpu-pipeline{num-stages=2},tile-dce,canonicalize,cse' | FileCheck %s --check-prefix=S2
 // RUN: tilec-opt %s -p 'tilegpu-pipeline{num-stages=4},tile-dce,canonicalize,cse' | FileCheck %s --check-prefix=S4
-// RUN: tilec-opt %s -p 'tilegpu-remove-layout-conversions,tilegpu-pipeline{num-stages=3},tile-dce,canonicalize,cse,tilegpu-allocate-shared-memory,tilegpu-insert-barriers' | FileCheck %s --check-prefix=BAR
+// RUN: tilec-opt %s -p 'tilegpu-remove-layout-conversions,tilegpu-pipeline{num-stages=3},tile-dce,canonicalize,cse,tilegpu-allocate-shared-memory,tilegpu-insert-barriers' | FileCheck %s --check-prefixes=BAR,BAR3
 // RUN: tilec-opt %s -p 'tilegpu-remove-layout-conversions,tilegpu-pipeline{num-stages=2},tile-dce,canonicalize,cse,tilegpu-allocate-shared-memory,tilegpu-insert-barriers' | FileCheck %s --check-prefix=BAR
 // RUN: tilec-opt %s -p 'tilegpu-pipeline{num-stages=1}' | FileCheck %s --check-prefix=S1
 
 // The tutorial matmul's loop: A and B tiles loaded through loop-carried pointers
 // (a_ptrs += BK, b_ptrs += BK * BN), fp16, feeding a dot on the FMA path (blocked
-// operands, so plain row-major rings). The loads become rings of S buffers: the
-// prologue copies iterations 0..S-2 (each guarded by lb + s*step < ub), the body
-// waits for iteration i, reads slot c, copies iteration i+S-1 into slot (c+S-1)%S with
-// pointers S-1 updates ahead (extra iter_args), and the loop drains after its end.
-// The original pointers, which now only update themselves, are gone.
+// operands, so plain row-major rings). The dot reads its operands into registers, so
+// the loads become rings of S-1 buffers, as in Triton: the prologue copies iterations
+// 0..S-2 (each guarded by lb + s*step < ub), the body waits for iteration i, reads
+// slot c, and after the dot copies iteration i+S-1 into that same slot with pointers
+// S-1 updates ahead (extra iter_args); the loop drains after its end. The original
+// pointers, which now only update themselves, are gone.
 
 // S3-LABEL: func.func public @mm_carried
-// S3-DAG: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf16>>
-// S3-DAG: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf16>>
+// S3-DAG: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16>>
+// S3-DAG: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16>>
 // S3: %[[E0:.*]] = arith.cmpi sgt, %arg3, %c0_i32 : i32
 // S3: "tilegpu.memdesc_index"(%[[RA]], %c0_i32)
 // S3: "tilegpu.async_copy_global_to_local"
@@ -33,17 +34,20 @@
 // S3-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
 // S3-NEXT: %[[SA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
 // S3-NEXT: %[[A:.*]] = "tilegpu.local_load"(%[[SA]]) : (!tilegpu.memdesc<tensor<32x32xf16>>) -> tensor<32x32xf16, #blocked1>
+// S3-NEXT: %[[SB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
+// S3-NEXT: %[[B:.*]] = "tilegpu.local_load"(%[[SB]])
+// S3-NOT: async_copy
+// S3: "tile.dot"(%[[A]], %[[B]], %{{.*}})
 // S3-NEXT: %[[AHEAD:.*]] = arith.addi %[[IV]], %c64_i32 : i32
 // S3-NEXT: %[[EXISTS:.*]] = arith.cmpi slt, %[[AHEAD]], %arg3 : i32
-// S3: %[[W:.*]] = arith.select %{{.*}}, %c2_i32, %{{.*}} : i32
-// S3: %[[WA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %[[W]]) {tilegpu.pipeline_slot = 2 : i32}
+// S3: %[[WA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
 // S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WA]], %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>, vec = 8 : i32}
-// S3: %[[WB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[W]]) {tilegpu.pipeline_slot = 2 : i32}
+// S3: %[[WB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
 // S3: "tilegpu.async_copy_global_to_local"(%{{.*}}, %[[WB]], %[[EXISTS]]) {operandSegmentSizes = array<i32: 1, 1, 0, 0, 1>, vec = 8 : i32}
 // S3-NEXT: "tilegpu.async_commit_group"
-// S3: %[[SB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
-// S3-NEXT: %[[B:.*]] = "tilegpu.local_load"(%[[SB]])
-// S3: "tile.dot"(%[[A]], %[[B]], %{{.*}})
+// S3: %[[NEXT:.*]] = arith.addi %[[C]], %c1_i32 : i32
+// S3-NEXT: %[[WRAPS:.*]] = arith.cmpi eq, %[[NEXT]], %c2_i32 : i32
+// S3-NEXT: arith.select %[[WRAPS]], %c0_i32, %[[NEXT]] : i32
 // S3-NOT: tile.load
 // S3: scf.yield
 // S3-NEXT: }
@@ -51,27 +55,34 @@
 // S3-NEXT: "tilegpu.local_dealloc"(%[[RA]])
 // S3-NEXT: "tilegpu.local_dealloc"(%[[RB]])
 
+// Two stages: one slot a ring, always slot 0 (no counter is carried).
 // S2-LABEL: func.func public @mm_carried
-// S2: "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16>>
+// S2: "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x32xf16>>
 // S2-COUNT-2: "tilegpu.async_copy_global_to_local"
 // S2-NEXT: "tilegpu.async_commit_group"
-// S2-NEXT: scf.for
+// S2-NEXT: scf.for {{.*}} -> (tensor<32x32xf32, #blocked0>, tensor<32x32x!tile.ptr<f16>, #blocked0>, tensor<32x32x!tile.ptr<f16>, #blocked0>)
 // S2-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
-// S2: arith.addi %{{.*}}, %c32_i32 : i32
-// S2: {tilegpu.pipeline_slot = 1 : i32}
+// S2-NEXT: "tilegpu.memdesc_index"(%{{.*}}, %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
+// S2: "tile.dot"
+// S2-NEXT: arith.addi %{{.*}}, %c32_i32 : i32
+// S2: "tilegpu.memdesc_index"(%{{.*}}, %c0_i32) {tilegpu.pipeline_slot = 0 : i32}
+// S2-NEXT: "tilegpu.async_copy_global_to_local"
 
 // S4-LABEL: func.func public @mm_carried
-// S4: "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<4x32x32xf16>>
+// S4: "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf16>>
 // S4-COUNT-3: "tilegpu.async_commit_group"
 // S4-NEXT: scf.for
 // S4-NEXT: "tilegpu.async_wait"() {num = 2 : i32}
-// S4: arith.addi %{{.*}}, %c96_i32 : i32
-// S4: {tilegpu.pipeline_slot = 3 : i32}
+// S4: "tile.dot"
+// S4-NEXT: arith.addi %{{.*}}, %c96_i32 : i32
+// S4: {tilegpu.pipeline_slot = 0 : i32}
+// S4: arith.cmpi eq, %{{.*}}, %c3_i32 : i32
 
 // With the barriers placed (after the layout clean-up that carries the pointers in the
-// loads' layout, as the compiler runs it): one per iteration, after the wait and before
-// the first read; the copies into the slot read in the previous iteration need none,
-// nor the second ring's read.
+// loads' layout, as the compiler runs it): two per iteration, one after the wait and
+// before the first read, one after the dot (the last read of the slots) and before
+// the copies that refill them; none between the reads of the two rings, nor between
+// the copies.
 // BAR-LABEL: func.func public @mm_carried
 // BAR-NOT: "tilegpu.barrier"
 // BAR: scf.for
@@ -80,13 +91,19 @@
 // BAR-NEXT: "tilegpu.barrier"
 // BAR-NEXT: "tilegpu.local_load"
 // BAR-NOT: "tilegpu.barrier"
+// BAR: "tile.dot"
+// BAR-NOT: "tilegpu.barrier"
+// BAR: "tilegpu.memdesc_index"
+// BAR-NEXT: "tilegpu.barrier"
+// BAR-NEXT: "tilegpu.async_copy_global_to_local"
+// BAR-NOT: "tilegpu.barrier"
 // BAR: scf.yield
 // BAR-NEXT: }
 // BAR-NEXT: "tilegpu.async_wait"() {num = 0 : i32}
-// The epilogue's conversion takes scratch space over the rings' bytes: it waits for
-// their last reads.
-// BAR: "tilegpu.barrier"
-// BAR-NEXT: "tilegpu.convert_layout"
+// With three stages the epilogue's conversion takes scratch space over the rings'
+// bytes: it waits for their last reads.
+// BAR3: "tilegpu.barrier"
+// BAR3-NEXT: "tilegpu.convert_layout"
 // BAR: return
 
 // S1-LABEL: func.func public @mm_carried

@@ -4,23 +4,27 @@
 // its operands converted to dot_op layouts. Each ring takes the swizzled layout
 // ldmatrix reads without bank conflicts (16-byte vectors, 64-byte rows: two rows per
 // phase, four phases), and the conversions fold into the reads: the local_loads produce
-// the dot_op layouts directly from shared memory.
+// the dot_op layouts directly from shared memory. mma.sync reads its operands into
+// registers, so the rings have S-1 = 2 slots, refilled after the dot in the slot it read.
 
 // CHECK: #shared0 = #tilegpu.shared<{maxPhase = 4 : i32, order = array<i32: 1, 0>, perPhase = 2 : i32, vec = 8 : i32}>
 // CHECK: #dot_op0 = #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 0 : i32, parent = #tilegpu.mma<
 // CHECK: #dot_op1 = #tilegpu.dot_op<{kWidth = 2 : i32, opIdx = 1 : i32, parent = #tilegpu.mma<
 // CHECK-LABEL: func.func public @mm_carried
-// CHECK: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf16, #shared0>>
-// CHECK: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<3x32x32xf16, #shared0>>
+// CHECK: %[[RA:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16, #shared0>>
+// CHECK: %[[RB:.*]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<2x32x32xf16, #shared0>>
 // CHECK-COUNT-2: "tilegpu.async_commit_group"
 // CHECK: scf.for
 // CHECK-NEXT: "tilegpu.async_wait"() {num = 1 : i32}
-// CHECK-NEXT: %[[SA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %{{.*}}) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: %[[SA:.*]] = "tilegpu.memdesc_index"(%[[RA]], %[[C:.*]]) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: %[[A:.*]] = "tilegpu.local_load"(%[[SA]]) : ({{.*}}) -> tensor<32x32xf16, #dot_op0>
-// CHECK: %[[SB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %{{.*}}) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK: %[[SB:.*]] = "tilegpu.memdesc_index"(%[[RB]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: %[[B:.*]] = "tilegpu.local_load"(%[[SB]]) : ({{.*}}) -> tensor<32x32xf16, #dot_op1>
 // CHECK-NEXT: "tile.dot"(%[[A]], %[[B]], %{{.*}})
-// CHECK-NOT: "tilegpu.convert_layout"
+// CHECK-NOT: "tilegpu.convert_layout"({{.*}}) : (tensor<32x32xf16
+// CHECK: "tilegpu.memdesc_index"(%[[RA]], %[[C]]) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"
+// CHECK-NOT: "tilegpu.convert_layout"({{.*}}) : (tensor<32x32xf16
 // CHECK: scf.yield
 
 #slice0 = #tilegpu.slice<{dim = 1 : i32, parent = #tilegpu.blocked<{order = array<i32: 1, 0>, sizePerThread = array<i32: 1, 1>, threadsPerWarp = array<i32: 1, 32>, warpsPerCTA = array<i32: 4, 1>}>}>
