@@ -72,3 +72,45 @@ func.func @left_alone(%x: !tile.ptr<f32>, %rows: tensor<32xi32>, %cols: tensor<3
   %c = "tile.addptr"(%r, %o3) : (tensor<32x!tile.ptr<f32>>, tensor<32xi32>) -> tensor<32x!tile.ptr<f32>>
   return %c : tensor<32x!tile.ptr<f32>>
 }
+
+// 64-bit offsets: split when one pointer reads the sum (it saves an add per element),
+// kept whole when two do (a column scan's `x_ptr + offs` and `out_ptr + offs`): the
+// split would hold an invariant block of pointers per pointer instead of one block of
+// offsets for both. 32-bit offsets shared by two pointers are still split (each saves
+// its per-element widening).
+// CHECK-LABEL: func.func @wide_offsets
+// CHECK: scf.for
+// CHECK: %[[SHARED:.*]] = arith.addi %[[ROWS:.*]], %[[COLS:.*]] : tensor<32xi64>
+// CHECK: "tile.addptr"(%{{.*}}, %[[SHARED]])
+// CHECK: "tile.addptr"(%{{.*}}, %[[SHARED]])
+// CHECK: %[[BASE:.*]] = "tile.addptr"(%{{.*}}, %[[COLS]]) : (tensor<32x!tile.ptr<f32>>, tensor<32xi64>)
+// CHECK-NEXT: "tile.addptr"(%[[BASE]], %[[ROWS]])
+// CHECK-NOT: arith.addi {{.*}} : tensor<32xi32>
+// CHECK: return
+func.func @wide_offsets(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %z: !tile.ptr<f32>, %cols: tensor<32xi64>,
+                        %cols32: tensor<32xi32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %px = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<32x!tile.ptr<f32>>
+  %py = "tile.splat"(%y) : (!tile.ptr<f32>) -> tensor<32x!tile.ptr<f32>>
+  %pz = "tile.splat"(%z) : (!tile.ptr<f32>) -> tensor<32x!tile.ptr<f32>>
+  scf.for %k = %c0 to %n step %c1 : i32 {
+    %k64 = arith.extsi %k : i32 to i64
+    %rows = "tile.splat"(%k64) : (i64) -> tensor<32xi64>
+    %shared = arith.addi %rows, %cols : tensor<32xi64>
+    %a = "tile.addptr"(%px, %shared) : (tensor<32x!tile.ptr<f32>>, tensor<32xi64>) -> tensor<32x!tile.ptr<f32>>
+    %b = "tile.addptr"(%py, %shared) : (tensor<32x!tile.ptr<f32>>, tensor<32xi64>) -> tensor<32x!tile.ptr<f32>>
+    %single = arith.addi %cols, %rows : tensor<32xi64>
+    %c = "tile.addptr"(%pz, %single) : (tensor<32x!tile.ptr<f32>>, tensor<32xi64>) -> tensor<32x!tile.ptr<f32>>
+    %ks = "tile.splat"(%k) : (i32) -> tensor<32xi32>
+    %narrow = arith.addi %ks, %cols32 : tensor<32xi32>
+    %d = "tile.addptr"(%px, %narrow) : (tensor<32x!tile.ptr<f32>>, tensor<32xi32>) -> tensor<32x!tile.ptr<f32>>
+    %e = "tile.addptr"(%py, %narrow) : (tensor<32x!tile.ptr<f32>>, tensor<32xi32>) -> tensor<32x!tile.ptr<f32>>
+    %va = "tile.load"(%a) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 0, 0>, volatile = false} : (tensor<32x!tile.ptr<f32>>) -> tensor<32xf32>
+    "tile.store"(%b, %va) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x!tile.ptr<f32>>, tensor<32xf32>) -> ()
+    "tile.store"(%c, %va) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x!tile.ptr<f32>>, tensor<32xf32>) -> ()
+    "tile.store"(%d, %va) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x!tile.ptr<f32>>, tensor<32xf32>) -> ()
+    "tile.store"(%e, %va) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<32x!tile.ptr<f32>>, tensor<32xf32>) -> ()
+  }
+  return
+}
