@@ -1,4 +1,4 @@
-"""A corpus of kernels as Triton users write them, each run on tilec and on Triton in one
+r"""A corpus of kernels as Triton users write them, each run on tilec and on Triton in one
 process, with a correctness check, a table and a summary.
 
     python benchmarks/corpus/run.py                    # every kernel, on the GPU, beside Triton
