@@ -133,6 +133,19 @@ def test_dot_types_choose_their_instruction(dtype, out, precision, instruction):
         assert "mma.sync" not in ptx and ("fma.rn" in ptx)
     else:
         assert instruction in ptx and "#tilegpu.mma" in kernel.asm["ttgir"]
+    # tf32 operands go to the instruction as fp32 registers (it drops their low bits, as
+    # Triton's do): no conversion an element.
+    assert "cvt.rna.tf32" not in ptx
+
+
+def test_tf32_on_the_fma_path_clears_the_low_bits():
+    """K below the instruction's: the FMA path reads the operands as the tensor cores
+    would, 13 low bits cleared (`and` with 0xFFFFE000), not rounded."""
+    kernel = tilec.compile(dot_kernel, signature={"a_ptr": "*fp32:16", "b_ptr": "*fp32:16", "c_ptr": "*fp32:16"},
+                           target="sm_80", constexprs={"M": 16, "N": 16, "K": 4, "PRECISION": "tf32"})
+    ptx = kernel.asm["ptx"]
+    assert "mma.sync" not in ptx and "cvt.rna.tf32" not in ptx
+    assert re.search(r"and\.b32\s+%r\d+, %r\d+, -8192;", ptx)
 
 
 def test_tf32x3_runs_three_tf32_dots_on_tensor_cores():

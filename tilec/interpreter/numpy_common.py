@@ -223,13 +223,12 @@ def round_to(x: Any, dt: np.dtype) -> np.ndarray:
 
 
 def tf32(x: np.ndarray) -> np.ndarray:
-    """float32 values rounded to tf32's 10 mantissa bits, to nearest with ties away from
-    zero (PTX's cvt.rna.tf32.f32, which the compiled dot uses): on the sign-magnitude bit
-    pattern, add half a unit of the 13 dropped bits and drop them."""
+    """float32 values cut to tf32's 10 mantissa bits (toward zero: the 13 low bits of the
+    bit pattern cleared), as the tensor cores read an fp32 register holding a tf32
+    operand; NaN stays NaN."""
     x = np.asarray(x, dtype=np.float32)
-    bits = x.view(np.uint32).astype(np.uint64)
-    rounded = ((bits + np.uint64(0x1000)) & np.uint64(0xFFFFE000)).astype(np.uint32)
-    return np.where(np.isnan(x), x, rounded.view(np.float32))
+    truncated = (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isnan(x), x, truncated)
 
 
 # ----------------------------------------------------------------------------- fused multiply-add

@@ -56,7 +56,7 @@ class MiscOps:
     def dot(self, a: np.ndarray, b: np.ndarray, acc: np.ndarray, input_precision: str, ty: block_type,
             max_num_imprecise_acc: int | None = None) -> np.ndarray:
         """acc + a @ b, computed exactly (float64; int64 for integers) and rounded once to
-        the result type. "tf32" first rounds fp32 inputs to tf32's 10 mantissa bits; the
+        the result type. "tf32" first cuts fp32 inputs to tf32's 10 mantissa bits (toward zero); the
         multi-pass precisions (tf32x3, bf16x3, bf16x6) are computed exactly, like "ieee".
         `max_num_imprecise_acc` bounds the GPU's imprecise fp8 sums; exact sums need none."""
         a, b, acc = np.asarray(a), np.asarray(b), np.asarray(acc)

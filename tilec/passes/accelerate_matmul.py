@@ -6,7 +6,7 @@ the target and the operand and accumulator types:
     operands  accumulator  input_precision  instruction (sm_80+: mma.sync)
     f16       f32 or f16   -                m16n8k16 .f16
     bf16      f32          -                m16n8k16 .bf16
-    f32       f32          tf32             m16n8k8  .tf32 (operands rounded to tf32 first)
+    f32       f32          tf32             m16n8k8  .tf32 (operands read as tf32: low bits dropped)
     f32       f32          tf32x3           three m16n8k8 .tf32 (see split_tf32x3)
     f32       f32          bf16x3, bf16x6   three or six m16n8k16 .bf16 (see split_bf16)
     i8        i32          -                m16n8k32 .s8 (wrapping)

@@ -91,7 +91,7 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
         lower_dot_wgmma(ctx, op)
         return
     if isinstance(result_layout, MmaEncoding):
-        from .dot_mma import lower_dot_mma  # (it uses this module's round_to_tf32)
+        from .dot_mma import lower_dot_mma
         lower_dot_mma(ctx, op)
         return
     a, b, acc = op.operands
@@ -118,11 +118,11 @@ def lower_dot(ctx: LoweringContext, op: ir.Operation) -> None:
         if (batch_key, n_key) not in col_of:
             col_of[(batch_key, n_key)] = row_major(ctx, list(bidx) + [ctx.const(0), n], b_chunk, b_base)
 
-    # fp32 is rounded to tf32 first when the dot's precision is tf32 (what the tensor
-    # cores would read).
+    # fp32 is truncated to tf32 first when the dot's precision is tf32 (what the tensor
+    # cores read of an fp32 register).
     tf32 = a_ty == ctx.f32 and str_attr_value(op, "input_precision") == "tf32"
-    a_values = [round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(a)]
-    b_values = [round_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(b)]
+    a_values = [truncate_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(a)]
+    b_values = [truncate_to_tf32(ctx, v) if tf32 else v for v in ctx.elements(b)]
     a_coords = ctx.element_coordinates(ctx.layout(a))
     b_coords = ctx.element_coordinates(ctx.layout(b))
     totals = list(ctx.elements(acc))
@@ -220,7 +220,9 @@ def _fma_loop(ctx: LoweringContext, a_ty: ir.Type, size: int, first: ir.Value, c
     return list(loop.results)
 
 
-def round_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
-    """fp32 rounded to tf32's 10 mantissa bits, to nearest with ties away from zero."""
-    (bits,) = ctx.inline_asm("cvt.rna.tf32.f32 $0, $1;", "=r,f", [value], [ctx.i32], side_effects=False)
-    return create_op("llvm.bitcast", [ctx.f32], [bits]).result
+def truncate_to_tf32(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    """fp32 cut to tf32's 10 mantissa bits (its 13 low bits cleared): what mma.sync and
+    wgmma read of an fp32 register holding a .tf32 operand."""
+    bits = create_op("llvm.bitcast", [ctx.i32], [value]).result
+    kept = create_op("llvm.and", [ctx.i32], [bits, ctx.const(-(1 << 13))]).result
+    return create_op("llvm.bitcast", [ctx.f32], [kept]).result

@@ -12,8 +12,10 @@ elements per 32-bit register and REP_* the instruction tiles each thread repeats
 For every (bt, m, n) the accumulator tile goes through the K tiles in order, one
 `nvvm.mma.sync` each (its operand PTX types always given: the bindings abort without
 them). Operands are packed into 32-bit registers (f16 pairs as vector<2xf16>; bf16, tf32
-and int8 as i32); fp32 operands are rounded to tf32 first (cvt.rna, as the interpreter
-rounds them), and an fp16 accumulator travels as two vector<2xf16>. fp16 operands in
+and int8 as i32); fp32 operands go in as they are, the instruction reading them as tf32
+(their 13 low bits dropped, as Triton's and as wgmma's: rounding them first with
+cvt.rna cost one instruction an element, 96 an iteration at 16x32x256 against 32 mma),
+and an fp16 accumulator travels as two vector<2xf16>. fp16 operands in
 the 8-bit fragment layouts (k_width 4: fp8 widened in registers) run as two m16n8k16
 per 32-deep tile (`_k16_halves`).
 """
@@ -26,7 +28,6 @@ from ...dialects._mlir import create_op
 from ...dialects.tile import shape_of
 from ...layout.mma import MmaEncoding, mma_v2_instr_k
 from .context import LoweringContext, LoweringError
-from .dot import round_to_tf32
 
 _PTX_TYPE = {"f16": "f16", "bf16": "bf16", "f32": "tf32", "i8": "s8"}
 
@@ -56,9 +57,6 @@ def lower_dot_mma(ctx: LoweringContext, op: ir.Operation) -> None:
     if (len(a_vals), len(b_vals), len(c_vals)) != expected:
         raise LoweringError(f"mma operands hold {len(a_vals)}, {len(b_vals)}, {len(c_vals)} registers; "
                             f"expected {expected}")
-    if elem == "f32":
-        a_vals = [round_to_tf32(ctx, v) for v in a_vals]
-        b_vals = [round_to_tf32(ctx, v) for v in b_vals]
     out_ty = ctx.element_type(op.results[0].type)
     widened = ptx_type in ("f16", "bf16") and kw == 4
     instruction = _Instruction(ctx, ptx_type, 16 if widened else instr_k, out_ty)
