@@ -300,11 +300,12 @@ def mma_warps_per_cta(shape: Sequence[int], num_warps: int) -> tuple[int, ...]:
     A batch dimension takes warps first, as far as it has room (batches share no operand
     data, so splitting them costs nothing). The rest go, one doubling at a time, to M or
     N: to M while each warp's share of M, counted in 16-row instruction tiles, is at least
-    its share of N counted in 16-column tiles (two 8-column instructions) and M still has
-    a tile per warp; otherwise to N. So M is split first on ties (a square tile gets a
-    square warp grid, [2, 2] for 128x128 with 4 warps), and N is split before M only when
-    each warp would otherwise hold more N than M. Warps beyond what both dimensions can
-    use go to N, where they hold replicas. (The balance follows Triton's mma v2 heuristic.)
+    its share of N counted in 8-column instruction tiles and M still has a tile per warp;
+    otherwise to N. Ties go to M ([2, 2] for 128x128 with 4 warps); a tile with fewer
+    16-row than 8-column steps splits N first ([1, 4] for 32x64 and 64x128, as Triton
+    3.6 does: B, read with byte loads where it is an 8-bit N-major operand, is then
+    split four ways and read once per warp instead of twice). Warps beyond what both
+    dimensions can use go to N, where they hold replicas.
     """
     rank = len(shape)
     if rank not in (2, 3):
@@ -321,7 +322,7 @@ def mma_warps_per_cta(shape: Sequence[int], num_warps: int) -> tuple[int, ...]:
     wm = wn = 1
     while wm * wn < left:
         m_share = m // (instr_m * wm)
-        n_share = n // (2 * instr_n * wn)
+        n_share = n // (instr_n * wn)
         m_has_room = instr_m * wm < m
         if m_has_room and m_share >= n_share:
             wm *= 2
