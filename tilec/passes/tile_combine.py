@@ -30,10 +30,11 @@ a 32-bit add, a widening multiply and a 64-bit add. The addresses are the same u
 `inv + var` wraps around 32 bits, where the split form gives the address the program
 meant (Triton wraps the sum first). `ptr + inv + var`, the form the compiler already did
 well on, is what the corpus's persistent matmul writes. 64-bit offsets need no widening,
-so the split only saves one 64-bit add per element; where several pointers share the
-sum (`x_ptr + offs` and `out_ptr + offs`), it would also turn one invariant block of
-offsets into an invariant block of pointers per pointer, so such sums stay whole (a
-column scan kept 7 more registers, which cost an H200 a second wave of its blocks).
+so there the split only saves the 64-bit add per element, and only where the pointer is
+the sum's one use: a sum that something else also reads (a second pointer, `x_ptr +
+offs` and `out_ptr + offs`; a mask) is computed anyway, and the split would only add an
+invariant block of pointers per pointer to the registers (a column scan kept 7 more,
+which cost an H200 a second wave of its blocks), so it stays whole.
 """
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ def _element_bits(ty: ir.Type) -> int:
     return ir.IntegerType(ir.RankedTensorType(ty).element_type).width
 
 
+
 def _split_invariant_offset(op: ir.Operation) -> None:
     loop = enclosing_loop(op)
     if loop is None or not isinstance(op.results[0].type, ir.RankedTensorType):
@@ -121,7 +123,7 @@ def _split_invariant_offset(op: ir.Operation) -> None:
     if left.type != offset.type or right.type != offset.type:
         return
     if _element_bits(offset.type) == 64 and len(list(add.results[0].uses)) > 1:
-        return  # 64-bit offsets shared by several pointers: see the header
+        return  # a 64-bit sum needed anyway: see the header
     fixed = [_invariant(v, loop) for v in (left, right)]
     if fixed[0] == fixed[1]:
         return  # both invariant (hoisted whole) or both varying: nothing to split

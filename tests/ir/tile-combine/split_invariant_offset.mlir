@@ -114,3 +114,26 @@ func.func @wide_offsets(%x: !tile.ptr<f32>, %y: !tile.ptr<f32>, %z: !tile.ptr<f3
   }
   return
 }
+
+// A 64-bit sum one pointer reads and a mask compares: the sum is computed anyway, so it
+// stays whole.
+// CHECK-LABEL: func.func @wide_offsets_and_a_mask
+// CHECK: scf.for
+// CHECK: %[[SUM:.*]] = arith.addi %[[ROWS:.*]], %[[COLS:.*]] : tensor<32xi64>
+// CHECK: arith.cmpi slt, %[[SUM]]
+// CHECK-NEXT: "tile.addptr"(%{{.*}}, %[[SUM]])
+func.func @wide_offsets_and_a_mask(%x: !tile.ptr<f32>, %cols: tensor<32xi64>, %n: i32, %limit: tensor<32xi64>) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %px = "tile.splat"(%x) : (!tile.ptr<f32>) -> tensor<32x!tile.ptr<f32>>
+  scf.for %k = %c0 to %n step %c1 : i32 {
+    %k64 = arith.extsi %k : i32 to i64
+    %rows = "tile.splat"(%k64) : (i64) -> tensor<32xi64>
+    %sum = arith.addi %rows, %cols : tensor<32xi64>
+    %mask = arith.cmpi slt, %sum, %limit : tensor<32xi64>
+    %a = "tile.addptr"(%px, %sum) : (tensor<32x!tile.ptr<f32>>, tensor<32xi64>) -> tensor<32x!tile.ptr<f32>>
+    %va = "tile.load"(%a, %mask) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>, volatile = false} : (tensor<32x!tile.ptr<f32>>, tensor<32xi1>) -> tensor<32xf32>
+    "tile.store"(%a, %va, %mask) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<32x!tile.ptr<f32>>, tensor<32xf32>, tensor<32xi1>) -> ()
+  }
+  return
+}
