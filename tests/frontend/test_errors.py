@@ -722,20 +722,6 @@ def while_on_a_block(x_ptr):
         x = x - 1
 
 
-# Triton: compares the pointer with 0 (a pointer/integer mismatch).
-@bad_kernel("an `if` condition needs a number or a bool, not a pointer (*fp32); to test an optional argument, "
-            "compare it with None (`if x_ptr is not None:`)", caret_at="x_ptr:")
-def if_on_a_pointer(x_ptr):
-    if x_ptr:  # <-
-        tl.store(x_ptr, 1.0)
-
-
-@bad_kernel("`and` needs a number or a bool, not a pointer (*fp32)", caret_at="n > 0 and")
-def pointer_in_a_boolean_expression(x_ptr, n):
-    if n > 0 and x_ptr:  # <-
-        tl.store(x_ptr, 1.0)
-
-
 # Triton: Python's TypeError while folding the constants.
 @bad_kernel("`+` cannot combine the constants None and 1", constexprs={"z": None}, caret_at="z + 1")
 def none_in_arithmetic(x_ptr, z):

@@ -125,11 +125,14 @@ def assigned_names(statements: Sequence[ast.stmt]) -> list[str]:
     return names
 
 
-def not_a_pointer(value: Any, what: str) -> None:
-    """A pointer has no truth value in a kernel (it is not compared with NULL)."""
+def pointer_truth(value: Any) -> Any:
+    """A pointer's truth, where a condition or `and`/`or`/`not` reads one: whether it is
+    not null (`ptr != 0` on its address, as Triton compiles `if bias_ptr:`); other
+    values as they are."""
     if isinstance(value, tensor) and value.dtype.is_ptr():
-        raise TilecSemanticError(f"{what} needs a number or a bool, not a pointer ({value.dtype}); to test an "
-                                 "optional argument, compare it with None (`if x_ptr is not None:`)")
+        sem = current_semantic()
+        return sem.compare("ne", sem.cast(value, tl.int64), 0)
+    return value
 
 
 class UnsupportedOperand(TilecSemanticError):
@@ -144,8 +147,7 @@ def logical_not(value: Any) -> Any:
     """`not value`. Not of a tuple is refused, as in Triton: a tuple in a kernel is a shape
     or a group of values, and its Python truth (not empty) is rarely what was meant."""
     if isinstance(value, tensor):
-        not_a_pointer(value, "`not`")
-        return value.logical_not()
+        return pointer_truth(value).logical_not()
     if isinstance(_unwrap(value), tuple):
         raise UnsupportedOperand("`not` of a tuple is not supported; to test whether it is empty, compare its length "
                                  "(`len(t) == 0`) (Triton: AST unary operator '__not__' is not (currently) "
@@ -155,8 +157,7 @@ def logical_not(value: Any) -> Any:
 
 def _logical(lhs: Any, rhs: Any, kind: str) -> Any:
     if isinstance(lhs, tensor) or isinstance(rhs, tensor):
-        not_a_pointer(lhs, f"`{kind}`")
-        not_a_pointer(rhs, f"`{kind}`")
+        lhs, rhs = pointer_truth(lhs), pointer_truth(rhs)
         sem = current_semantic()
         return sem.logical_and(lhs, rhs) if kind == "and" else sem.logical_or(lhs, rhs)
     return constexpr(_unwrap(lhs) and _unwrap(rhs)) if kind == "and" else constexpr(_unwrap(lhs) or _unwrap(rhs))
@@ -241,7 +242,7 @@ def condition(value: Any, what: str) -> Any:
                                      "value first (e.g. `tl.max(x, axis=0) > 0`)")
         raise TilecSemanticError(f"{what} condition must be a scalar; for tensors use tl.where (Triton: Boolean value "
                                  "of Tensor with more than one value is ambiguous)")
-    not_a_pointer(value, f"{what} condition")
+    value = pointer_truth(value)
     return value if value.dtype.is_bool() else current_semantic().compare("ne", value, 0)
 
 
