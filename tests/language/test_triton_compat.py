@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import re
 
 import numpy as np
 import pytest
@@ -583,3 +584,22 @@ def test_integer_load_takes_a_float_other(backend, rng):
     out = device_array(np.full(32, 7, np.int8), backend)
     int_load_with_float_other_kernel[(1,)](device_array(x, backend), out, 16, BLOCK=32)
     np.testing.assert_array_equal(to_numpy(out), np.concatenate([x, np.zeros(16, np.int8)]))
+
+
+@tilec.jit
+def annotated_stride_kernel(x_ptr, out_ptr, stride: tl.int64, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + tl.program_id(0) * stride + offs))
+
+
+@pytest.mark.parametrize("stride, marked", [(4096, True), (4100, False), (1, False)])
+def test_annotated_integers_keep_their_divisibility(stride, marked):
+    """`stride: tl.int64` is specialised on divisibility by 16 as an unannotated integer
+    is (Triton keeps it: the annotation replaces only the type), so the loads it offsets
+    stay 16-byte vectors; a 1 is not folded into a constant (Triton passes it as the
+    annotated type too)."""
+    compiled = annotated_stride_kernel.warmup("*fp32:16", "*fp32:16", stride, BLOCK=128, grid=(1,),
+                                              target="sm_90")
+    ttir = compiled.asm["ttir"]
+    assert (re.search(r"%arg2: i64 \{tile\.divisibility = 16 : i32\}", ttir) is not None) == marked, ttir[:600]
+    assert "%arg2: i64" in ttir  # never folded, 1 included

@@ -573,7 +573,14 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             raise type(error)(f"argument '{name}' of {self.__name__}(): {error}") from None
         annotated = self.annotated_types.get(name)
         if ty is not None and annotated is not None:  # `val: tl.float16`: exactly that type
-            return ArgSpec(name, specialize.annotated_scalar(annotated, value, name, self.__name__))
+            ty = specialize.annotated_scalar(annotated, value, name, self.__name__)
+            # `stride: tl.int64` keeps its divisibility, as in Triton (without it, strides
+            # lose the alignment that vectorised and pipelined loads need); not its 1.
+            if ty.is_int() and not ty.is_bool() and name not in self.do_not_specialize:
+                divisibility = _divisibility(int(value))
+                if divisibility > 1:
+                    return ArgSpec(name, ty, divisibility=divisibility)
+            return ArgSpec(name, ty)
         if ty is not None:
             if ty.is_int() and not ty.is_bool():
                 value = int(value)
