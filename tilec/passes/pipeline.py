@@ -131,8 +131,8 @@ from . import bounded_runs, register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
-from .utils import (clone_reading, erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure, is_zero_constant,
-                    walk_postorder)
+from .utils import (clone_reading, dots_reached, erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure,
+                    is_zero_constant, walk_postorder)
 from .utils import defining_op as _owner
 
 NUM_STAGES_ATTR = "tile.num_stages"
@@ -901,17 +901,9 @@ def _after_readers(loop: _Loop) -> list[tuple[ir.Operation, list[_Load]]]:
     position = {op: i for i, op in enumerate(ops)}
     after: dict[int, list[_Load]] = {}
     for load in loop.loads:
-        last = max(position[_ancestor_in(loop.body, dot)] for dot in _reading_dots(load.op.results[0]))
+        last = max(position[_ancestor_in(loop.body, dot)] for dot in dots_reached(load.op.results[0], (0, 1)))
         after.setdefault(last, []).append(load)
     return [(ops[index], loads) for index, loads in sorted(after.items())]
-
-
-def _reading_dots(value: ir.Value) -> list[ir.Operation]:
-    """The dots `value` reaches as an operand (through _DOT_OPERAND_PATH ops)."""
-    dots = []
-    for user in _users(value):
-        dots += [user] if user.name == "tile.dot" else _reading_dots(user.results[0])
-    return dots
 
 
 def _refill_point(body: ir.Block) -> ir.Operation:
