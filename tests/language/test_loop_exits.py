@@ -260,6 +260,43 @@ def test_early_returns_in_kernels_and_functions(backend, rng):
     np.testing.assert_allclose(to_numpy(out), expected, rtol=1e-5, atol=1e-4)
 
 
+@tilec.jit
+def scaled_rows(x, row, n_rows, BLOCK: tl.constexpr):
+    """Returns early with a scalar; later rebinds its parameter `x` to a block of pointers."""
+    if row >= n_rows:
+        return 0.0
+    offs = tl.arange(0, BLOCK)
+    x = x + row * BLOCK + offs
+    return tl.sum(tl.load(x), axis=0)
+
+
+@tilec.jit
+def rebound_after_return_kernel(OUT, X, sums_ptr, n_rows, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    # vLLM's rotary kernel: a guard returns, then the pointer parameters become blocks of
+    # pointers. The returning path never reaches the end, so the two types never meet.
+    pid = tl.program_id(0)
+    total = scaled_rows(X, pid, n_rows, BLOCK_K)
+    tl.store(sums_ptr + pid, total)
+    if pid * BLOCK_M >= n_rows:
+        return
+    rm = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+    rk = tl.arange(0, BLOCK_K)
+    X = X + rm[:, None] * BLOCK_K + rk[None, :]
+    OUT = OUT + rm[:, None] * BLOCK_K + rk[None, :]
+    tl.store(OUT, tl.load(X, mask=rm[:, None] < n_rows) * 2, mask=rm[:, None] < n_rows)
+
+
+def test_names_rebound_after_an_early_return(backend, rng):
+    n_rows, block_m, block_k = 13, 8, 32
+    x = rng.standard_normal((n_rows, block_k)).astype(np.float32)
+    out = device_array(np.full((n_rows, block_k), np.nan, np.float32), backend)
+    sums = device_array(np.full(20, np.nan, np.float32), backend)
+    rebound_after_return_kernel[(20,)](out, device_array(x, backend), sums, n_rows, BLOCK_M=block_m, BLOCK_K=block_k)
+    np.testing.assert_array_equal(to_numpy(out), x * 2)  # programs 2..19 returned early
+    expected_sums = np.concatenate([x.astype(np.float64).sum(axis=1), np.zeros(20 - n_rows)])
+    np.testing.assert_allclose(to_numpy(sums), expected_sums, rtol=1e-5, atol=1e-5)
+
+
 # ---------------------------------------------------------------------------- while loops carrying condition-only values
 
 

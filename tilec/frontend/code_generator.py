@@ -31,7 +31,7 @@ from . import python_rules as rules
 from .python_rules import assigned_names as _assigned_names
 from .ir_builder import IRBuilder
 from .kernel_function import KernelFunction
-from .early_returns import NO_RESULT, RESULT_NAME
+from .early_returns import ENDS_FUNCTION, NO_RESULT, RESULT_NAME
 from .loop_exits import BREAK_FLAG_ATTRIBUTE
 from .undefined_results import undefined_like
 
@@ -433,7 +433,10 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
 
         merged = dict(before)
         yielded: list[tuple[str, Any, list[tensor], list[tensor]]] = []  # name, template, then / else tensors
+        ends_function = getattr(node, ENDS_FUNCTION, False)  # only the result is live after it
         for name in dict.fromkeys(list(then_scope) + list(else_scope)):
+            if ends_function and name != RESULT_NAME:
+                continue  # dead: the function's remaining code ran in the branches
             in_then, in_else = name in then_scope, name in else_scope
             if not (in_then and in_else):
                 merged[name] = _Undefined("it is assigned in only one branch of an `if` above")

@@ -26,6 +26,13 @@ and no value (None) when only that path remains; the interpreter gives the same
 (undefined_results.py). A bare `return` in a function that returns values elsewhere
 returns None.
 
+Each `if` the tail moved into is marked (ENDS_FUNCTION) and is the last statement of its
+block, in a block that is itself the last (up to the final `return`): nothing after it runs,
+so where its branches join, only the hidden result is live. The code generator joins that
+alone; any other name is dead there and may differ in type between the branches (a
+pointer argument rebound to a block of pointers on the path that did not return, as in
+Triton, where the returning path never reaches the join).
+
 Only `if` statements are rewritten; a `return` inside a loop stays (and is refused by the
 code generator). The interpreter runs the rewritten kernel too (interpretable.py).
 """
@@ -37,6 +44,8 @@ import copy
 RESULT_NAME = "_tilec_result"
 # Called where a function returning values reaches its end without a `return`.
 NO_RESULT_FUNCTION = "__tilec_no_result__"
+# The attribute set (True) on each `if` that _move_tails made the end of its function.
+ENDS_FUNCTION = "tilec_ends_function"
 
 
 class _NoResult:
@@ -97,6 +106,7 @@ def _move_tails(stmts: list[ast.stmt]) -> list[ast.stmt]:
             body = stmt.body if _always_returns(stmt.body) else stmt.body + copy.deepcopy(rest)
             orelse = stmt.orelse if _always_returns(stmt.orelse) else stmt.orelse + copy.deepcopy(rest)
             moved = ast.If(test=stmt.test, body=_move_tails(body) or [ast.Pass()], orelse=_move_tails(orelse))
+            setattr(moved, ENDS_FUNCTION, True)
             return stmts[:i] + [ast.copy_location(moved, stmt)]
     return stmts
 
