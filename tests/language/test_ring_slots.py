@@ -181,3 +181,58 @@ def test_each_ring_is_refilled_after_its_own_dot(target):
     assert "tile.reduce" not in order[:first_copy] and "tile.reduce" in order[first_copy:]
     assert order[-2:] == ["tilegpu.async_copy_global_to_local", "tilegpu.async_commit_group"]
     assert order.count("tilegpu.async_commit_group") == 1
+
+
+# ----------------------------------------------------------------------------- tiles at addresses read from a table
+
+@tilec.jit
+def gathered_matmul(a_ptr, b_ptr, idx_ptr, c_ptr, n_blocks, K, N: tl.constexpr,
+                    BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """C = sum over i of A[:, blk] @ B[blk, :] with blk = idx[i] (a block-sparse layout,
+    as vLLM's blocksparse attention reads its K and V blocks)."""
+    rm, rn, rk = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for i in range(n_blocks):
+        kb = tl.load(idx_ptr + i)
+        a = tl.load(a_ptr + rm[:, None] * K + (kb * BK + rk)[None, :])
+        b = tl.load(b_ptr + (kb * BK + rk)[:, None] * N + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@pytest.mark.parametrize("num_stages", [2, 3, 4])
+@pytest.mark.parametrize("n_blocks", [1, 2, 7])
+def test_tiles_at_addresses_read_from_a_table(backend, rng, num_stages, n_blocks):
+    bm, bn, bk, k_blocks = 16, 32, 32, 6
+    a = rng.uniform(-1.0, 1.0, (bm, k_blocks * bk)).astype(np.float16)
+    b = rng.uniform(-1.0, 1.0, (k_blocks * bk, bn)).astype(np.float16)
+    idx = rng.integers(0, k_blocks, n_blocks).astype(np.int32)  # repeats and any order
+    c = device_array(np.full((bm, bn), POISON, np.float32), backend)
+    gathered_matmul[(1,)](device_array(a, backend), device_array(b, backend), device_array(idx, backend), c,
+                          n_blocks, k_blocks * bk, N=bn, BM=bm, BN=bn, BK=bk, num_stages=num_stages)
+    want = sum(a[:, j * bk:(j + 1) * bk].astype(np.float64) @ b[j * bk:(j + 1) * bk].astype(np.float64) for j in idx)
+    np.testing.assert_allclose(to_numpy(c), want, rtol=2e-3, atol=2e-3 * np.sqrt(n_blocks * bk))
+
+
+@pytest.mark.parametrize("target, slots", [("sm_80", 1), ("sm_90", 2)])
+@pytest.mark.parametrize("num_stages", [3, 4])
+def test_table_read_tiles_are_copied_one_iteration_ahead(target, slots, num_stages):
+    """As in Triton 3.6: one slot per ring read into registers, two for wgmma, whatever
+    num_stages; vLLM's blocksparse fp32 prefill (Triton: 163,848 bytes) then fits on
+    sm_90 (it needed 245,760 and raised OutOfResources). The table entries are loaded an
+    iteration before the copies that read them (tilegpu-pipeline's header)."""
+    try:
+        toolkit.ptxas_path()
+    except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA toolkit
+        pytest.skip("ptxas is not available")
+    signature = {"a_ptr": "*fp32:16", "b_ptr": "*fp32:16", "idx_ptr": "*i32:16", "c_ptr": "*fp32:16",
+                 "n_blocks": "i32", "K": "i32:16"}
+    kernel = tilec.compile(gathered_matmul, signature=signature, target=target, num_warps=4, num_stages=num_stages,
+                           constexprs={"N": 128, "BM": 64, "BN": 128, "BK": 64})
+    ttgir = kernel.asm["ttgir"]
+    assert sorted(_rings(ttgir)) == [f"{slots}x64x128", f"{slots}x64x64"]
+    assert kernel.shared == slots * (64 * 64 + 64 * 128) * 4
+    loop = ttgir.split("scf.for", 1)[1]
+    body, after_copies = loop.split('"tilegpu.async_commit_group"', 1)
+    assert '"tile.load"' not in body  # the entries the copies read came from the last iteration
+    assert after_copies.split("scf.yield", 1)[0].count('"tile.load"') == 1  # those of the next one

@@ -106,6 +106,15 @@ existing (its mask ANDed with the `exists` of its copies), so the prologue and t
 iterations read nothing past the loop's end; its other lanes are then undefined, which
 only feeds copies that are off too. (Left out of the pipeline, such a loop would wait
 for each of its tiles right before the dot, with nothing in flight while it computes.)
+Such a loop is scheduled as Triton 3.6 schedules it, whatever num_stages: its tiles are
+copied one iteration ahead (INDIRECT_STAGES), so its rings hold one slot if read into
+registers and two for wgmma, the shared memory Triton's take (vLLM's blocksparse fp32
+prefill at num_stages=3 fits on sm_90 only so). With three stages or more the table
+entries go one iteration further ahead (`_prefetch_tables`): each becomes a carried
+value, loaded for iteration 0 before the loop and for iteration i+1 at the end of
+iteration i; the pipeline then loads the entries of iteration i+2 after the copies of
+iteration i+1, and their latency hides behind a whole iteration instead of holding the
+copies back. (Triton stages the entries through a one-slot cp.async ring; registers do.)
 
 The induction variable of the copies runs S-1 steps past the loop's: like Triton, the
 pass assumes iv + (S-1)*step does not overflow its type.
@@ -136,6 +145,8 @@ from .utils import (clone_reading, dots_reached, erase_dead_ops, fresh_accumulat
 from .utils import defining_op as _owner
 
 NUM_STAGES_ATTR = "tile.num_stages"
+# The stages of a loop whose tile addresses read a loaded table: tiles one iteration ahead.
+INDIRECT_STAGES = 2
 # On a memdesc_index inside a pipelined loop: its index is (c + this) % S, where c is a
 # counter of the innermost enclosing scf.for that is 0 in its first iteration and
 # advances by 1 (mod S, the ring's leading dimension) every iteration.
@@ -474,6 +485,57 @@ def _address_slice(loop: ir.Operation, roots: list[ir.Value], loads_allowed: boo
     return _Slice([op for op in block_ops(body) if op in ops], sorted(carried))
 
 
+def _reads_tables(slice_: _Slice) -> bool:
+    """Whether the pipelined addresses depend on values the loop loads (a block table)."""
+    return any(op.name == "tile.load" for op in slice_.ops)
+
+
+def _table_roots(op: ir.Operation) -> list[ir.Value]:
+    return [value for value in tile.load_operands(op) if value is not None]
+
+
+def _prefetch_tables(loop: _Loop) -> bool:
+    """Loads each table entry the pipelined addresses read one iteration before the
+    iteration that reads it: the entry becomes a carried value, loaded for iteration 0
+    before the loop and for iteration i+1 at the end of iteration i (guarded by that
+    iteration existing). Only entries whose own addresses read no loaded value; False
+    when there is none."""
+    op, body = loop.op, loop.body
+    tables = [table for table in loop.slice.ops
+              if table.name == "tile.load" and _address_slice(op, _table_roots(table), False) is not None]
+    if not tables:
+        return False
+    lower, upper, step = list(op.operands)[:3]
+    inits = list(op.operands)[3:]
+    results = len(op.results)
+    firsts = []
+    with ir.InsertionPoint(op), op.location:
+        exists = arith.cmpi(arith.CmpIPredicate.slt, lower, upper)
+        for table in tables:
+            slice_ = _address_slice(op, _table_roots(table), False)
+            mapping = {body.arguments[0]: lower, **{body.arguments[1 + j]: inits[j] for j in slice_.carried}}
+            firsts.append(_guarded_load(table, _clone_slice(slice_, mapping, exists), exists))
+    _rebuild_loop(loop, firsts)
+    body = loop.body
+    iv = body.arguments[0]
+    yield_op = block_ops(body)[-1]
+    yielded = list(yield_op.operands)
+    with ir.InsertionPoint(yield_op), yield_op.location:
+        following = arith.addi(iv, _constant(iv.type, _constant_int(loop.op.operands[2])))
+        exists = arith.cmpi(arith.CmpIPredicate.slt, following, upper)
+        nexts = []
+        for table in tables:
+            slice_ = _address_slice(loop.op, _table_roots(table), False)
+            mapping = {iv: following, **{body.arguments[1 + j]: yielded[j] for j in slice_.carried}}
+            nexts.append(_guarded_load(table, _clone_slice(slice_, mapping, exists), exists))
+        scf.YieldOp(yielded + nexts)
+    yield_op.erase()
+    for table, carried in zip(tables, list(body.arguments)[1 + results:]):
+        table.results[0].replace_all_uses_with(carried)
+        table.erase()
+    return True
+
+
 def _pure_if(op: ir.Operation) -> bool:
     """An scf.if whose branches only compute (pure ops reading no memory, or such ifs):
     a value like any pure op's, which may be computed again for another iteration (a
@@ -557,6 +619,8 @@ def _plan(loop: ir.Operation, default_stages: int, analysis: AxisInfoAnalysis) -
     if not loads:
         return None
     slice_ = _address_slice(loop, [root for load in loads for root in _roots(load)], loads_allowed)
+    if _reads_tables(slice_):  # tiles one iteration ahead (see the header)
+        stages = min(stages, INDIRECT_STAGES)
     return _Loop(loop, stages, loads, slice_, any(_read_by_wgmma(load) for load in loads))  # TMA loads are
 
 
@@ -1083,6 +1147,9 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3) -> None:
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)
+            if plan is not None and _reads_tables(plan.slice) and _num_stages(loop, num_stages) > INDIRECT_STAGES \
+                    and _prefetch_tables(plan):
+                plan = _plan(plan.op, num_stages, AxisInfoAnalysis(fn))
             if plan is not None:
                 _pipeline(plan)
         _stage_after_loads(fn)
