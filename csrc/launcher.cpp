@@ -16,6 +16,8 @@
 //   b  int8 / bool     B  uint8      h  int16    H  uint16
 //   i  int32           I  uint32     l  int64    L  uint64
 //   e  fp16            E  bf16       f  fp32     d  fp64
+//   M  a TMA tensor map, passed by value (128 bytes, 64-aligned): bytes, an object
+//      with map_bytes() (runtime/tma.py's TensorMap), or None (zeros)
 // Errors name the argument by index, or by name when a `names` tuple is given.
 //
 // Two entry points launch: `launch(function, grid..., codes, args, ...)`, which takes
@@ -157,6 +159,7 @@ const Driver& driver() {
 PyObject* kDataPtr = nullptr;
 PyObject* kIsCuda = nullptr;
 PyObject* kIsPinned = nullptr;
+PyObject* kMapBytes = nullptr;
 PyObject* kCudaArrayInterface = nullptr;
 PyObject* kArrayInterface = nullptr;
 
@@ -377,6 +380,43 @@ size_t convert(char code, PyObject* obj, const Label& label, void* out) {
     }
 }
 
+constexpr size_t kMapBytes128 = 128;  // a CUtensorMap
+alignas(64) const unsigned char kNoMap[kMapBytes128] = {};
+
+// The 128 bytes of a tensor map argument (code 'M'). A bytes object returned by
+// map_bytes() is appended to `keep`, which holds it until the launch has copied it.
+const char* tensor_map(PyObject* obj, const Label& label, std::vector<py::object>& keep) {
+    if (obj == Py_None) return reinterpret_cast<const char*>(kNoMap);
+    PyObject* data = obj;
+    if (!PyBytes_Check(obj)) {
+        py::object method = py::reinterpret_steal<py::object>(optional_attr(obj, kMapBytes));
+        if (!method)
+            fail(PyExc_TypeError, label.str() + ": expected a TMA tensor map (a tensor descriptor's, or 128 bytes), "
+                                                "got " + type_name(obj));
+        keep.push_back(method());
+        data = keep.back().ptr();
+    }
+    if (!PyBytes_Check(data) || PyBytes_GET_SIZE(data) != Py_ssize_t(kMapBytes128))
+        fail(PyExc_ValueError, label.str() + ": a TMA tensor map is 128 bytes, got " + type_name(data));
+    return PyBytes_AS_STRING(data);
+}
+
+// Appends the parameter bytes of args[i] per code[i] to `buffer`, each at its size's
+// alignment (a tensor map at 64 bytes): what pack() and Launcher.pack() return.
+void append_param(std::string& buffer, char code, PyObject* obj, const Label& label) {
+    if (code == 'M') {
+        std::vector<py::object> keep;
+        const char* map = tensor_map(obj, label, keep);
+        buffer.resize((buffer.size() + 63) / 64 * 64, '\0');
+        buffer.append(map, kMapBytes128);
+        return;
+    }
+    alignas(8) unsigned char slot[8];
+    const size_t size = convert(code, obj, label, slot);
+    buffer.resize((buffer.size() + size - 1) / size * size, '\0');  // align to the argument's size
+    buffer.append(reinterpret_cast<const char*>(slot), size);
+}
+
 // The codes as a C string (no copy for ASCII str) after checking them against the args.
 const char* checked_codes(py::handle codes, Py_ssize_t n_args) {
     Py_ssize_t n_codes = 0;
@@ -403,12 +443,8 @@ py::bytes pack(py::handle codes, py::handle args, py::handle names) {
     const char* code = checked_codes(codes, n);
     PyObject* name_tuple = names.is_none() ? nullptr : names.ptr();
     std::string buffer;
-    for (Py_ssize_t i = 0; i < n; ++i) {
-        alignas(8) unsigned char slot[8];
-        const size_t size = convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, slot);
-        buffer.resize((buffer.size() + size - 1) / size * size, '\0');  // align to the argument's size
-        buffer.append(reinterpret_cast<const char*>(slot), size);
-    }
+    for (Py_ssize_t i = 0; i < n; ++i)
+        append_param(buffer, code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple});
     return py::bytes(buffer);
 }
 
@@ -436,6 +472,7 @@ struct ParamSlots {
     std::vector<void*> heap_params;
     uint64_t* slots = inline_slots;
     void** params = inline_params;
+    std::vector<py::object> keep;  // map_bytes() results, alive until the launch has copied them
 
     explicit ParamSlots(Py_ssize_t n) {
         if (n > kInline) {
@@ -445,6 +482,15 @@ struct ParamSlots {
             params = heap_params.data();
         }
         for (Py_ssize_t i = 0; i < n; ++i) params[i] = &slots[i];
+    }
+
+    // Parameter i of type `code` from `obj`: 8 bytes in its slot, or a tensor map's 128
+    // bytes where they are (cuLaunchKernel reads each parameter's size from the kernel).
+    void set(Py_ssize_t i, char code, PyObject* obj, const Label& label) {
+        if (code == 'M')
+            params[i] = const_cast<char*>(tensor_map(obj, label, keep));
+        else
+            convert(code, obj, label, &slots[i]);
     }
 };
 
@@ -515,7 +561,7 @@ void launch(uint64_t function, long long grid_x, long long grid_y, long long gri
 
     ParamSlots slots(n);
     for (Py_ssize_t i = 0; i < n; ++i)
-        convert(code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple}, &slots.slots[i]);
+        slots.set(i, code[i], PySequence_Fast_GET_ITEM(items.ptr(), i), Label{size_t(i), name_tuple});
     launch_converted(function, unsigned(grid_x), unsigned(grid_y), unsigned(grid_z), unsigned(block_x),
                      unsigned(shared_bytes), stream, slots.params, context);
 }
@@ -594,7 +640,7 @@ PyObject* launcher_call(PyObject* object, PyObject* const* args, size_t nargsf, 
         PyObject** item = PySequence_Fast_ITEMS(items.ptr());
         ParamSlots slots(self->n_params);
         for (Py_ssize_t i = 0; i < self->n_params; ++i)
-            convert(self->code[i], item[self->indices[i]], Label{size_t(i), self->names}, &slots.slots[i]);
+            slots.set(i, self->code[i], item[self->indices[i]], Label{size_t(i), self->names});
         launch_converted(self->function, unsigned(grid_x), unsigned(grid_y), unsigned(grid_z), self->block_x,
                          self->shared_bytes, stream, slots.params, self->context, flags);
         Py_RETURN_NONE;
@@ -615,12 +661,8 @@ PyObject* launcher_pack(PyObject* object, PyObject* const* args, Py_ssize_t narg
         PyObject** item = PySequence_Fast_ITEMS(items.ptr());
         // The same layout as pack(): each parameter at its size's alignment.
         std::string buffer;
-        for (Py_ssize_t i = 0; i < self->n_params; ++i) {
-            alignas(8) unsigned char slot[8];
-            const size_t size = convert(self->code[i], item[self->indices[i]], Label{size_t(i), self->names}, slot);
-            buffer.resize((buffer.size() + size - 1) / size * size, '\0');
-            buffer.append(reinterpret_cast<const char*>(slot), size);
-        }
+        for (Py_ssize_t i = 0; i < self->n_params; ++i)
+            append_param(buffer, self->code[i], item[self->indices[i]], Label{size_t(i), self->names});
         return PyBytes_FromStringAndSize(buffer.data(), Py_ssize_t(buffer.size()));
     } catch (py::error_already_set& error) {
         error.restore();
@@ -932,6 +974,7 @@ PYBIND11_MODULE(_launcher, m) {
     kDataPtr = PyUnicode_InternFromString("data_ptr");
     kIsCuda = PyUnicode_InternFromString("is_cuda");
     kIsPinned = PyUnicode_InternFromString("is_pinned");
+    kMapBytes = PyUnicode_InternFromString("map_bytes");
     kCudaArrayInterface = PyUnicode_InternFromString("__cuda_array_interface__");
     kArrayInterface = PyUnicode_InternFromString("__array_interface__");
 

@@ -295,6 +295,25 @@ def test_tma_copies_on_hopper(n, store_by_tma):
     assert "descriptor_load" not in ampere.asm["ttir"] and "cp.async.bulk" not in ampere.asm["ptx"]
 
 
+def test_tensor_maps_are_grid_constant_parameters_on_hopper():
+    """On sm_90 each map a TMA copy reads is a by-value, 64-aligned, 128-byte parameter
+    that the copies address in parameter space (`cvta.param`), as Triton passes it, and
+    its signature type is "tensormap" (the launcher's 128 bytes); for sm_80 the maps stay
+    pointer parameters no instruction reads (the launcher passes 0)."""
+    x = np.zeros((64, 64), np.float32)
+    descs = (TensorDescriptor(x, [64, 64], [64, 1], [32, 16]), TensorDescriptor(x, [64, 64], [64, 1], [32, 16]))
+    hopper = scale_kernel.warmup(*descs, BM=32, BN=16, grid=(1,), target="sm_90")
+    ptx = hopper.asm["ptx"]
+    maps = re.findall(r"\.param \.align 64 \.b8 (scale_kernel_param_\d+)\[128\]", ptx)
+    assert len(maps) == 2 and ptx.count("cvta.param.u64") == 2
+    assert [name for name, ty in hopper.metadata.params if ty == "tensormap"] == ["in_desc.tensormap",
+                                                                                  "out_desc.tensormap"]
+    assert 'tile.tensormap' in hopper.asm["ttgir"]
+    ampere = scale_kernel.warmup(*descs, BM=32, BN=16, grid=(1,), target="sm_80")
+    assert ".b8" not in ampere.asm["ptx"] and "cvta.param" not in ampere.asm["ptx"]
+    assert all(ty != "tensormap" for _, ty in ampere.metadata.params)
+
+
 @pytest.mark.parametrize("target, wgmma", [("sm_90", True), ("sm_90", False), ("sm_80", True)])
 def test_descriptor_loads_feeding_a_dot_in_a_loop_are_streamed(monkeypatch, target, wgmma):
     """Compiled: the persistent matmul's operand loads feed a dot in a loop. On sm_90 with

@@ -73,6 +73,22 @@ def test_pack_bf16_is_the_rounded_bit_pattern():
     assert _launcher.pack("bE", [1, -2.0]) == struct.pack("<bxH", 1, 0xC000)
 
 
+def test_pack_tensor_maps_by_value():
+    """Code M: a TMA tensor map's 128 bytes at 64-byte alignment, from bytes, from an
+    object's map_bytes() (runtime/tma.py's TensorMap), or zeros for None."""
+    class Map:
+        def map_bytes(self) -> bytes:
+            return bytes(range(128, 256))
+    first = bytes(range(128))
+    assert _launcher.pack("iM", [7, first]) == struct.pack("@i", 7) + bytes(60) + first
+    assert _launcher.pack("MbM", [Map(), -1, None]) == bytes(range(128, 256)) + struct.pack("@b", -1) + bytes(63 + 128)
+    assert type_code("tensormap") == "M"
+    with pytest.raises(TypeError, match="argument 0: expected a TMA tensor map"):
+        _launcher.pack("M", [5])
+    with pytest.raises(ValueError, match="argument 1: a TMA tensor map is 128 bytes"):
+        _launcher.pack("iM", [0, b"short"])
+
+
 def test_integer_like_objects():
     assert _launcher.pack("iLb", [np.int64(-5), np.uint64(2**64 - 1), np.int8(-1)]) == \
         struct.pack("@iQb", -5, 2**64 - 1, -1)

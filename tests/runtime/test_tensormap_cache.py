@@ -2,10 +2,11 @@
 (`tl.make_tensor_descriptor` of its parameters), remembered per loaded kernel so that a
 launch of the same tensors and sizes costs one lookup, not the recipes' checks.
 
-Without a GPU: the device's pool of maps is replaced by one that hands out a distinct
-address per map key and counts its lookups, so a test sees which map each launch gets
-and whether the recipes were read again. The GPU test launches one compiled kernel with
-tensors of several addresses, shapes and strides.
+Without a GPU: the device's cache of encoded maps is replaced by one that hands out
+distinct bytes per map key and counts its lookups, so a test sees which map each launch
+gets and whether the recipes were read again. The GPU test launches one compiled kernel
+with tensors of several addresses, shapes and strides. Also the cache itself: one
+encoding per map, a bounded size.
 """
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ import pytest
 
 import tilec
 from tilec.errors import LaunchError
-from tilec.runtime import tma
+from tilec.runtime import specialize, tma
 from tilec.runtime.kernel import LoadedKernel
 from tilec_testing import assert_block_written, device_array, to_numpy, descriptor_scale_kernel as scale_kernel
 
-DEVICE = 7  # a device no other test has a pool for
+DEVICE = 7  # a device no other test has a cache for
 
 # Two descriptors as scale_kernel (tilec_testing.descriptor_scale_kernel) makes them:
 # x [M, N] (row stride stride_x), out [M, N] (row stride stride_out); the values are
@@ -33,18 +34,18 @@ RECIPES = (
 )
 
 
-class FakePool:
-    """A device's pool of maps without a device: an address per key, lookups counted."""
+class FakeCache:
+    """A device's cache of maps without a device: distinct bytes per key, lookups counted."""
 
     def __init__(self):
-        self.slots: dict[tuple, int] = {}
+        self.slots: dict[tuple, bytes] = {}
         self.lookups = 0
         self.lock = threading.Lock()
 
-    def address_of(self, key: tuple, encode) -> int:
+    def bytes_of(self, key: tuple, encode) -> bytes:
         with self.lock:
             self.lookups += 1
-            return self.slots.setdefault(key, 0x10000 + 128 * len(self.slots))
+            return self.slots.setdefault(key, len(self.slots).to_bytes(8, "little") * 16)
 
 
 class DeviceArray:
@@ -59,8 +60,8 @@ class DeviceArray:
 
 @pytest.fixture
 def pool(monkeypatch):
-    fake = FakePool()
-    monkeypatch.setitem(tma._POOLS, DEVICE, fake)
+    fake = FakeCache()
+    monkeypatch.setitem(tma._CACHES, DEVICE, fake)
     return fake
 
 
@@ -77,7 +78,7 @@ def test_same_maps_as_the_uncached_path(pool):
         assert maps(values) == uncached(values)  # remembered: still the same
     # An address given as an int and the array at that address describe one tensor.
     assert maps((4096, 8192, 100, 64, 64, 80)) == maps((DeviceArray(4096), DeviceArray(8192), 100, 64, 64, 80))
-    # What the pool was asked for: exactly the maps' fields.
+    # What the cache was asked for: exactly the maps' fields.
     assert (DEVICE, 4096, 4, (100, 64), (64, 1), (32, 32), "zero") in pool.slots
     assert (DEVICE, 8192, 4, (100, 64), (80, 1), (32, 64), "zero") in pool.slots
 
@@ -129,19 +130,6 @@ def test_bad_values_are_refused_every_time(pool, values, words):
         assert str(caught.value) == str(expected.value) and words in str(caught.value)
 
 
-def test_a_pool_that_started_over_is_asked_again(pool, monkeypatch):
-    maps = tma.KernelTensorMaps(RECIPES, DEVICE)
-    values = (4096, 8192, 100, 64, 64, 80)
-    before = maps(values)
-    pool.slots.clear()  # what a full pool does: its slots get other maps, the generation moves on
-    pool.slots[("another map",)] = 0x10000
-    monkeypatch.setattr(tma, "_GENERATION", tma._GENERATION + 1)
-    lookups = pool.lookups
-    after = maps(values)
-    assert pool.lookups == lookups + len(RECIPES)
-    assert after == uncached(values) and after[0] != before[0]
-
-
 def test_values_not_remembered_still_get_their_maps(pool):
     """Integers of other types (NumPy's), unhashable values and arrays known only by
     their CUDA array interface take the uncached path: the same maps each time."""
@@ -186,7 +174,7 @@ def test_threads_get_the_maps_of_their_own_values(pool, monkeypatch):
         thread.join()
     assert not wrong
     for key, found in dict(maps._maps).items():
-        assert found == expected[key[1:]]
+        assert found == expected[key]
 
 
 def test_a_loaded_kernel_launches_with_its_remembered_maps(pool):
@@ -195,7 +183,7 @@ def test_a_loaded_kernel_launches_with_its_remembered_maps(pool):
     kernel.tensormap_cache = tma.KernelTensorMaps(RECIPES, DEVICE)
     values = (4096, 8192, 100, 64, 64, 80)
     assert kernel.with_tensormaps(values, (4, 2, 1)) == (*values, *uncached(values))
-    assert kernel.with_tensormaps(values, (0, 2, 1)) == (*values, 0, 0)  # nothing runs: no maps
+    assert kernel.with_tensormaps(values, (0, 2, 1)) == (*values, None, None)  # nothing runs: no maps
 
 
 def test_one_kernel_launched_with_new_tensors_shapes_and_strides(backend, rng):
@@ -211,3 +199,41 @@ def test_one_kernel_launched_with_new_tensors_shapes_and_strides(backend, rng):
         out = device_array(np.full((m + 3, so), -12345.0, np.float32), backend)
         scale_kernel[(tilec.cdiv(m, 16), tilec.cdiv(n, 32))](x_dev, out, m, n, sx, so, BM=16, BN=32)
         assert_block_written(to_numpy(out), x[:, :n] * 2 + 1, -12345.0, f"a descriptor store of {m}x{n}")
+
+
+def test_the_cache_encodes_each_map_once_and_stays_bounded(monkeypatch):
+    monkeypatch.setattr(tma, "_CACHED_MAPS", 4)
+    cache = tma._Cache()
+    encoded = []
+
+    def encoder(n):
+        def encode():
+            encoded.append(n)
+            return bytes([n]) * 128
+        return encode
+    assert cache.bytes_of(("a",), encoder(1)) == bytes([1]) * 128
+    assert cache.bytes_of(("a",), encoder(2)) == bytes([1]) * 128 and encoded == [1]  # found: not encoded again
+    for n in range(2, 7):
+        assert cache.bytes_of(("map", n), encoder(n)) == bytes([n]) * 128
+        assert len(cache.maps) <= 4
+
+
+def test_host_descriptor_maps_are_encoded_once_and_passed_by_value(monkeypatch):
+    """A TensorMap's bytes: its key read once (the base let go), the encoding cached;
+    zeros where tilec makes no TMA copies (a 3-D block); data_ptr() is 0 (kernels before sm_90 have
+    a pointer parameter there that they never read)."""
+    from tilec.tools.tensor_descriptor import TensorDescriptor
+    calls = []
+    monkeypatch.setattr(tma, "_device_of", lambda base: DEVICE)
+    monkeypatch.setattr(tma, "_encode", lambda *args: calls.append(args) or b"m" * 128)
+    monkeypatch.setitem(tma._CACHES, DEVICE, tma._Cache())
+    monkeypatch.setattr(specialize, "data_pointer", lambda base: base.ctypes.data)
+    x = np.zeros((64, 64), np.float32)
+    tensor_map = tma.TensorMap(TensorDescriptor.from_tensor(x, [32, 32]))
+    assert tensor_map.data_ptr() == 0
+    assert tensor_map.map_bytes() == b"m" * 128 and tensor_map.map_bytes() == b"m" * 128
+    assert len(calls) == 1 and tensor_map.base is None
+    again = tma.TensorMap(TensorDescriptor.from_tensor(x, [32, 32]))  # the same tensor and block: cached
+    assert again.map_bytes() == b"m" * 128 and len(calls) == 1
+    cube = tma.TensorMap(TensorDescriptor.from_tensor(np.zeros((4, 8, 8), np.float32), [2, 4, 4]))  # 3-D: none
+    assert cube.map_bytes() == bytes(128) and len(calls) == 1

@@ -26,7 +26,7 @@ from ..language import core as tl
 from ..passes import PassFailure, run_pipeline
 from ..specialization import ArgSpec
 from ..target import Target
-from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR
+from ..passes.convert_tilegpu_to_llvm import SHARED_ATTR, TENSORMAP_ARG_ATTR
 from . import intrinsics, toolkit
 from .kernel_data import (TILEC_VERSION, CompiledKernel, CompileOptions, KernelMetadata,  # noqa: F401
                           Stages, dump_stage, signature_specs)
@@ -120,6 +120,32 @@ def _drop_unused_tensormap_params(state: _Compilation) -> None:
                                                              for j in range(len(metadata.tensormaps))]
 
 
+def _pass_tensormaps_by_value(state: _Compilation) -> None:
+    """On sm_90, every tensor-map parameter a TMA copy reads (a host descriptor's
+    `<name>.tensormap` leaf, or one appended for a descriptor made in the kernel) is
+    marked TENSORMAP_ARG_ATTR, which convert-tilegpu-to-llvm makes a by-value,
+    grid-constant parameter, and becomes "tensormap" in the signature (the launcher's
+    code M: 128 bytes; runtime/tma.py). Unused ones stay pointers the launcher passes 0."""
+    if state.options.target.capability < 90:
+        return
+    fn = _kernel_function(state)
+    entry = fn.regions[0].blocks[0]
+    params = state.metadata.params
+    maps = [i for i, (name, _) in enumerate(params)
+            if name.rsplit(".", 2)[-1] == "tensormap" or name.rsplit(".", 2)[-2:-1] == ["tensormap"]]
+    maps = [i for i in maps if not _unused(entry.arguments[i])]
+    if not maps:
+        return
+    attrs = list(ir.ArrayAttr(fn.attributes["arg_attrs"])) if "arg_attrs" in fn.attributes else \
+        [ir.DictAttr.get({}) for _ in entry.arguments]
+    for i in maps:
+        entries = {attrs[i][j].name: attrs[i][j].attr for j in range(len(attrs[i]))}
+        entries[TENSORMAP_ARG_ATTR] = ir.UnitAttr.get()
+        attrs[i] = ir.DictAttr.get(entries)
+        params[i] = (params[i][0], "tensormap")
+    fn.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+
+
 def _unused(value: ir.Value) -> bool:
     return not any(True for _ in value.uses)
 
@@ -163,6 +189,7 @@ def make_ttgir(state: _Compilation) -> None:
             f"tilegpu-pipeline{{num-stages={o.num_stages}}},tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     with state.context:
         _drop_unused_tensormap_params(state)
+        _pass_tensormaps_by_value(state)
     verify_module(state.module, "ttgir")
     state.asm["ttgir"] = print_module(state.module)
 

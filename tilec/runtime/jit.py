@@ -563,7 +563,7 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             return ArgSpec(name, constant=value, is_constant=True)
         if value is None:
             return ArgSpec(name, constant=None, is_constant=True)
-        if isinstance(value, TensorMap):  # a host descriptor's tensor map: its address, 16-byte aligned
+        if isinstance(value, TensorMap):  # a host descriptor's tensor map (by value on sm_90: compiler.py)
             return ArgSpec(name, tl.pointer_type(tl.int8), divisibility=16)
         if isinstance(value, tl.constexpr):
             return ArgSpec(name, constant=value.value, is_constant=True)

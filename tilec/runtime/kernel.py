@@ -72,9 +72,12 @@ _SCALAR_CODES: dict[str, str] = {
 
 
 def type_code(signature_type: str) -> str:
-    """The launcher's code for a parameter of signature type "*fp32", "i32", ..."""
+    """The launcher's code for a parameter of signature type "*fp32", "i32", ..., or
+    "tensormap" (a TMA tensor map passed by value: runtime/tma.py)."""
     if signature_type.startswith("*"):
         return "P"
+    if signature_type == "tensormap":
+        return "M"
     try:
         return _SCALAR_CODES[signature_type]
     except KeyError:
@@ -150,10 +153,10 @@ class LoadedKernel:
             raise self.launch_error(error, grid) from None
 
     def with_tensormaps(self, values: Sequence[Any], grid: tuple[int, int, int]) -> tuple:
-        """The call's values followed by the addresses of the kernel's tensor maps (none
-        are made for an empty grid: nothing runs, whatever the arguments describe)."""
+        """The call's values followed by the kernel's tensor maps (none are made for an
+        empty grid: nothing runs, whatever the arguments describe)."""
         if 0 in grid:
-            return (*values, *(0 for _ in self.tensormaps))
+            return (*values, *(None for _ in self.tensormaps))
         return (*values, *self.tensormap_cache(values))
 
     def launch_error(self, error: Exception, grid: tuple[int, int, int] | None = None) -> Exception:

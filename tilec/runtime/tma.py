@@ -1,25 +1,21 @@
 """TMA tensor maps of host tensor descriptors (tilec.tools.tensor_descriptor), and of
 descriptors a kernel makes from its own parameters.
 
-A host descriptor argument is passed, besides its base, shape and strides, as the
-address of a 128-byte `CUtensorMap` in device memory, which kernels compiled for sm_90
-hand to `cp.async.bulk.tensor` for their 2-D descriptor loads and stores. A descriptor
-made in the kernel (`tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], ...)`) of
-parameters and constants only gets the same: the compiler appends a parameter for its
-map and records how to make it (`KernelMetadata.tensormaps`), and the launcher encodes
-it from the call's values (`kernel_tensor_maps`, remembered per kernel by
+A host descriptor argument is passed, besides its base, shape and strides, as its
+128-byte `CUtensorMap` itself: kernels compiled for sm_90 take each map as a by-value,
+grid-constant parameter (`.param .align 64 .b8 [128]`, the launcher's type code `M`) and
+hand its address in parameter space to `cp.async.bulk.tensor`, as Triton and CUTLASS
+do. A descriptor made in the kernel (`tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1],
+...)`) of parameters and constants only gets the same: the compiler appends a parameter
+for its map and records how to make it (`KernelMetadata.tensormaps`), and the launcher
+encodes it from the call's values (`kernel_tensor_maps`, remembered per kernel by
 `KernelTensorMaps`), so no program builds a map. The map is encoded by
 `cuTensorMapEncodeTiled` with the box and swizzle the compiler's layouts use
-(`layout.shared.tma_box`: both sides apply that one rule), copied to device memory,
-and cached per (device, address, element size, shape, strides, block, padding): a
-descriptor made anew for every call of the same tensors costs a dictionary lookup.
-
-Maps live in one pool of slots per device, allocated 1,024 maps (128 KiB) at a time as
-new maps arrive, up to 65,536 maps (8 MiB). Only when that is full is the device
-synchronised (no kernel can still be reading a map) and the pool started over: a program
-cycling through more distinct tensors than one allocation holds (the layers of a model)
-keeps its maps instead of encoding and copying them again on every launch, each copy
-behind a synchronisation of the device.
+(`layout.shared.tma_box`: both sides apply that one rule) and cached per (device,
+address, element size, shape, strides, block, padding): a descriptor made anew for every
+call of the same tensors costs a dictionary lookup. Nothing goes to device memory: the
+driver copies the parameters at each launch, so a map can neither be overwritten while a
+kernel reads it nor cost a copy to the device when it is new.
 """
 from __future__ import annotations
 
@@ -33,8 +29,8 @@ from ..layout.shared import tma_copies
 from ..specialization import recipe_arguments
 
 _MAP_BYTES = 128
-_CHUNK_SLOTS = 1024        # maps per device allocation of a pool
-_POOL_SLOTS = 64 * 1024    # maps a pool holds before it starts over
+_CACHED_MAPS = 4096  # encoded maps a device's cache holds before it starts over
+_NO_MAP = bytes(_MAP_BYTES)  # what a launch passes where no map can be made (sm_90 only reads maps)
 
 
 _UNKNOWN = object()
@@ -42,11 +38,12 @@ _UNKNOWN = object()
 
 class TensorMap:
     """The tensor-map parameter of one host descriptor argument. The launcher reads its
-    address through `data_ptr()` (encoding the map on first use); it is 0 where no
-    kernel can use a map (a GPU before sm_90, a rank or element size TMA does not take).
-    What the map is made of is read off the descriptor once, at the first `data_ptr()`
-    (the base tensor is not held after that), so one object can serve every launch of
-    the same descriptor (JITFunction remembers them)."""
+    bytes through `map_bytes()` (a kernel compiled for sm_90 takes them by value; zeros
+    where no map can be made: a rank or element size TMA does not take). What the map is
+    made of is read off the descriptor once, at the first call (the base tensor is not
+    held after that), so one object can serve every launch of the same descriptor
+    (JITFunction remembers them). `data_ptr()` is 0: a kernel compiled for a GPU before
+    sm_90 has a pointer parameter there that it never reads."""
 
     def __init__(self, desc: Any):
         self.base = desc.base
@@ -55,14 +52,13 @@ class TensorMap:
         self.block_shape = tuple(int(v) for v in desc.block_shape)
         self.padding = str(getattr(desc, "padding", "zero"))
         self._key: Any = _UNKNOWN
-        self._address = 0  # the map's device address, while the pools' generation is _generation
-        self._generation = -1
+        self._bytes: bytes | None = None
 
     def __repr__(self) -> str:
         return f"TensorMap(shape={list(self.shape)}, strides={list(self.strides)}, block={list(self.block_shape)})"
 
     def key(self) -> tuple | None:
-        """map_address's arguments for this map, or None where there is none to make."""
+        """map_bytes' arguments for this map, or None where there is none to make."""
         if self._key is _UNKNOWN:
             self._key = self._read_key()
             self.base = None
@@ -72,29 +68,26 @@ class TensorMap:
         size = _element_bytes(self.base)
         if not tma_copies(len(self.shape), 8 * size, self.padding, self.block_shape):
             return None
-        from . import driver, specialize
-        address = specialize.data_pointer(self.base)
-        device = _device_of(self.base)
-        if not driver.target_of(device).startswith("sm_90"):
-            return None
-        return (device, address, size, self.shape, self.strides, self.block_shape, self.padding)
+        from . import specialize
+        return (_device_of(self.base), specialize.data_pointer(self.base), size, self.shape, self.strides,
+                self.block_shape, self.padding)
+
+    def map_bytes(self) -> bytes:
+        if self._bytes is None:
+            key = self.key()
+            self._bytes = _NO_MAP if key is None else map_bytes(*key)
+        return self._bytes
 
     def data_ptr(self) -> int:
-        if self._generation == _GENERATION:
-            return self._address
-        key = self.key()
-        generation = _GENERATION  # read first: a pool cleared meanwhile makes this address stale at once
-        self._address = 0 if key is None else map_address(*key)
-        self._generation = generation
-        return self._address
+        return 0
 
 
-def map_address(device: int, address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...],
-                block: tuple[int, ...], padding: str) -> int:
-    """The device address of the tensor map of the tensor at `address` (elements of
-    `size` bytes; shape and strides in elements), read in `block`s, encoded at first use."""
+def map_bytes(device: int, address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...],
+              block: tuple[int, ...], padding: str) -> bytes:
+    """The tensor map of the tensor at `address` on `device` (elements of `size` bytes;
+    shape and strides in elements), read in `block`s, encoded at first use."""
     key = (device, address, size, shape, strides, block, padding)
-    return _pool(device).address_of(key, lambda: _encode(address, size, shape, strides, block, padding))
+    return _cache(device).bytes_of(key, lambda: _encode(address, size, shape, strides, block, padding))
 
 
 def _encode(address: int, size: int, shape: tuple[int, ...], strides: tuple[int, ...], block: tuple[int, ...],
@@ -187,30 +180,30 @@ def kernel_map_values(recipe: dict, values: Sequence[Any]) -> tuple[int, tuple[i
     return address, shape, strides
 
 
-def kernel_tensor_maps(recipes: Sequence[dict], values: Sequence[Any], device: int) -> tuple[int, ...]:
-    """The addresses of the tensor maps a kernel's `recipes` make of the call's `values`
-    (the parameters tilec.backend.compiler appended for descriptors made in the kernel)."""
+def kernel_tensor_maps(recipes: Sequence[dict], values: Sequence[Any], device: int) -> tuple[bytes, ...]:
+    """The tensor maps a kernel's `recipes` make of the call's `values` (the parameters
+    tilec.backend.compiler appended for descriptors made in the kernel)."""
     maps = []
     for recipe in recipes:
         address, shape, strides = kernel_map_values(recipe, values)
-        maps.append(map_address(device, address, recipe["bytes"], shape, strides, tuple(recipe["block"]),
-                                recipe["padding"]))
+        maps.append(map_bytes(device, address, recipe["bytes"], shape, strides, tuple(recipe["block"]),
+                              recipe["padding"]))
     return tuple(maps)
 
 
 class KernelTensorMaps:
     """`kernel_tensor_maps` of one loaded kernel's `recipes` on `device`, remembered:
-    called with a launch's values, it returns the maps' addresses, encoding and checking
-    them (kernel_map_values) only for values it has not seen.
+    called with a launch's values, it returns the maps, encoding and checking them
+    (kernel_map_values) only for values it has not seen.
 
     A map depends on its base address, its shape and strides (the integer arguments its
-    recipe reads; the rest of a recipe is fixed at compile time) and on the pools'
-    generation (a pool that starts over replaces its maps), so that is the key: a launch
-    of the same tensors costs one dictionary lookup, and a launch whose addresses or
-    sizes changed encodes new maps as the uncached path does. Values that were refused
+    recipe reads; the rest of a recipe is fixed at compile time), so that is the key: a
+    launch of the same tensors costs one dictionary lookup, and a launch whose addresses
+    or sizes changed encodes new maps as the uncached path does. Values that were refused
     are never remembered, so they are refused, with the same error, every time. Hits read
     the dictionary without a lock; misses are inserted under one (a full dictionary starts
-    over), and the maps themselves come from the pools, which are safe across threads."""
+    over), and the maps themselves come from the devices' caches, which are safe across
+    threads."""
 
     _ENTRIES = 256  # distinct (addresses, sizes) per kernel kept at once
 
@@ -220,14 +213,13 @@ class KernelTensorMaps:
         self._bases = tuple(sorted({recipe["base"] for recipe in self.recipes}))
         self._ints = tuple(sorted(set().union(*(recipe_arguments(entry) for recipe in self.recipes
                                                 for entry in (*recipe["shape"], *recipe["strides"])))))
-        self._maps: dict[tuple, tuple[int, ...]] = {}
+        self._maps: dict[tuple, tuple[bytes, ...]] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, values: Sequence[Any]) -> tuple[int, ...]:
-        generation = _GENERATION  # read first: maps found before a pool starts over are filed under the old one
+    def __call__(self, values: Sequence[Any]) -> tuple[bytes, ...]:
         try:  # bases as the generated launcher passes them (addresses) or torch tensors, and integers
-            key = (generation, *[base if (base := values[i]).__class__ is int else base.data_ptr()
-                                 for i in self._bases], *[values[i] for i in self._ints])
+            key = (*[base if (base := values[i]).__class__ is int else base.data_ptr() for i in self._bases],
+                   *[values[i] for i in self._ints])
             found = self._maps.get(key)
         except (AttributeError, TypeError):  # other arrays, unhashable values: not remembered
             key = found = None
@@ -258,51 +250,32 @@ def _device_of(base: Any) -> int:
     return int(ordinal) if status == cuda.CUresult.CUDA_SUCCESS else driver.current_device()
 
 
-# Bumped whenever a pool starts over (its slots' maps replaced): addresses that
-# TensorMap objects remember from before are then looked up again.
-_GENERATION = 0
+class _Cache:
+    """A device's encoded maps by key, up to _CACHED_MAPS of them (then it starts over:
+    a launch copies the bytes it is given, so no kernel can still need an old entry)."""
 
-
-class _Pool:
-    """Device memory for tensor maps: slots of 128 bytes, handed out in order, in chunks
-    of _CHUNK_SLOTS allocated as the slots are first needed (kept when the pool starts
-    over)."""
-
-    def __init__(self, device: int):
-        self.device = device
-        self.chunks: list[int] = []  # device addresses of the allocations, in slot order
-        self.slots: dict[tuple, int] = {}
+    def __init__(self):
+        self.maps: dict[tuple, bytes] = {}
         self.lock = threading.Lock()
 
-    def address_of(self, key: tuple, encode) -> int:
+    def bytes_of(self, key: tuple, encode) -> bytes:
+        found = self.maps.get(key)
+        if found is not None:
+            return found
+        data = encode()
         with self.lock:
-            found = self.slots.get(key)
-            if found is not None:
-                return found
-            from . import driver
-            data = encode()
-            with driver.using_device(self.device):
-                if len(self.slots) == _POOL_SLOTS:  # full: no kernel may still read a map we overwrite
-                    driver._call("cuCtxSynchronize")
-                    self.slots.clear()
-                    global _GENERATION
-                    _GENERATION += 1
-                chunk, slot = divmod(len(self.slots), _CHUNK_SLOTS)
-                if chunk == len(self.chunks):
-                    self.chunks.append(int(driver._call("cuMemAlloc", _CHUNK_SLOTS * _MAP_BYTES)))
-                address = self.chunks[chunk] + slot * _MAP_BYTES
-                driver._call("cuMemcpyHtoD", address, data, _MAP_BYTES)
-                driver._call("cuCtxSynchronize")  # the copy has landed before any launch reads it
-            self.slots[key] = address
-            return address
+            if len(self.maps) >= _CACHED_MAPS:
+                self.maps.clear()
+            self.maps[key] = data
+        return data
 
 
-_POOLS: dict[int, _Pool] = {}
-_POOLS_LOCK = threading.Lock()
+_CACHES: dict[int, _Cache] = {}
+_CACHES_LOCK = threading.Lock()
 
 
-def _pool(device: int) -> _Pool:
-    with _POOLS_LOCK:
-        if device not in _POOLS:
-            _POOLS[device] = _Pool(device)
-        return _POOLS[device]
+def _cache(device: int) -> _Cache:
+    with _CACHES_LOCK:
+        if device not in _CACHES:
+            _CACHES[device] = _Cache()
+        return _CACHES[device]

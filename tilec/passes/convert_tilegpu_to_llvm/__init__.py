@@ -29,7 +29,7 @@ from ...dialects._mlir import i32_attr, int_attr_value
 from ...target import Target
 from .. import register_pass
 from ..utils import functions
-from .context import LoweringContext, lower_block
+from .context import TENSORMAP_ARG_ATTR, LoweringContext, lower_block  # noqa: F401
 from .shared_memory import SHARED_ATTR
 from . import (atomic, control_flow, convert_layout, debug, dot, dot_wgmma, elementwise, hardware,  # noqa: F401
                indexing, local_memory, memory, reduce, scan, shape, tma)

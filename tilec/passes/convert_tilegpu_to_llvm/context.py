@@ -73,6 +73,18 @@ def memory_type(ptr_type: ir.Type) -> tuple[ir.Type, str]:
     return pointee, "value"
 
 
+# On a kernel parameter: a TMA tensor map the kernel takes by value (compiler.py's
+# _pass_tensormaps_by_value), a grid-constant `.param .align 64 .b8 [128]`.
+TENSORMAP_ARG_ATTR = "tile.tensormap"
+
+
+def _tensormap_args(fn: ir.Operation) -> set[int]:
+    if "arg_attrs" not in fn.attributes:
+        return set()
+    attrs = ir.ArrayAttr(fn.attributes["arg_attrs"])
+    return {i for i in range(len(attrs)) if TENSORMAP_ARG_ATTR in ir.DictAttr(attrs[i])}
+
+
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: Target,
                  fp_fusion: bool = True, maxnreg: int = 0):
@@ -108,7 +120,8 @@ class LoweringContext:
         fn = self.func_op
         name = ir.StringAttr(fn.attributes["sym_name"]).value
         entry = fn.regions[0].blocks[0]
-        arg_types = [self.abi_type(a.type) for a in entry.arguments]
+        by_value = _tensormap_args(fn)
+        arg_types = [self.ptr_generic if i in by_value else self.abi_type(a.type) for i, a in enumerate(entry.arguments)]
         fn_type = ir.TypeAttr.get(ir.Type.parse(
             "!llvm.func<void (" + ", ".join(str(t) for t in arg_types) + ")>"))
         with ir.InsertionPoint(self.gpu_block), fn.location:
@@ -125,12 +138,23 @@ class LoweringContext:
             }
             if self.maxnreg:  # Triton's `maxnreg`: ptxas keeps to it, spilling past it
                 attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(self.i32, self.maxnreg)
+            if by_value:  # tensor maps: `.param .align 64 .b8 [128]`, addressed in parameter space
+                attributes["arg_attrs"] = ir.ArrayAttr.get([
+                    ir.DictAttr.get({"llvm.byval": ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>")),
+                                     "llvm.align": ir.IntegerAttr.get(self.i64, 64),
+                                     "nvvm.grid_constant": ir.UnitAttr.get()}) if i in by_value else ir.DictAttr.get({})
+                    for i in range(len(arg_types))])
             self.llvm_func = create_op("llvm.func", attributes=attributes, regions=1)
         self.entry_block = self.llvm_func.regions[0].blocks.append(*arg_types)
         with ir.InsertionPoint(self.entry_block), fn.location:
-            for old, new in zip(entry.arguments, self.entry_block.arguments):
+            for index, (old, new) in enumerate(zip(entry.arguments, self.entry_block.arguments)):
                 if old.type == self.i1:
                     new = create_op("arith.trunci", [self.i1], [new]).result
+                if index in by_value:
+                    # The map's generic address (cvta.param), carried as the pointer the
+                    # IR's type says; TMA instructions read it back as an address.
+                    address = create_op("llvm.ptrtoint", [self.i64], [new]).result
+                    new = create_op("llvm.inttoptr", [self.ptr_global], [address]).result
                 # A tensor argument (hand-written IR only: kernels take scalars and
                 # pointers) is one scalar, every element of the thread's registers.
                 self.values[old] = [new] * self.num_registers(old) if is_tensor(old.type) else new
