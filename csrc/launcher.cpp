@@ -694,7 +694,7 @@ PyObject* launcher_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
             fail(PyExc_ValueError, "Launcher: names must be a tuple of one str per parameter");
         for (Py_ssize_t i = 0; i < n; ++i) {
             if (!PyUnicode_Check(PyTuple_GET_ITEM(names, i))) fail(PyExc_TypeError, "Launcher: names must be str");
-            if (std::strchr("PbBhHiIlLeEfd", code[i]) == nullptr || code[i] == '\0')
+            if (std::strchr("PbBhHiIlLeEfdM", code[i]) == nullptr || code[i] == '\0')
                 fail(PyExc_ValueError, std::string("Launcher: unknown type code '") + code[i] + "'");
         }
         std::vector<Py_ssize_t> positions(n);

@@ -562,6 +562,8 @@ FAKE_LIBCUDA = r"""
 unsigned long long current_context = 0x9ABC, pushed = 0, launches = 0;
 unsigned long long last_function, last_stream, last_grid[3], last_block[3], last_shared;
 unsigned long long n_params = 0, params[16];
+unsigned long long wide_mask = 0;  /* parameters passed by value in 128 bytes (tensor maps) */
+unsigned char wide[16][128];
 int cuInit(unsigned int flags) { return 0; }
 int cuGetErrorName(int e, const char** s) { *s = "FAKE_ERROR"; return 0; }
 int cuGetErrorString(int e, const char** s) { *s = "a fake error"; return 0; }
@@ -574,7 +576,10 @@ int cuLaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     last_function = (unsigned long long)f; last_stream = (unsigned long long)stream; last_shared = shared;
     last_grid[0] = gx; last_grid[1] = gy; last_grid[2] = gz;
     last_block[0] = bx; last_block[1] = by; last_block[2] = bz;
-    for (unsigned long long i = 0; i < n_params && i < 16; ++i) memcpy(&params[i], kernel_params[i], 8);
+    for (unsigned long long i = 0; i < n_params && i < 16; ++i) {
+        if (wide_mask >> i & 1) memcpy(wide[i], kernel_params[i], 128);
+        else memcpy(&params[i], kernel_params[i], 8);
+    }
     return 0;
 }
 """
@@ -609,6 +614,77 @@ fn[(1,)](x, out, 1000, 2.5)
 seen.append(value("pushed"))
 print(json.dumps(seen))
 """
+
+
+_MAPS_THROUGH_THE_DRIVER = r"""
+import ctypes, json, sys
+sys.path.insert(0, {tests!r})
+from tilec import _launcher
+assert _launcher.available()
+fake = ctypes.CDLL("libcuda.so.1")
+from tilec.runtime import driver, tma
+from tilec.runtime.jit import JITFunction
+from tilec.config import config
+from tilec.tools.tensor_descriptor import TensorDescriptor
+config.cache_dir = {cache!r}
+driver.load_cubin = lambda cubin, name, shared, device: driver.LoadedFunction(
+    function=0x1234, module=0x5678, context=0x9ABC, n_regs=32, n_spills=0, max_threads=1024, static_shared=0)
+driver.device_of = lambda values, specs, name: 0
+driver.target_of = lambda device: "sm_90"
+tma._device_of = lambda base: 0
+# A map's stand-in bytes: its address and block, recognisable in what the driver is given.
+tma._encode = lambda address, size, shape, strides, block, padding: (
+    address.to_bytes(8, "little") + bytes(block) + bytes(118 - len(block)) + b"EN")
+from test_launch_path import FakeTensor, FakeDtype, copy_kernel
+fn = JITFunction(copy_kernel)
+f32 = FakeDtype("torch.float32", 4)
+x, out = FakeTensor(1 << 20, f32), FakeTensor(2 << 20, f32)
+descs = TensorDescriptor(x, [64, 64], [64, 1], [32, 32]), TensorDescriptor(out, [64, 128], [128, 1], [32, 32])
+compiled = fn.warmup(*descs, BM=32, BN=32, grid=(1,), target="sm_90")
+params = compiled.metadata.params
+ctypes.c_ulonglong.in_dll(fake, "n_params").value = len(params)
+ctypes.c_ulonglong.in_dll(fake, "wide_mask").value = sum(1 << i for i, (_, ty) in enumerate(params) if ty == "tensormap")
+seen = []
+for _ in range(2):  # the first launch, then the generated launcher's
+    fn[(1,)](*descs, BM=32, BN=32)
+    wide = (ctypes.c_ubyte * (16 * 128)).in_dll(fake, "wide")
+    seen.append({{name: bytes(wide[128 * i:128 * (i + 1)]).hex() if ty == "tensormap"
+                  else (ctypes.c_ulonglong * 16).in_dll(fake, "params")[i] for i, (name, ty) in enumerate(params)}})
+print(json.dumps(seen))
+"""
+
+
+def test_tensor_maps_reach_the_driver_by_value(tmp_path):
+    """A kernel with two host descriptors, compiled for sm_90 and launched through a
+    stand-in libcuda: each tensor-map parameter is handed to cuLaunchKernel as the map's
+    128 bytes (code M), the other parameters as before, on the first launch and on the
+    generated launcher's."""
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    try:
+        toolkit.ptxas_path()
+    except toolkit.ToolkitError:
+        pytest.skip("needs ptxas")
+    if compiler is None:
+        pytest.skip("needs a C compiler")
+    (tmp_path / "fake_cuda.c").write_text(FAKE_LIBCUDA)
+    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
+                    str(tmp_path / "fake_cuda.c")], check=True)
+    script = tmp_path / "maps_through_the_driver.py"
+    script.write_text(_MAPS_THROUGH_THE_DRIVER.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
+    import os
+    import sys
+    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    first, second = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    # (8-byte slots: an int32 parameter's upper bytes are whatever the slot held)
+    assert {k: v for k, v in first.items() if "shape" not in k and "strides" not in k} == \
+        {k: v for k, v in second.items() if "shape" not in k and "strides" not in k}
+    assert all(first[k] & 0xFFFFFFFF == second[k] & 0xFFFFFFFF == 64 for k in ("in_desc.shape.0", "in_desc.strides.0"))
+    expected = {"in_desc.tensormap": (1 << 20).to_bytes(8, "little") + bytes([32, 32]) + bytes(116) + b"EN",
+                "out_desc.tensormap": (2 << 20).to_bytes(8, "little") + bytes([32, 32]) + bytes(116) + b"EN"}
+    assert {name: bytes.fromhex(value) for name, value in first.items() if name in expected} == expected
+    assert first["in_desc.base"] == 1 << 20 and first["out_desc.base"] == 2 << 20
 
 
 def test_launches_reach_the_driver_with_their_parameters(tmp_path):
