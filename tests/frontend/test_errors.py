@@ -416,11 +416,14 @@ def arange_with_runtime_bound(x_ptr, BLOCK):
     offs = tl.arange(0, BLOCK)  # <-
 
 
-# Triton: wraps the tensor in a constexpr without complaint; it fails later, where it is used.
-@bad_kernel("'block' is annotated tl.constexpr, but its value is only known when the kernel runs; 'n' is a "
-            "parameter of constexpr_annotation_of_runtime_value without tl.constexpr: declare it `n: tl.constexpr`")
+# Triton: wraps the tensor in a constexpr without complaint and fails where it is used;
+# so does tilec (a run-time value may be annotated so and only computed with: FlagGems).
+@bad_kernel("arange's start and end must be constexpr integers, and its end is only known when the kernel runs; "
+            "'n' is a parameter of constexpr_annotation_of_runtime_value without tl.constexpr: declare it "
+            "`n: tl.constexpr`", caret_at="tl.arange")
 def constexpr_annotation_of_runtime_value(x_ptr, n):
-    block: tl.constexpr = n  # <-
+    block: tl.constexpr = n
+    offs = tl.arange(0, block)  # <-
 
 
 # Triton: "Shape element 0 must have type `constexpr[int]`".

@@ -603,3 +603,45 @@ def test_annotated_integers_keep_their_divisibility(stride, marked):
     ttir = compiled.asm["ttir"]
     assert (re.search(r"%arg2: i64 \{tile\.divisibility = 16 : i32\}", ttir) is not None) == marked, ttir[:600]
     assert "%arg2: i64" in ttir  # never folded, 1 included
+
+
+# ----------------------------------------------------------------------------- FlagGems' spellings
+
+import tilec.language.core as core  # noqa: E402  (Triton code imports triton.language.core as core)
+import tilec.language.standard as standard  # noqa: E402
+
+@tl.constexpr
+def accumulator_type(dt):
+    """A plain function kept as a constant (`@tl.constexpr def`): kernels call it now."""
+    return tl.float32 if (dt.is_fp16() or dt.is_bf16()) else dt
+
+
+@tilec.jit
+def flaggems_spellings_kernel(x_ptr, i_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    xb = tl.make_block_ptr(x_ptr, (BLOCK,), (1,), (0,), (BLOCK,), order=(0,))
+    yb = tl.make_block_ptr(y_ptr, (BLOCK,), (1,), (0,), (BLOCK,), order=(0,))
+    acc: tl.constexpr = accumulator_type(x_ptr.type.element_ty)
+    x = tl.load(xb).to(acc)
+    ints = tl.load(i_ptr + offs)
+    wide: tl.constexpr = ints.dtype.is_int64() or ints.dtype.is_uint64()
+    narrow: tl.constexpr = ints.dtype.is_int32() and not ints.dtype.is_int8()
+    bits: tl.constexpr = core.get_int_dtype(32, True)
+    total = standard.zeros_like(x)
+    for i in core.static_range(1, 3):
+        total += x * i
+    total += ints.to(bits).to(acc) * (2 if wide else 1) * (10 if narrow else 1)
+    tl.store(yb, total.to(yb.type.element_ty))  # a block pointer's element type: its scalar, as in Triton
+
+
+@pytest.mark.parametrize("int_type", [np.int32, np.int64])
+def test_flaggems_spellings(backend, rng, int_type):
+    """`x.to(block_ptr.type.element_ty)`, a `@tl.constexpr` helper, `dtype.is_int64()`,
+    `tl.core.static_range` / `get_int_dtype`, `tl.standard.zeros_like` (FlagGems 5.0)."""
+    x = rng.standard_normal(64).astype(np.float16)
+    ints = rng.integers(-50, 50, 64).astype(int_type)
+    y = device_array(np.full(64, np.nan, np.float16), backend)
+    flaggems_spellings_kernel[(1,)](device_array(x, backend), device_array(ints, backend), y, BLOCK=64)
+    factor = 2 if int_type == np.int64 else 10
+    want = (x.astype(np.float32) * 3 + ints.astype(np.float32) * factor).astype(np.float16)
+    np.testing.assert_allclose(to_numpy(y).astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)

@@ -214,8 +214,22 @@ def test_bad_declarations():
         tilec.autotune(CONFIGS, key=["n"], reset_to_zero=["m"])(FakeKernel())
     with pytest.raises(TypeError, match="tilec.Config"):
         tilec.autotune([{"BLOCK": 64}], key=["n"])(FakeKernel())
-    with pytest.raises(ValueError, match="'B', which is not a parameter"):
+    with pytest.raises(ValueError, match="'B', which is neither a parameter of fake\\(\\) nor a launch option"):
         tilec.heuristics({"B": lambda args: 1})(FakeKernel())
+
+
+def test_heuristics_may_set_launch_options():
+    """As in Triton (FlagGems' reductions): a rule for num_warps sets the launch option."""
+    import tilec.language as tl
+
+    @tilec.heuristics({"BLOCK": lambda args: 64, "num_warps": lambda args: 2})
+    @tilec.jit
+    def double(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs) * 2)
+    import numpy as np
+    compiled = double.warmup(np.zeros(64, np.float32), grid=(1,), target="sm_90")
+    assert compiled.num_warps == 2 and "tensor<64xf32" in compiled.asm["ttir"]
 
 
 def test_results_cache_survives_a_new_autotuner(compiled_mode, tmp_path, monkeypatch):

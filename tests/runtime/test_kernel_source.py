@@ -164,3 +164,30 @@ def test_an_interpreted_kernel_made_by_exec_quotes_its_line(monkeypatch):
     with pytest.raises(IndexError) as info:
         kernel[(1,)](np.zeros(8, np.float32), np.zeros(8, np.float32), 8, BLOCK=8)
     assert "tl.store(y_ptr + offs, tl.load(x_ptr + offs + 1000), mask=mask)" in str(info.value)
+
+
+def _noop_decorator(fn):
+    return fn
+
+
+@_noop_decorator
+@tilec.jit
+def decorated_kernel(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + 1)
+
+
+def test_source_attributes_as_triton_has_them():
+    """FlagGems' code generator reads `src` (from the `def` line: it pastes the source
+    under decorators of its own), `cache_key` and `__globals__` of a JITFunction."""
+    assert decorated_kernel.src.startswith("def decorated_kernel(x_ptr):")
+    assert "@" not in decorated_kernel.src
+    assert decorated_kernel.__globals__ is globals()
+    key = decorated_kernel.cache_key
+    assert isinstance(key, str) and key == decorated_kernel.cache_hash()
+    original = decorated_kernel.src
+    try:
+        decorated_kernel.src = original.replace("+ 1", "+ 2")
+        assert decorated_kernel.cache_key != key
+    finally:
+        decorated_kernel.src = original
+    assert decorated_kernel.cache_key == key  # the same source, the same key (decorators do not count)

@@ -124,7 +124,14 @@ class CallRules:
             return self.semantic.to_tensor(bool(node.args[0].value))
         if isinstance(node.func, ast.Name) and node.func.id == NO_RESULT_FUNCTION:  # see early_returns.py
             return NO_RESULT
-        fn = _unwrap(self.visit(node.func))
+        callee = self.visit(node.func)
+        fn = _unwrap(callee)
+        if isinstance(callee, constexpr) and isinstance(fn, types.FunctionType) and kernel_function_of(fn) is None \
+                and not is_builtin(fn) and not (fn.__module__ or "").startswith("tilec"):
+            # `@tl.constexpr def acc_type(dt): ...` (FlagGems): a function kept as a
+            # constant runs now, on compile-time values, as a constexpr_function (Triton's
+            # constexpr.__call__ unwraps the arguments and calls it).
+            fn = ConstexprFunction(fn)
         args = self._visit_elements(node.args)
         kwargs = {}
         for keyword in node.keywords:

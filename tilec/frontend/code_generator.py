@@ -324,11 +324,11 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
             return None
         value = self.visit(node.value)
         annotation = self.visit(node.annotation) if not isinstance(node.annotation, ast.Constant) else node.annotation.value
-        if tl.is_constexpr_annotation(_unwrap(annotation)) or _unwrap(annotation) is constexpr:
-            if isinstance(value, tensor):
-                raise self.error(node, self.needs_constexpr(
-                    f"'{ast.unparse(node.target)}' is annotated tl.constexpr, but its value is only known when the "
-                    "kernel runs", value, "compute it from constexprs only"))
+        if (tl.is_constexpr_annotation(_unwrap(annotation)) or _unwrap(annotation) is constexpr) and \
+                not isinstance(value, tensor):
+            # A value known only at run time stays one, as in Triton (FlagGems' sort writes
+            # `CTA_TILE_N: tl.constexpr = TILE_N * tiles_n_per_cta` and only computes with
+            # it); where a constant is needed, that use says so and where the value came from.
             value = constexpr(value)
         self.assign(node.target, value)
 

@@ -9,6 +9,7 @@ import ast
 import hashlib
 import inspect
 import linecache
+import re
 import textwrap
 import types
 from typing import Any, Callable
@@ -88,7 +89,7 @@ class KernelFunction:
         """The function's AST (parsed once), `break`/`continue` rewritten into flags and
         returns inside `if`s moved to the end (loop_exits.py, early_returns.py)."""
         if self._ast is None:
-            tree = ast.parse(self.src)
+            tree = ast.parse(self.__dict__["src"])  # decorators included: line numbers count from them
             node = tree.body[0]
             if not isinstance(node, ast.FunctionDef):
                 raise ValueError(f"@jit expects a function definition, got {type(node).__name__}")
@@ -128,7 +129,9 @@ class KernelFunction:
     def source_hash(self) -> str:
         """Hash of this function's source (callees are added by the runtime's cache key)."""
         if self._hash is None:
-            self._hash = hashlib.sha256(self.src.encode()).hexdigest()
+            # From the `def` line: decorators do not change what is compiled, and a source
+            # put back through `src` (which starts there, as Triton's) hashes the same.
+            self._hash = hashlib.sha256(definition_source(self.__dict__["src"]).encode()).hexdigest()
         return self._hash
 
     def __call__(self, *args, **kwargs):
@@ -265,6 +268,12 @@ def _filled(cell) -> bool:
 
 # Source updates so far (each gets a file name of its own for tracebacks).
 _updates = 0
+
+
+def definition_source(source: str) -> str:
+    """`source` from its `def` line on (without the decorators above it)."""
+    definition = re.search(r"^def\s+\w+\s*\(", source, re.MULTILINE)
+    return source[definition.start():] if definition else source
 
 
 def function_from_source(src: str, like: Callable, filename: str) -> Callable:

@@ -207,6 +207,17 @@ cdiv.runtime_hint = "tl.cdiv divides values known only at run time"
 
 
 @constexpr_function
+def get_int_dtype(bitwidth: int, signed: bool):
+    """The integer dtype of `bitwidth` bits, signed or not (Triton's core.get_int_dtype)."""
+    from .core import dtype
+    if bitwidth == 1:
+        return dtype("int1")
+    if bitwidth not in (8, 16, 32, 64):
+        raise ValueError(f"no integer type of {bitwidth} bits (1, 8, 16, 32 or 64)")
+    return dtype(f"{'' if signed else 'u'}int{bitwidth}")
+
+
+@constexpr_function
 def next_power_of_2(n: int) -> int:
     """The smallest power of 2 that is at least `n`; 0 for n <= 0, as Triton's (whose bit
     trick gives 0 there), so `next_power_of_2(0)` stays 0."""

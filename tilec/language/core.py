@@ -57,6 +57,34 @@ class dtype:
     def is_bool(self) -> bool:
         return self.name == "int1"
 
+    # One predicate per integer type, as Triton's (`x.dtype.is_int64()` in FlagGems).
+    def is_int1(self) -> bool:
+        return self.name == "int1"
+
+    def is_int8(self) -> bool:
+        return self.name == "int8"
+
+    def is_int16(self) -> bool:
+        return self.name == "int16"
+
+    def is_int32(self) -> bool:
+        return self.name == "int32"
+
+    def is_int64(self) -> bool:
+        return self.name == "int64"
+
+    def is_uint8(self) -> bool:
+        return self.name == "uint8"
+
+    def is_uint16(self) -> bool:
+        return self.name == "uint16"
+
+    def is_uint32(self) -> bool:
+        return self.name == "uint32"
+
+    def is_uint64(self) -> bool:
+        return self.name == "uint64"
+
     def is_floating(self) -> bool:
         return self.name in self.FP_TYPES
 
@@ -838,3 +866,17 @@ def is_power_of_2(n: int) -> bool:
 
 def cdiv(x: int, y: int) -> int:
     return (x + y - 1) // y
+
+
+def __getattr__(name: str):
+    """Triton code reads the language's names from its submodules too
+    (`triton.language.core.static_range`, `tl.core.reshape`, `core.get_int_dtype`):
+    any name of tilec.language is found here as well, once it is loaded."""
+    if name == "get_int_dtype":
+        from .compile_time import get_int_dtype
+        return get_int_dtype
+    import sys
+    language = sys.modules.get("tilec.language")
+    if name.startswith("__") or language is None or name not in vars(language):
+        raise AttributeError(f"module 'tilec.language.core' has no attribute {name!r}")
+    return vars(language)[name]

@@ -459,3 +459,14 @@ def reduce_or(input, axis, keep_dims=False):
     (None: all of them); `keep_dims` keeps the reduced dimension with size 1."""
     tl.static_assert(_is_integer(input), "reduce_or only supported for integers")
     return tl.reduce(input, axis, _or_combine, keep_dims=keep_dims)
+
+
+def __getattr__(name: str):
+    """Triton code reads the language's names from its submodules too
+    (`triton.language.standard.static_range`, `tl.standard.reshape`, `standard.zeros_like`):
+    any name of tilec.language is found here as well, once it is loaded."""
+    import sys
+    language = sys.modules.get("tilec.language")
+    if name.startswith("__") or language is None or name not in vars(language):
+        raise AttributeError(f"module 'tilec.language.standard' has no attribute {name!r}")
+    return vars(language)[name]

@@ -139,9 +139,11 @@ class Heuristics(_Wrapper):
 
     def __init__(self, fn: Any, values: dict[str, Callable[[dict], Any]]):
         super().__init__(fn)
-        for name in values:
-            if name not in self.arg_names:
-                raise ValueError(f"@heuristics sets '{name}', which is not a parameter of {self.__name__}()")
+        from .jit import LAUNCH_OPTIONS
+        for name in values:  # a parameter, or a launch option (num_warps, num_stages, ...) as in Triton
+            if name not in self.arg_names and name not in LAUNCH_OPTIONS:
+                raise ValueError(f"@heuristics sets '{name}', which is neither a parameter of {self.__name__}() "
+                                 f"nor a launch option ({', '.join(LAUNCH_OPTIONS)})")
         self.values = dict(values)
 
     def run(self, *args, grid, **kwargs):

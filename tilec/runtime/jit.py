@@ -21,7 +21,7 @@ from ..backend.kernel_data import DUMP_SUFFIXES, dump_stage, options_cache_key, 
 from ..errors import (LaunchError, LaunchOptionError, UsageError, dtype_argument_error, hide_internal_frames,
                       note_grid_function_error, too_many_arguments)
 from ..frontend import KernelFunction
-from ..frontend.kernel_function import kernel_function_of
+from ..frontend.kernel_function import definition_source, kernel_function_of
 from ..language import core as tl
 from ..language.aggregates import cache_key_parts as aggregate_cache_key_parts
 from ..language.aggregates import is_user_aggregate_class
@@ -95,8 +95,20 @@ class JITFunction(KernelFunction, KernelInterface):
 
     @property
     def src(self) -> str:
-        """The kernel's source; assigning to it is `update_src`."""
-        return self.__dict__["src"]
+        """The kernel's source from its `def` line, as Triton's (FlagGems pastes it under
+        decorators of its own); assigning to it is `update_src`."""
+        return definition_source(self.__dict__["src"])
+
+    @property
+    def cache_key(self) -> str:
+        """A hash of the source and of the @jit functions it calls (Triton's
+        JITFunction.cache_key: libraries key their own caches on it)."""
+        return self.cache_hash()
+
+    @property
+    def __globals__(self) -> dict:
+        """The function's globals (Triton's JITFunction exposes them)."""
+        return self.fn.__globals__
 
     @src.setter
     def src(self, new_src: str) -> None:

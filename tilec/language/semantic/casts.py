@@ -32,6 +32,8 @@ class CastRules(SemanticState):
         x = self.to_tensor(x)
         if not isinstance(dst, dtype):
             raise _error(f"`to` expects a tl dtype, got {dst!r}")
+        if dst.is_block():  # `x.to(block_ptr.type.element_ty)`: the element type, as in Triton
+            dst = dst.scalar
         src = x.dtype
         if src == dst:
             return x
