@@ -645,3 +645,47 @@ def test_flaggems_spellings(backend, rng, int_type):
     factor = 2 if int_type == np.int64 else 10
     want = (x.astype(np.float32) * 3 + ints.astype(np.float32) * factor).astype(np.float16)
     np.testing.assert_allclose(to_numpy(y).astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-2)
+
+
+@tilec.autotune(configs=[tilec.Config({"BLOCK": 128}), tilec.Config({"BLOCK": 32})], key=["n"])
+@tilec.jit
+def asserting_kernel(x_ptr, y_ptr, n, HEAD: tl.constexpr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK <= HEAD)  # the first config cannot run
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_autotuning_skips_a_config_that_fails_a_static_assert(backend, rng):
+    """On the GPU it times as infinite; the interpreter, which times nothing, runs the
+    first config that can run (FlagGems' attention: `tl.static_assert(BLOCK_N <= HEAD_DIM)`)."""
+    x = rng.standard_normal(100).astype(np.float32)
+    y = device_array(np.full(100, np.nan, np.float32), backend)
+    asserting_kernel[lambda meta: (tilec.cdiv(100, meta["BLOCK"]),)](device_array(x, backend), y, 100, HEAD=64)
+    np.testing.assert_array_equal(to_numpy(y), x + 1)
+    assert asserting_kernel.best_config.kwargs == {"BLOCK": 32}
+
+
+@tilec.jit
+def lowest_of(dtype):
+    d = dtype.value  # a dtype a @jit function receives is a constant (FlagGems' utils/limits.py)
+    if d.is_floating():
+        v: tl.constexpr = float("-inf")
+        return v
+    else:
+        v: tl.constexpr = -(2 ** (d.int_bitwidth - 1))
+        return v
+
+
+@tilec.jit
+def masked_max_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=lowest_of(x_ptr.type.element_ty))
+    tl.store(y_ptr, tl.max(x, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_a_dtype_argument_has_a_value(backend, rng, dtype):
+    x = (rng.standard_normal(50) * 100 - 500).astype(dtype)
+    y = device_array(np.zeros(1, dtype), backend)
+    masked_max_kernel[(1,)](device_array(x, backend), y, 50, BLOCK=64)
+    assert to_numpy(y)[0] == x.max()

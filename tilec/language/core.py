@@ -132,6 +132,12 @@ class dtype:
         return self
 
     @property
+    def value(self) -> "dtype":
+        """The dtype itself: a dtype a @jit function receives is a constant, and Triton code
+        reads its `.value` (FlagGems' `get_dtype_min(dtype)`); so in the interpreter too."""
+        return self
+
+    @property
     def primitive_bitwidth(self) -> int:
         if self.is_bool():
             return 1

@@ -230,8 +230,10 @@ class Autotuner(_Wrapper):
             pruned = self.configs if len(self.configs) == 1 else self.prune_configs(named, kwargs)
             if len(pruned) == 1:
                 config = pruned[0]
+            elif _config.interpret:  # nothing is timed: the first config that can run
+                return self._run_first_that_runs(pruned, key, named, args, grid, kwargs)
             else:
-                config = pruned[0] if _config.interpret else self._load_choice(key, pruned)
+                config = self._load_choice(key, pruned)
                 if config is None:
                     config = self._tune(pruned, args, grid, kwargs, named)
                     self._store_choice(key, pruned, config)
@@ -247,6 +249,25 @@ class Autotuner(_Wrapper):
         if config.pre_hook is not None:
             config.pre_hook({**named, **config.all_kwargs()})
         return _launch(self.fn, grid, args, launch_kwargs)
+
+    def _run_first_that_runs(self, configs: list[Config], key: tuple, named: dict, args: tuple, grid: Any,
+                             kwargs: dict) -> Any:
+        """In the interpreter: launches the configs in order until one runs, skipping those
+        that cannot (a failed `tl.static_assert`, found by the frontend's check before
+        anything runs), as a GPU's tuning times them as infinite; remembers that one."""
+        self.pre_hook({**named, **configs[0].all_kwargs()}, reset_only=True)
+        for index, config in enumerate(configs):
+            self.best_config = config
+            if config.pre_hook is not None:
+                config.pre_hook({**named, **config.all_kwargs()})
+            try:
+                result = _launch(self.fn, grid, args, self._with_config(dict(kwargs), config))
+            except Exception as error:
+                if index + 1 < len(configs) and _config_cannot_run(error):
+                    continue
+                raise
+            self.cache[key] = config
+            return result
 
     def warmup(self, *args, grid=None, **kwargs):
         """Compiles every config that survives pruning; returns their CompiledKernels."""
