@@ -11,6 +11,8 @@ writes outside it show.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -113,6 +115,9 @@ def test_descriptors_made_in_the_kernel_are_tma_copies_on_hopper():
     meta, ptx = kernel.metadata, kernel.asm["ptx"]
     assert [name for name, _ in meta.params] == ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "a_ptr.tensormap",
                                                  "b_ptr.tensormap", "c_ptr.tensormap"]
+    # The maps are by-value, grid-constant parameters (the launcher's 128 bytes), as a host descriptor's.
+    assert [ty for _, ty in meta.params][6:] == ["tensormap"] * 3
+    assert len(re.findall(r"\.param \.align 64 \.b8 \w+_param_[678]\[128\]", ptx)) == 3
     # 10 values: 6 parameters and 4 constexprs; the maps' values come after them.
     assert meta.param_indices == [0, 1, 2, 3, 4, 5, 10, 11, 12]
     assert meta.tensormaps[0] == {"base": 0, "shape": [["arg", 3], ["arg", 5]], "strides": [["arg", 5], ["const", 1]],

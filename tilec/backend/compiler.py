@@ -131,8 +131,10 @@ def _pass_tensormaps_by_value(state: _Compilation) -> None:
     fn = _kernel_function(state)
     entry = fn.regions[0].blocks[0]
     params = state.metadata.params
-    maps = [i for i, (name, _) in enumerate(params)
-            if name.rsplit(".", 2)[-1] == "tensormap" or name.rsplit(".", 2)[-2:-1] == ["tensormap"]]
+    names = {name for name, _ in params}
+    appended = len(params) - len(state.metadata.tensormaps)  # descriptors made in the kernel: the last ones
+    maps = [i for i, (name, _) in enumerate(params)  # a host descriptor's leaves: `d.base`, ..., `d.tensormap`
+            if i >= appended or (name.endswith(".tensormap") and name[:-len("tensormap")] + "base" in names)]
     maps = [i for i in maps if not _unused(entry.arguments[i])]
     if not maps:
         return
