@@ -654,11 +654,10 @@ print(json.dumps(seen))
 """
 
 
-def test_tensor_maps_reach_the_driver_by_value(tmp_path):
-    """A kernel with two host descriptors, compiled for sm_90 and launched through a
-    stand-in libcuda: each tensor-map parameter is handed to cuLaunchKernel as the map's
-    128 bytes (code M), the other parameters as before, on the first launch and on the
-    generated launcher's."""
+def _through_a_stand_in_driver(tmp_path: Path, template: str):
+    """Runs `template` (a script printing JSON last) in a process whose libcuda is the
+    stand-in FAKE_LIBCUDA built here; returns what it printed. Skips without a C compiler
+    or ptxas."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     try:
         toolkit.ptxas_path()
@@ -669,14 +668,22 @@ def test_tensor_maps_reach_the_driver_by_value(tmp_path):
     (tmp_path / "fake_cuda.c").write_text(FAKE_LIBCUDA)
     subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
                     str(tmp_path / "fake_cuda.c")], check=True)
-    script = tmp_path / "maps_through_the_driver.py"
-    script.write_text(_MAPS_THROUGH_THE_DRIVER.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
+    script = tmp_path / "through_the_driver.py"
+    script.write_text(template.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
     import os
     import sys
     env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
     out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
-    first, second = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    return __import__("json").loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_tensor_maps_reach_the_driver_by_value(tmp_path):
+    """A kernel with two host descriptors, compiled for sm_90 and launched through a
+    stand-in libcuda: each tensor-map parameter is handed to cuLaunchKernel as the map's
+    128 bytes (code M), the other parameters as before, on the first launch and on the
+    generated launcher's."""
+    first, second = _through_a_stand_in_driver(tmp_path, _MAPS_THROUGH_THE_DRIVER)
     # (8-byte slots: an int32 parameter's upper bytes are whatever the slot held)
     assert {k: v for k, v in first.items() if "shape" not in k and "strides" not in k} == \
         {k: v for k, v in second.items() if "shape" not in k and "strides" not in k}
@@ -690,20 +697,7 @@ def test_tensor_maps_reach_the_driver_by_value(tmp_path):
 def test_launches_reach_the_driver_with_their_parameters(tmp_path):
     """The whole launch path, GridCall, the generated launcher and Launcher included,
     down to cuLaunchKernel of a stand-in libcuda that records what it is given."""
-    compiler = shutil.which("cc") or shutil.which("gcc")
-    if compiler is None or shutil.which("ptxas") is None and not Path("/usr/local/cuda/bin/ptxas").exists():
-        pytest.skip("needs a C compiler and ptxas")
-    (tmp_path / "fake_cuda.c").write_text(FAKE_LIBCUDA)
-    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
-                    str(tmp_path / "fake_cuda.c")], check=True)
-    script = tmp_path / "through_the_driver.py"
-    script.write_text(_THROUGH_THE_DRIVER.format(tests=str(Path(__file__).parent), cache=str(tmp_path / "cache")))
-    import os
-    import sys
-    env = dict(os.environ, LD_LIBRARY_PATH=str(tmp_path), PYTHONPATH=os.pathsep.join(sys.path))
-    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
-    seen = __import__("json").loads(out.stdout.strip().splitlines()[-1])
+    seen = _through_a_stand_in_driver(tmp_path, _THROUGH_THE_DRIVER)
     factor = struct.unpack("<I", struct.pack("<f", 2.5))[0]
     for launch, (count, grid, stream) in zip(seen, [(1, [3, 1, 1], 0), (2, [3, 1, 1], 0), (3, [2, 5, 1], 77)]):
         assert launch[:5] == [count, 0x1234, grid, [128, 1, 1], stream]
