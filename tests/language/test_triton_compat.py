@@ -689,3 +689,22 @@ def test_a_dtype_argument_has_a_value(backend, rng, dtype):
     y = device_array(np.zeros(1, dtype), backend)
     masked_max_kernel[(1,)](device_array(x, backend), y, 50, BLOCK=64)
     assert to_numpy(y)[0] == x.max()
+
+
+@tilec.jit
+def squared_error_kernel(inp, target, out, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    d = tl.load(inp + offs, mask=offs < n) - tl.load(target + offs, mask=offs < n)
+    tl.store(out, tl.sum(d * d, 0))
+
+
+def test_a_parameter_named_like_a_launch_option(backend, rng):
+    """FlagGems' mse_loss names a parameter `target`: passed positionally it is the
+    argument, and `target=` besides it is the compile target (warmup for another GPU)."""
+    x, y = rng.standard_normal(10).astype(np.float32), rng.standard_normal(10).astype(np.float32)
+    out = device_array(np.full(1, np.nan, np.float32), backend)
+    squared_error_kernel[(1,)](device_array(x, backend), device_array(y, backend), out, 10, BLOCK=16)
+    np.testing.assert_allclose(to_numpy(out)[0], ((x.astype(np.float64) - y) ** 2).sum(), rtol=1e-5)
+    if backend == "interpreter":
+        compiled = squared_error_kernel.warmup(x, y, np.zeros(1, np.float32), 10, BLOCK=16, grid=(1,), target="sm_80")
+        assert ".target sm_80" in compiled.asm["ptx"]

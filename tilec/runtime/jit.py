@@ -448,6 +448,11 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             if index is None:
                 raise LaunchError(f"{self.__name__}() got an unexpected keyword argument '{name}'")
             if index < n:
+                if name in LAUNCH_OPTIONS and value is not None:
+                    # A launch option the kernel also names a parameter (FlagGems' mse_loss has
+                    # `target`), given positionally: the keyword is the option (`warmup(..., target="sm_90")`).
+                    options[name] = value
+                    continue
                 raise LaunchError(f"{self.__name__}() got multiple values for argument '{name}'")
             values[index] = value
         missing = []
