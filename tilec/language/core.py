@@ -874,15 +874,20 @@ def cdiv(x: int, y: int) -> int:
     return (x + y - 1) // y
 
 
-def __getattr__(name: str):
-    """Triton code reads the language's names from its submodules too
-    (`triton.language.core.static_range`, `tl.core.reshape`, `core.get_int_dtype`):
-    any name of tilec.language is found here as well, once it is loaded."""
-    if name == "get_int_dtype":
-        from .compile_time import get_int_dtype
-        return get_int_dtype
+def language_name(module: str, name: str) -> Any:
+    """`name` of tilec.language, for a submodule's `__getattr__`: Triton code reads the
+    language's names from its submodules too (`triton.language.core.static_range`,
+    `tl.standard.zeros_like`). Only once the package is loaded; else AttributeError."""
     import sys
     language = sys.modules.get("tilec.language")
     if name.startswith("__") or language is None or name not in vars(language):
-        raise AttributeError(f"module 'tilec.language.core' has no attribute {name!r}")
+        raise AttributeError(f"module 'tilec.language.{module}' has no attribute {name!r}")
     return vars(language)[name]
+
+
+def __getattr__(name: str):
+    """Every name of tilec.language (language_name), and Triton's `core.get_int_dtype`."""
+    if name == "get_int_dtype":
+        from .compile_time import get_int_dtype
+        return get_int_dtype
+    return language_name("core", name)

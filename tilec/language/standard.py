@@ -462,11 +462,6 @@ def reduce_or(input, axis, keep_dims=False):
 
 
 def __getattr__(name: str):
-    """Triton code reads the language's names from its submodules too
-    (`triton.language.standard.static_range`, `tl.standard.reshape`, `standard.zeros_like`):
-    any name of tilec.language is found here as well, once it is loaded."""
-    import sys
-    language = sys.modules.get("tilec.language")
-    if name.startswith("__") or language is None or name not in vars(language):
-        raise AttributeError(f"module 'tilec.language.standard' has no attribute {name!r}")
-    return vars(language)[name]
+    """Every name of tilec.language (`standard.zeros_like`: core.language_name)."""
+    from .core import language_name
+    return language_name("standard", name)
