@@ -4,52 +4,54 @@
 // tilegpu-pipeline receives it): the key and value tiles' addresses come from a block
 // table loaded in the same iteration (`block = tl.load(Table + tokens // PAGE)`), and the
 // keys feed the dot transposed (`tl.dot(q, tl.trans(k))`). The loop writes no memory, so
-// the table entries of the iteration S-1 ahead are loaded early, in the address slice,
-// their mask ANDed with that iteration existing (in the prologue: 0 < n); K and V then
-// stream through cp.async rings like any other dot operand, one slot each (S-1: the dots
-// read them into registers), each refilled after the dot that reads it, with the
-// addresses only its copies need. K's ring is stored as K was loaded, [32, 64] in the
-// mma operand swizzle, and read through a transposed [64, 32] view (the same swizzle,
-// order flipped) straight into the B operand layout: no tile.trans and no second
-// staging of the tile are left in the loop, and no synchronous load of K or V.
+// the table entries are read ahead: they become a carried value (loaded for iteration 0
+// before the loop, guarded by 0 < n), and the pipeline loads those of the iteration
+// after next at the end of each iteration, after the copies that read the next one's. K
+// and V stream through cp.async rings like any other dot operand, one slot each (S-1:
+// the dots read them into registers), both refilled after p @ v, the last dot reading
+// either: the copies share the entries, which therefore stay live across no dot. K's
+// ring is stored as K was loaded, [32, 64] in the mma operand swizzle, and read through a
+// transposed [64, 32] view (the same swizzle, order flipped) straight into the B operand
+// layout: no tile.trans and no second staging of the tile are left in the loop, and no
+// synchronous load of K or V.
 
 // CHECK-DAG: #[[SH:shared[0-9]*]] = #tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 1, 0>, perPhase = 1 : i32, vec = 8 : i32}>
 // CHECK-DAG: #[[SHT:shared[0-9]*]] = #tilegpu.shared<{maxPhase = 8 : i32, order = array<i32: 0, 1>, perPhase = 1 : i32, vec = 8 : i32}>
 // CHECK-LABEL: func.func public @paged_decode_kernel
 // CHECK: %[[N:.+]] = "tile.load"(%{{.+}}) {{.*}} : (!tile.ptr<i32>) -> i32
-// CHECK: %[[KRING:.+]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x64xf16, #[[SH]]>>
-// CHECK: %[[VRING:.+]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x64xf16, #[[SH]]>>
 // CHECK: %[[FIRST:.+]] = arith.cmpi slt, %c0_i32, %[[N]] : i32
 // CHECK: %[[GUARD0:.+]] = "tile.splat"(%[[FIRST]]) : (i1) -> tensor<32xi1
 // CHECK: %[[MASK0:.+]] = arith.andi %{{.+}}, %[[GUARD0]]
-// CHECK: "tile.load"(%{{.+}}, %[[MASK0]], %{{.+}}) {{.*}} -> tensor<32xi32
+// CHECK: %[[ENTRIES0:.+]] = "tile.load"(%{{.+}}, %[[MASK0]], %{{.+}}) {{.*}} -> tensor<32xi32
+// CHECK: %[[KRING:.+]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x64xf16, #[[SH]]>>
+// CHECK: %[[VRING:.+]] = "tilegpu.local_alloc"() {{.*}} -> !tilegpu.memdesc<tensor<1x32x64xf16, #[[SH]]>>
+// CHECK: arith.extsi %[[ENTRIES0]]
+// CHECK: %[[ENTRIES1:.+]] = "tile.load"(%{{.+}}, %{{.+}}, %{{.+}}) {{.*}} -> tensor<32xi32
 // CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, vec = 8 : i32}
 // CHECK: "tilegpu.async_copy_global_to_local"({{.*}}, %{{.+}}, %{{.+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, vec = 8 : i32}
 // CHECK: "tilegpu.async_commit_group"
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args({{.*}}%[[ENTRIES:arg[0-9]+]] = %[[ENTRIES1]]
 // CHECK-NOT: "tile.trans"
 // CHECK: "tilegpu.async_wait"() {num = 0 : i32}
 // CHECK-NEXT: %[[KVIEW:.+]] = "tilegpu.memdesc_index"(%[[KRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32} : {{.*}} -> !tilegpu.memdesc<tensor<64x32xf16, #[[SHT]]>>
 // CHECK-NEXT: "tilegpu.local_load"(%[[KVIEW]]) : (!tilegpu.memdesc<tensor<64x32xf16, #[[SHT]]>>) -> tensor<64x32xf16, #dot_op
 // CHECK: "tile.dot"
-// CHECK: %[[NEXT:.+]] = arith.cmpi slt, %{{.+}}, %[[N]] : i32
-// CHECK-NOT: "tile.trans"
-// CHECK: %[[GUARD:.+]] = "tile.splat"(%[[NEXT]]) : (i1) -> tensor<32xi1
-// CHECK: %[[MASK:.+]] = arith.andi %{{.+}}, %[[GUARD]]
-// CHECK: "tile.load"(%{{.+}}, %[[MASK]], %{{.+}}) {{.*}} -> tensor<32xi32
 // CHECK-NOT: "tile.load"
-// CHECK-NOT: "tile.trans"
-// CHECK: "tilegpu.memdesc_index"(%[[KRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32}
-// CHECK-NEXT: "tilegpu.async_copy_global_to_local"({{.*}}, %[[NEXT]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 8 : i32}
-// CHECK-NOT: "tilegpu.async_commit_group"
+// CHECK-NOT: "tilegpu.async_copy_global_to_local"
 // CHECK: "tilegpu.memdesc_index"(%[[VRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: "tilegpu.local_load"
 // CHECK: "tile.dot"
+// CHECK: %[[NEXT:.+]] = arith.cmpi slt, %{{.+}}, %[[N]] : i32
 // CHECK-NOT: "tile.load"
-// CHECK: "tilegpu.memdesc_index"(%[[VRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NOT: "tile.trans"
+// CHECK: arith.extsi %[[ENTRIES]]
+// CHECK: "tilegpu.memdesc_index"(%[[KRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32}
+// CHECK-NEXT: "tilegpu.async_copy_global_to_local"({{.*}}, %[[NEXT]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 8 : i32}
+// CHECK-NEXT: "tilegpu.memdesc_index"(%[[VRING]], %{{.+}}) {tilegpu.pipeline_slot = 0 : i32}
 // CHECK-NEXT: "tilegpu.async_copy_global_to_local"({{.*}}, %[[NEXT]]) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>, vec = 8 : i32}
 // CHECK-NEXT: "tilegpu.async_commit_group"
-// CHECK-NEXT: scf.yield
+// CHECK: %[[LATER:.+]] = "tile.load"(%{{.+}}, %{{.+}}, %{{.+}}) {{.*}} -> tensor<32xi32
+// CHECK-NEXT: scf.yield {{.*}}, %[[LATER]],
 
 module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80"} {
   func.func public @paged_decode_kernel(%arg0: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %arg1: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %arg2: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %arg3: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %arg4: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %arg5: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %arg6: f32, %arg7: i32 {tile.divisibility = 16 : i32}, %arg8: i32 {tile.divisibility = 16 : i32}, %arg9: i32 {tile.divisibility = 16 : i32}, %arg10: i32) {
