@@ -155,7 +155,10 @@ class ConstexprFunction:
         if launched_in_torch_compile() or not inside_kernel():
             if kwargs:
                 return self.fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
-            return self.fn(*[_unwrap(a) for a in args])
+            for a in args:  # grid lambdas call cdiv on plain ints: no list then
+                if isinstance(a, constexpr):
+                    return self.fn(*[_unwrap(a) for a in args])
+            return self.fn(*args)
         for position, value in [*enumerate(args), *kwargs.items()]:
             if isinstance(value, tensor):
                 which = f"argument {position + 1}" if isinstance(position, int) else f"argument '{position}'"
