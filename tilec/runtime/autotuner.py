@@ -247,7 +247,7 @@ class Autotuner(_Wrapper):
         self.best_config = config
         launch_kwargs = self._with_config(kwargs, config)
         if config.pre_hook is not None:
-            config.pre_hook({**named, **config.all_kwargs()})
+            config.pre_hook({**named, **launch_kwargs})
         return _launch(self.fn, grid, args, launch_kwargs)
 
     def _run_first_that_runs(self, configs: list[Config], key: tuple, named: dict, args: tuple, grid: Any,

@@ -481,6 +481,8 @@ def {self.__name__}(_grid{''.join(', ' + p for p in params)}{option_params}):
             except Exception as error:
                 note_grid_function_error(error, grid, self.__name__, meta)  # names it, and META's values
                 raise
+            if type(grid) is tuple and len(grid) == 1 and type(grid[0]) is int and 0 <= grid[0] <= _GRID_LIMITS[0]:
+                return grid[0], 1, 1  # a grid lambda's usual answer, checked in one line
         if isinstance(grid, int):
             grid = (grid,)
         try:
