@@ -94,19 +94,27 @@ def descriptor_problem(desc: Any, at_launch: bool = True) -> str | None:
     every construction and launch, so the common case is kept short; `at_launch=False`
     is _describe_problem's.)"""
     try:
-        shape, strides, block = [int(v) for v in desc.shape], [int(v) for v in desc.strides], \
-            [int(v) for v in desc.block_shape]
-        size = desc.base.dtype.itemsize
-        address = desc.base.data_ptr() if hasattr(desc.base, "data_ptr") else desc.base.ctypes.data
+        shape, strides, block = list(map(int, desc.shape)), list(map(int, desc.strides)), \
+            list(map(int, desc.block_shape))
+        base = desc.base
+        size = base.dtype.itemsize
+        address = base.data_ptr() if hasattr(base, "data_ptr") else base.ctypes.data
     except (TypeError, AttributeError, ValueError):
         return _describe_problem(desc, at_launch)
-    if (1 <= len(shape) <= 5 and len(strides) == len(shape) == len(block) and strides[-1] == 1
-            and all(0 < b and not b & (b - 1) for b in block) and math.prod(block) <= MAX_BLOCK_ELEMENTS
-            and (block[-1] * size >= 16 or not at_launch)
-            and not address % 16 and all(not (s * size) % 16 for s in strides[:-1])
-            and getattr(desc, "padding", "zero") in ("zero", "nan")
-            and (not getattr(desc, "round_f32_to_tf32", False) or size == 4)):
-        return None
+    rank = len(shape)
+    if 1 <= rank <= 5 and len(strides) == rank == len(block) and strides[-1] == 1 and not address % 16:
+        elements = 1
+        for b in block:  # powers of two
+            if b <= 0 or b & (b - 1):
+                return _describe_problem(desc, at_launch)
+            elements *= b
+        for stride in strides[:-1]:
+            if (stride * size) % 16:
+                return _describe_problem(desc, at_launch)
+        if (elements <= MAX_BLOCK_ELEMENTS and (block[-1] * size >= 16 or not at_launch)
+                and getattr(desc, "padding", "zero") in ("zero", "nan")
+                and (size == 4 or not getattr(desc, "round_f32_to_tf32", False))):
+            return None
     return _describe_problem(desc, at_launch)
 
 
