@@ -181,3 +181,34 @@ def test_sm_75_keeps_the_fma_path():
     kernel = tilec.compile(dot_kernel, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16", "c_ptr": "*fp32:16"},
                            target="sm_75", constexprs={"M": 32, "N": 32, "K": 32, "PRECISION": "ieee"})
     assert "mma.sync" not in kernel.asm["ptx"] and "#tilegpu.mma" not in kernel.asm["ttgir"]
+
+
+@tilec.jit
+def _descriptor_store_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[K, 1], block_shape=[BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, shape=[K, N], strides=[N, 1], block_shape=[BK, BN])
+    c_desc = tl.make_tensor_descriptor(c_ptr, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(a_desc.load([0, k * BK]), b_desc.load([k * BK, 0]), acc)
+    c_desc.store([0, 0], acc.to(tl.float16))
+
+
+@pytest.mark.parametrize("target, stmatrix", [("sm_90", True), ("sm_80", False)])
+def test_accumulator_tiles_reach_shared_memory_by_stmatrix_on_hopper(target, stmatrix):
+    """A 16-bit accumulator tile written to shared memory for a TMA store goes through
+    `stmatrix.x4` on sm_90 (one instruction per four 8x8 matrices a warp holds, as
+    Triton's epilogue; tests/unit/test_stmatrix_plan.py simulates its addresses), and
+    ptxas takes it; sm_80 has no stmatrix."""
+    kernel = tilec.compile(_descriptor_store_matmul, signature={"a_ptr": "*fp16:16", "b_ptr": "*fp16:16",
+                                                                "c_ptr": "*fp16:16", "M": "i32:16", "N": "i32:16",
+                                                                "K": "i32:16"},
+                           constexprs={"BM": 128, "BN": 128, "BK": 64}, target=target, num_warps=4)
+    counts = _counts(kernel.asm["ptx"])
+    assert kernel.asm["cubin"]
+    if stmatrix:
+        # 128x128 halves over 128 threads: 128 a thread, 8 in each x4 instruction.
+        assert counts["stmatrix.sync.aligned.m8n8.x4.shared.b16"] == 16, counts
+        assert not any(name.startswith("st.shared") for name in counts), counts
+    else:
+        assert not any(name.startswith("stmatrix") for name in counts)

@@ -78,15 +78,14 @@ def is_mma_operand(encoding) -> bool:
     return isinstance(encoding, DotOperandEncoding) and isinstance(encoding.parent, MmaEncoding)
 
 
-def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
-                  origin: tuple[int, ...], base: ir.Value, elem_ty: ir.Type, element_bits: int, trans: bool,
-                  num: int) -> list[ir.Value]:
-    """The thread's registers of `layout`, loaded with ldmatrix.x{num} from the buffer at
-    byte offset `base`, for a view of it starting at `origin` (a multiple of the view's
-    shape: adding it XORs its offset, which keeps 16-byte rows whole); plan_ldmatrix
-    said it works."""
-    shape = list(buffer.shape)
-    offsets = _shared_layout(len(shape), encoding).offset_layout(shape)
+def address_plan(layout: LinearLayout, encoding, shape: tuple[int, ...], origin: tuple[int, ...],
+                 element_bits: int, trans: bool, num: int) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """How each lane finds the row address it passes to an ldmatrix / stmatrix.x{num}, in
+    elements of the buffer: the XOR of `lane_components[b]` over the set bits b of its
+    lane index, of `warp_components[b]` over those of its warp index, and of the group's
+    constant, for each (first 32-bit register, constant) of the register groups. A view
+    starting at `origin` (a multiple of its shape) XORs its offset into the constants."""
+    offsets = _shared_layout(len(shape), encoding).offset_layout(list(shape))
     start = offsets.apply({f"dim{d}": c for d, c in enumerate(origin)})[0]
     per_word = 32 // element_bits
 
@@ -94,7 +93,7 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
         coords = layout.apply(inputs)
         return offsets.apply({f"dim{d}": c for d, c in enumerate(coords)})[0]
 
-    # Which input moves lane bit b of the ldmatrix lane index (8 * matrix + row).
+    # Which input moves lane bit b of the instruction's lane index (8 * matrix + row).
     if trans:  # row j: register j % 2 of lanes j // 2 + 4c
         row_bits = [{REGISTER: 1}, {LANE: 1}, {LANE: 2}]
     else:      # row j: the elements lanes 4j..4j+3 hold
@@ -102,36 +101,62 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     matrix_bits = [{REGISTER: per_word}, {REGISTER: 2 * per_word}][:num.bit_length() - 1]
     lane_components = [offset_of(bit) for bit in row_bits + matrix_bits]
     warp_components = [offset_of({WARP: 1 << b}) for b in range(len(layout.bases(WARP)))]
+    words = layout.in_dim_size(REGISTER) // per_word
+    groups = [(first, offset_of({REGISTER: first * per_word}) ^ start) for first in range(0, words, num)]
+    return lane_components, warp_components, groups
+
+
+def _group_addresses(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
+                     origin: tuple[int, ...], base: ir.Value, element_bits: int, trans: bool, num: int):
+    """(first 32-bit register, shared pointer) of each register group of `layout`: the
+    address this lane passes to the group's ldmatrix / stmatrix (address_plan), in the
+    buffer at byte offset `base`."""
+    lane_components, warp_components, groups = address_plan(layout, encoding, tuple(buffer.shape), origin,
+                                                            element_bits, trans, num)
     terms = ctx.bit_terms(ctx.lane, lane_components) + ctx.bit_terms(ctx.warp, warp_components)
     thread = ctx.combine_terms(terms, disjoint=False)
     size = element_bits // 8
-    result_type = ctx.i32 if num == 1 else ir.Type.parse("!llvm.struct<(" + ", ".join(["i32"] * num) + ")>")
-    attributes = {
-        "num": ir.IntegerAttr.get(ctx.i32, num),
-        "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>"),
-        "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
-        "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>"),
-    }
-    words = layout.in_dim_size(REGISTER) // per_word
-    vector_type = ir.VectorType.get([per_word], elem_ty)
-    values: list[ir.Value] = []
     # The buffer's start, then the thread's offset in it (as local_memory.element_offsets). Where a
     # register group's constant shares no bit with the thread's part, XOR is addition and
     # the constant becomes an immediate offset of the instruction.
     thread_bits = 0
     for component in lane_components + warp_components:
         thread_bits |= component
-    buffer = ctx.shared_pointer(base)
-    thread_pointer = None if thread is None else ctx.shared_pointer(ctx.arith("muli", thread, ctx.const(size)), buffer)
-    for first in range(0, words, num):
-        constant = offset_of({REGISTER: first * per_word}) ^ start
+    pointer = ctx.shared_pointer(base)
+    thread_pointer = None if thread is None else ctx.shared_pointer(ctx.arith("muli", thread, ctx.const(size)), pointer)
+    for first, constant in groups:
         if thread is None:
-            address = ctx.shared_pointer(ctx.const(constant * size), buffer)
+            address = ctx.shared_pointer(ctx.const(constant * size), pointer)
         elif constant & thread_bits == 0:
             address = ctx.shared_pointer(ctx.const(constant * size), thread_pointer)
         else:
             offset = ctx.arith("muli", ctx.arith("xori", thread, ctx.const(constant)), ctx.const(size))
-            address = ctx.shared_pointer(offset, buffer)
+            address = ctx.shared_pointer(offset, pointer)
+        yield first, address
+
+
+def _matrix_attributes(ctx: LoweringContext, trans: bool, num: int | None = None) -> dict:
+    attributes = {
+        "layout": ir.Attribute.parse(f"#nvvm.mma_layout<{'col' if trans else 'row'}>"),
+        "shape": ir.Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>"),
+        "eltType": ir.Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>"),
+    }
+    if num is not None:
+        attributes["num"] = ir.IntegerAttr.get(ctx.i32, num)
+    return attributes
+
+
+def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
+                  origin: tuple[int, ...], base: ir.Value, elem_ty: ir.Type, element_bits: int, trans: bool,
+                  num: int) -> list[ir.Value]:
+    """The thread's registers of `layout`, loaded with ldmatrix.x{num} from the buffer at
+    byte offset `base`, for a view of it starting at `origin`; plan_ldmatrix said it works."""
+    per_word = 32 // element_bits
+    result_type = ctx.i32 if num == 1 else ir.Type.parse("!llvm.struct<(" + ", ".join(["i32"] * num) + ")>")
+    attributes = _matrix_attributes(ctx, trans, num)
+    vector_type = ir.VectorType.get([per_word], elem_ty)
+    values: list[ir.Value] = []
+    for _, address in _group_addresses(ctx, layout, encoding, buffer, origin, base, element_bits, trans, num):
         loaded = create_op("nvvm.ldmatrix", [result_type], [address], attributes=attributes).result
         for i in range(num):
             word = loaded if num == 1 else create_op("llvm.extractvalue", [ctx.i32], [loaded], attributes={
@@ -143,3 +168,31 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
             values.extend(create_op("llvm.extractelement", [elem_ty], [vector, ctx.const(e)]).result
                           for e in range(per_word))
     return values
+
+
+def plan_stmatrix(layout: LinearLayout, encoding, buffer: ir.RankedTensorType, element_bits: int,
+                  num_warps: int) -> tuple[bool, int] | None:
+    """(trans, matrices per instruction) when `layout`'s 16-bit elements can be written to
+    the buffer with stmatrix (sm_90), else None. stmatrix's fragments are ldmatrix's
+    (lane 8i + j gives the address of row j of matrix i; lane t's register i holds the
+    two elements the mma fragment layout assigns it), so the same rows must be 16
+    contiguous aligned bytes."""
+    if element_bits != 16:
+        return None
+    return _plan(layout, encoding, tuple(buffer.shape), element_bits, num_warps)
+
+
+def emit_stmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,
+                  origin: tuple[int, ...], base: ir.Value, values: list[ir.Value], trans: bool, num: int) -> None:
+    """Writes the thread's registers `values` of `layout` (16-bit elements) to the buffer
+    at byte offset `base` with stmatrix.x{num}; plan_stmatrix said it works."""
+    attributes = _matrix_attributes(ctx, trans)
+    pair = ir.VectorType.get([2], values[0].type)
+    for first, address in _group_addresses(ctx, layout, encoding, buffer, origin, base, 16, trans, num):
+        words = []
+        for word in range(first, first + num):
+            vector = create_op("llvm.mlir.undef", [pair]).result
+            for e in range(2):
+                vector = create_op("llvm.insertelement", [pair], [vector, values[2 * word + e], ctx.const(e)]).result
+            words.append(create_op("llvm.bitcast", [ctx.i32], [vector]).result)
+        create_op("nvvm.stmatrix", [], [address, *words], attributes=attributes)

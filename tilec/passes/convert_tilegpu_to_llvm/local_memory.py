@@ -168,12 +168,21 @@ def _written_buffer(op: ir.Operation) -> ir.Value | None:
 
 def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value) -> None:
     """Each thread writes the elements of `value` it holds to the buffer `view` at shared
-    byte offset `base` (an i32), in vectors where the layouts allow."""
+    byte offset `base` (an i32): with stmatrix where it applies (16-bit elements on sm_90,
+    every row of the instruction's matrices 16 contiguous bytes of the buffer: an mma
+    accumulator into an NVMMA layout, for a TMA store or a wgmma operand), else in
+    vectors where the layouts allow."""
     size = _element_bytes(ctx, view.buffer)
     # Replicas write the same values to the same places: harmless, and no predicate.
     _, registers = ctx.owners(value)
     values = ctx.elements(value)
     layout = ctx.layout(value)
+    if size == 2 and ctx.target.at_least(90):
+        plan = ldmatrix.plan_stmatrix(layout, view.encoding, view.buffer, 16, ctx.num_warps)
+        if plan is not None:
+            ldmatrix.emit_stmatrix(ctx, layout, view.encoding, view.buffer, view.origin, base,
+                                   [to_shared(ctx, v) for v in values], *plan)
+            return
     parts = element_offsets(ctx, layout, view)
     elem_ty = values[0].type
     run = vector_run(layout, view.encoding, list(view.buffer.shape), size, elem_ty)
