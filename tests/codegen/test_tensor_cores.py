@@ -89,6 +89,20 @@ def test_tutorial_matmul_runs_on_wgmma_on_hopper():
     assert re.search(r"wgmma\.wait_group\.sync\.aligned\s+0;", ptx)   # after it: the last one
 
 
+def test_pointer_store_epilogue_exchanges_through_stmatrix_on_hopper():
+    """The tutorial's epilogue (the fp16 accumulator stored through pointers, 8 columns a
+    thread) changes layout through shared memory: on sm_90 the accumulator goes in by
+    `stmatrix.x4` and comes out by 16-byte loads (16 of each a thread for 128x128 on four
+    warps, where the plain exchange took 32 8-byte stores and 32 8-byte loads);
+    tests/unit/test_stmatrix_plan.py checks the places and the banks. sm_80 has no
+    stmatrix and keeps the plain exchange."""
+    hopper = _counts(_tutorial_matmul("sm_90").asm["ptx"])
+    assert hopper["stmatrix.sync.aligned.m8n8.x4.shared.b16"] == 16, hopper
+    assert hopper["ld.shared.v4.b32"] == 16 and not any(k.startswith("st.shared") for k in hopper), hopper
+    ampere = _counts(_tutorial_matmul("sm_80").asm["ptx"])
+    assert not any(k.startswith("stmatrix") for k in ampere) and any(k.startswith("st.shared") for k in ampere)
+
+
 def test_two_warpgroups_take_the_warp_index_from_lane_0():
     """8 warps: two warpgroups along M, each's A descriptor offset by its warpgroup. The
     warp index is broadcast from lane 0 (shfl.sync.idx) so ptxas keeps the descriptors

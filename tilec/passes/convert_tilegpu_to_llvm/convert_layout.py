@@ -13,10 +13,11 @@ which both sides move the widest vectors their registers share (up to 16 bytes) 
 each phase of a warp's accesses reaches distinct banks, or a (swizzled) row-major
 buffer where that costs less. A thread's offsets are its lane/warp part's offset
 (computed once) XOR a constant per register, the constant's bits no thread sets added
-instead, so they fold into the accesses' immediates. Two cases keep their own route:
-a result in an mma operand layout that `ldmatrix` can load goes through the swizzled
-row-major buffer (local_memory.write_view / read_view), and an exchange too large for
-shared memory runs in rounds (the generic exchange of shape.py).
+instead, so they fold into the accesses' immediates. Three cases keep their own route:
+a result in an mma operand layout that `ldmatrix` can load, and (sm_90) a 16-bit mma
+accumulator that `stmatrix` can write into a layout read 16 bytes at a time, go through
+the swizzled row-major buffer (local_memory.write_view / read_view); an exchange too
+large for shared memory runs in rounds (the generic exchange of shape.py).
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from . import ldmatrix
 from .context import LoweringContext, LoweringError, layout_of_value, lowers
 from .local_memory import View, read_view, write_view
 from .shape import exchange, exchange_bytes, row_major, staging_bytes, staging_plan
-from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared
+from .shared_memory import element_bytes, from_shared, scratch_bytes, store_type, to_shared, vector_run
 
 
 def register_permutation(src_ll: LinearLayout, dst_ll: LinearLayout) -> list[int] | None:
@@ -110,7 +111,7 @@ def lower_convert_layout(ctx: LoweringContext, op: ir.Operation) -> None:
         return
     ctx.reserve_shared(staging_bytes([src]))
     base = ctx.const(ctx.scratch_offset)
-    encoding = _ldmatrix_encoding(ctx, src, dst)
+    encoding = _ldmatrix_encoding(ctx, src, dst) or _stmatrix_encoding(ctx, src, dst)
     if encoding is not None:
         buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
         view = View(buffer, (0,) * len(shape))
@@ -143,6 +144,39 @@ def _ldmatrix_encoding(ctx: LoweringContext, src: ir.Value, dst: ir.Value):
     buffer = ir.RankedTensorType.get(shape, element_type(src.type), tilegpu.encoding_attr(encoding))
     plan = ldmatrix.plan_ldmatrix(ctx.layout(dst), encoding, buffer, 8 * element_bytes(src.type), ctx.num_warps)
     return encoding if plan is not None else None
+
+
+def _stmatrix_encoding(ctx: LoweringContext, src: ir.Value, dst: ir.Value):
+    if element_bytes(src.type) != 2 or not ctx.target.at_least(90):
+        return None
+    return stmatrix_exchange_encoding(ctx.layout(src), ctx.layout(dst), tuple(shape_of(src.type)),
+                                      ctx.element_type(dst.type), ctx.num_warps)
+
+
+def stmatrix_exchange_encoding(src_ll: LinearLayout, dst_ll: LinearLayout, shape: tuple[int, ...], elem_ty,
+                               num_warps: int):
+    """The swizzled row-major encoding to exchange 16-bit elements through (sm_90) when
+    the source is an mma accumulator that `stmatrix` writes into it and the result reads
+    it back in 16-byte vectors, 8 lanes at a time in 8 distinct bank groups; None
+    otherwise. Both sides then move 16 bytes an instruction, half the instructions of
+    the best plain exchange of an accumulator (a thread holds at most two neighbouring
+    elements of a row, so its stores move 8 bytes at best): a matmul's epilogue storing
+    fp16 through pointers, say, as Triton's (st.shared.v4 and ldmatrix, the mirror)."""
+    encoding = exchange_shared_encoding(shape, 16)
+    if encoding is None or ldmatrix.plan_stmatrix(src_ll, encoding, shape, 16, num_warps) is None:
+        return None
+    if vector_run(dst_ll, encoding, list(shape), 2, elem_ty) != 8:
+        return None
+    # Offsets are linear in the lane bits, so the 8 lanes of each phase of a 16-byte
+    # access reach distinct bank groups exactly when lanes 1, 2 and 4 move the
+    # 16-byte chunk (element offset bits 3..5) by independent amounts.
+    offsets = encoding.offset_layout(list(shape))
+    chunks = [offsets.apply({f"dim{d}": c for d, c in enumerate(basis)})[0] >> 3 & 7
+              for basis in dst_ll.bases(LANE)[:3]]
+    spans = {0}
+    for chunk in chunks:
+        spans |= {s ^ chunk for s in spans}
+    return encoding if len(chunks) == 3 and len(spans) == 8 else None
 
 
 class _Addresses:

@@ -170,16 +170,16 @@ def emit_ldmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: 
     return values
 
 
-def plan_stmatrix(layout: LinearLayout, encoding, buffer: ir.RankedTensorType, element_bits: int,
+def plan_stmatrix(layout: LinearLayout, encoding, shape: tuple[int, ...], element_bits: int,
                   num_warps: int) -> tuple[bool, int] | None:
     """(trans, matrices per instruction) when `layout`'s 16-bit elements can be written to
-    the buffer with stmatrix (sm_90), else None. stmatrix's fragments are ldmatrix's
+    a buffer of `shape` in `encoding` with stmatrix (sm_90), else None. stmatrix's fragments are ldmatrix's
     (lane 8i + j gives the address of row j of matrix i; lane t's register i holds the
     two elements the mma fragment layout assigns it), so the same rows must be 16
     contiguous aligned bytes."""
     if element_bits != 16:
         return None
-    return _plan(layout, encoding, tuple(buffer.shape), element_bits, num_warps)
+    return _plan(layout, encoding, tuple(shape), element_bits, num_warps)
 
 
 def emit_stmatrix(ctx: LoweringContext, layout: LinearLayout, encoding, buffer: ir.RankedTensorType,

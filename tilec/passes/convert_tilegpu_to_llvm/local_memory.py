@@ -178,7 +178,7 @@ def write_view(ctx: LoweringContext, value: ir.Value, view: View, base: ir.Value
     values = ctx.elements(value)
     layout = ctx.layout(value)
     if size == 2 and ctx.target.at_least(90):
-        plan = ldmatrix.plan_stmatrix(layout, view.encoding, view.buffer, 16, ctx.num_warps)
+        plan = ldmatrix.plan_stmatrix(layout, view.encoding, tuple(view.buffer.shape), 16, ctx.num_warps)
         if plan is not None:
             ldmatrix.emit_stmatrix(ctx, layout, view.encoding, view.buffer, view.origin, base,
                                    [to_shared(ctx, v) for v in values], *plan)
