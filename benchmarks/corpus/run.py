@@ -51,6 +51,16 @@ host: one compiling (autotune workers on many cores) can delay another's launche
 a host-bound case then looks slow. `--recheck 0.95` times the cases under 0.95 again
 afterwards, one child at a time with the other cards idle, and reports those times
 (marked "rechecked alone" in the table).
+
+`--warm N` (with `--gpus`) first runs every part without timing (`--no-time`: each
+backend's first call, checked), N children at once spread over the GPUs, so that both
+compilers' on-disk caches hold every kernel and autotune config before the timed pass
+starts: compiling is most of a cold run's time (Triton compiles an autotuner's configs
+one after another) and it then runs on all the host's cores at once. The timed pass is
+unchanged, but its "first call" column is then a warm-cache first call (marked in the
+table's header). Warm children start only in the first third of `--deadline`. (An
+autotuner with `cache_results=True` would keep the choice it made while the warm
+children shared the GPU; no corpus kernel asks for that.)
 """
 from __future__ import annotations
 
@@ -205,11 +215,18 @@ def main() -> int:
     parser.add_argument("--per-config", action="store_true",
                         help="one row per config of each @autotune kernel the case launches (the others autotuned "
                              "as usual), each through the case's own call; single process only")
+    parser.add_argument("--warm", type=int, default=0, metavar="N",
+                        help="with --gpus: first run every part untimed, N children at once, to fill the compile "
+                             "caches before the timed pass")
+    parser.add_argument("--no-time", action="store_true",
+                        help="check each case's first call on each backend, time nothing")
     parser.add_argument("--rows-json", default="", help=argparse.SUPPRESS)
     parser.add_argument("--cases", default="", help=argparse.SUPPRESS)  # a JSON list of "name [shape]" to run
     args = parser.parse_args()
     if args.per_config and (args.gpus or args.compile_only):
         parser.error("--per-config runs in one process, without --gpus or --compile-only")
+    if args.warm and not args.gpus:
+        parser.error("--warm goes with --gpus")
     if args.gpus:
         return run_on_gpus(args)
     if args.interpret:
@@ -266,7 +283,7 @@ def main() -> int:
                             stack.enter_context(only_config(autotuned(modules[backend])[kernel], index))
                         run_row(row, modules, backends, inputs, reference, synchronize, gpu)
                 continue
-            run_row(row, modules, backends, inputs, reference, synchronize, gpu)
+            run_row(row, modules, backends, inputs, reference, synchronize, gpu and not args.no_time)
             if args.rows_json:
                 save_rows(args.rows_json, rows)
     print()
@@ -278,8 +295,8 @@ def main() -> int:
 
 
 def run_row(row: Row, modules: dict, backends: list[str], inputs: dict, reference: Any,
-            synchronize: Callable[[], None], gpu: bool) -> None:
-    """Runs the row's case on each backend (checked; timed on the GPU) and prints the row."""
+            synchronize: Callable[[], None], timing: bool) -> None:
+    """Runs the row's case on each backend (checked; timed where `timing`) and prints the row."""
     timed = {}
     for backend in backends:
         module = modules[backend]
@@ -287,7 +304,7 @@ def run_row(row: Row, modules: dict, backends: list[str], inputs: dict, referenc
             row.results[backend] = Outcome("ERR", detail=f"load: {module}")
             continue
         row.results[backend], fn = run_case(row.case, module, inputs, reference, synchronize)
-        if gpu and row.results[backend].status == "ok":
+        if timing and row.results[backend].status == "ok":
             timed[backend] = fn
     time_cases(timed, row.results)
     print("  " + format_row(row, backends), flush=True)
@@ -331,7 +348,8 @@ PART_SIZE = 6  # cases per child process: small enough to spread the big files o
 def run_on_gpus(args) -> int:
     """Runs the chosen files in parts of about PART_SIZE cases, each in a child process on
     one GPU (CUDA_VISIBLE_DEVICES), at most one child per GPU, the parts with the most
-    cases first; then prints the merged table and summary."""
+    cases first (after an untimed pass of them all, `--warm` children at once, where
+    asked); then prints the merged table and summary."""
     import tempfile
     units = []
     for path in chosen_files(args.only):
@@ -343,12 +361,64 @@ def run_on_gpus(args) -> int:
         parts = max(1, math.ceil(count / PART_SIZE))
         units += [(count / parts, os.path.basename(path), f"{k}/{parts}") for k in range(parts)]
     units.sort(key=lambda unit: -unit[0])
-    pending = [(file, part) for _, file, part in units]
     workdir = tempfile.mkdtemp(prefix="corpus-")
-    workers = max(1, (os.cpu_count() or 1) // args.gpus)
     start = time.monotonic()
     lock = threading.Lock()
-    finished, unfinished, outputs = [], [], []
+    visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
+    gpus = visible[:args.gpus] if visible else [str(gpu) for gpu in range(args.gpus)]
+
+    def run_part(file: str, part: str, gpu: str, out: str, extra: list[str], workers: int,
+                 left: float | None) -> tuple[str, bool]:
+        """Runs one part in a child process on `gpu`: (its output, whether it finished)."""
+        command = [sys.executable, os.path.abspath(__file__), "--only", file, "--part", part, "--rows-json", out]
+        command += ["--quick"] if args.quick else []
+        command += ["--match", args.match] if args.match else []
+        command += ["--no-triton"] if args.no_triton else []
+        command += ["--interpret"] if args.interpret else []
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, TILEC_COMPILE_WORKERS=str(workers))
+        # A session of its own, so that the compile workers it forks stop with it.
+        child = subprocess.Popen(command + extra, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, start_new_session=True)
+        try:
+            return child.communicate(timeout=left)[0], True
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, 9)
+            return child.communicate()[0], False
+
+    def run_threads(target, count: int) -> None:
+        threads = [threading.Thread(target=target, args=(gpus[i % len(gpus)],)) for i in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    if args.warm:
+        warm_pending = [(file, part) for _, file, part in units]
+        warm_until = args.deadline / 3 if args.deadline else None
+
+        def warmer(gpu: str) -> None:
+            while True:
+                with lock:
+                    if not warm_pending:
+                        return
+                    file, part = warm_pending.pop(0)
+                elapsed = time.monotonic() - start
+                if warm_until is not None and elapsed > warm_until:
+                    continue
+                out = os.path.join(workdir, f"warm-{file}-{part.replace('/', 'of')}.json")
+                workers = max(1, (os.cpu_count() or 1) // args.warm)
+                _, complete = run_part(file, part, gpu, out, ["--no-time"], workers,
+                                       None if warm_until is None else warm_until - elapsed + 60)
+                with lock:
+                    print(f"[warm, gpu {gpu}, {time.monotonic() - start:.0f} s] {file} part {part}"
+                          + ("" if complete else " (stopped)"), flush=True)
+
+        run_threads(warmer, args.warm)
+        print(f"warm pass: {time.monotonic() - start:.0f} s", flush=True)
+
+    pending = [(file, part) for _, file, part in units]
+    workers = max(1, (os.cpu_count() or 1) // args.gpus)
+    finished, unfinished = [], []
 
     def worker(gpu: str) -> None:
         while True:
@@ -361,21 +431,8 @@ def run_on_gpus(args) -> int:
                     unfinished.append((file, part))
                 continue
             out = os.path.join(workdir, f"{file}-{part.replace('/', 'of')}.json")
-            command = [sys.executable, os.path.abspath(__file__), "--only", file, "--part", part, "--rows-json", out]
-            command += ["--quick"] if args.quick else []
-            command += ["--match", args.match] if args.match else []
-            command += ["--no-triton"] if args.no_triton else []
-            command += ["--interpret"] if args.interpret else []
-            env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, TILEC_COMPILE_WORKERS=str(workers))
             left = args.deadline - (time.monotonic() - start) if args.deadline else None
-            # A session of its own, so that the compile workers it forks stop with it.
-            child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     start_new_session=True)
-            try:
-                text, complete = child.communicate(timeout=left)[0], True
-            except subprocess.TimeoutExpired:
-                os.killpg(child.pid, 9)
-                text, complete = child.communicate()[0], False
+            text, complete = run_part(file, part, gpu, out, [], workers, left)
             rows = load_rows(out)
             with lock:
                 finished.extend(rows)
@@ -386,20 +443,14 @@ def run_on_gpus(args) -> int:
                       + ("" if complete else " (stopped at the deadline)"), flush=True)
                 print("\n".join(lines), flush=True)
 
-    visible = [d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if d.strip()]
-    gpus = visible[:args.gpus] if visible else [str(gpu) for gpu in range(args.gpus)]
-    threads = [threading.Thread(target=worker, args=(gpu,)) for gpu in gpus]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    run_threads(worker, len(gpus))
     if args.recheck:
         finished = _recheck(args, finished, gpus[0], workdir, start)
     backends = ["tilec"] + ([] if args.no_triton else ["triton"])
     order = {(os.path.basename(p)[2:-3]): i for i, p in enumerate(chosen_files(""))}
     finished.sort(key=lambda row: order.get(row.file, 0))
     print()
-    print(table(finished, backends))
+    print(table(finished, backends, warm=bool(args.warm)))
     print()
     print(summary(finished, backends))
     if unfinished:
@@ -487,9 +538,9 @@ def format_row(row: Row, backends: list[str]) -> str:
     return "; ".join(parts)
 
 
-def table(rows: list[Row], backends: list[str]) -> str:
+def table(rows: list[Row], backends: list[str], warm: bool = False) -> str:
     header = ["kernel", "case", "shape", "correct " + "/".join(backends), "tilec", "Triton", "Triton/tilec",
-              "first call tilec/Triton"]
+              "first call tilec/Triton" + (" (warm caches)" if warm else "")]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         mine, theirs = row.results.get("tilec", Outcome()), row.results.get("triton", Outcome())

@@ -95,3 +95,21 @@ def test_per_config_runs_each_config_of_the_kernels_a_case_launches(corpus, monk
     assert len(rows) == 4 and all("persistent_matmul_kernel: BLOCK_M=" in row and "| ok |" in row for row in rows)
     assert "tma_persistent_matmul_kernel" not in out
 
+
+
+def test_warm_pass_runs_every_part_untimed_before_the_timed_pass(tmp_path):
+    """`--gpus N --warm K`: every part first runs in a child with `--no-time` (K at once),
+    then the timed pass runs them again and the table says its first calls found warm
+    caches. Here in the interpreter (no GPU), on one small file."""
+    import subprocess
+    env = dict(os.environ, TILEC_CACHE_DIR=str(tmp_path / "cache"))
+    result = subprocess.run([sys.executable, os.path.join(CORPUS, "run.py"), "--gpus", "1", "--warm", "2",
+                             "--interpret", "--only", "dropout"], env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    warm = [i for i, line in enumerate(lines) if line.startswith("[warm, gpu 0")]
+    timed = [i for i, line in enumerate(lines) if line.startswith("[gpu 0")]
+    assert warm and timed and max(warm) < min(timed), result.stdout
+    assert any("first call tilec/Triton (warm caches)" in line for line in lines), result.stdout
+    assert sum(line.startswith("| dropout |") for line in lines) == 4, result.stdout
