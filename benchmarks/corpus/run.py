@@ -58,7 +58,9 @@ compilers' on-disk caches hold every kernel and autotune config before the timed
 starts: compiling is most of a cold run's time (Triton compiles an autotuner's configs
 one after another) and it then runs on all the host's cores at once. The timed pass is
 unchanged, but its "first call" column is then a warm-cache first call (marked in the
-table's header). Warm children start only in the first third of `--deadline`. (An
+table's header). Warm children start only in the first third of `--deadline`; with
+`--no-time` too, only the warm pass runs (the whole deadline), to fill the caches of a
+machine whose later runs (each under a time limit) then time the parts. (An
 autotuner with `cache_results=True` would keep the choice it made while the warm
 children shared the GPU; no corpus kernel asks for that.)
 """
@@ -394,7 +396,7 @@ def run_on_gpus(args) -> int:
 
     if args.warm:
         warm_pending = [(file, part) for _, file, part in units]
-        warm_until = args.deadline / 3 if args.deadline else None
+        warm_until = (args.deadline if args.no_time else args.deadline / 3) if args.deadline else None
 
         def warmer(gpu: str) -> None:
             while True:
@@ -409,12 +411,17 @@ def run_on_gpus(args) -> int:
                 workers = max(1, (os.cpu_count() or 1) // args.warm)
                 _, complete = run_part(file, part, gpu, out, ["--no-time"], workers,
                                        None if warm_until is None else warm_until - elapsed + 60)
+                rows = load_rows(out)
+                bad = sum(any(o.status in ("FAIL", "ERR") for o in row.results.values()) for row in rows)
                 with lock:
-                    print(f"[warm, gpu {gpu}, {time.monotonic() - start:.0f} s] {file} part {part}"
+                    print(f"[warm, gpu {gpu}, {time.monotonic() - start:.0f} s] {file} part {part}: "
+                          f"{len(rows)} cases" + (f", {bad} failed" if bad else "")
                           + ("" if complete else " (stopped)"), flush=True)
 
         run_threads(warmer, args.warm)
         print(f"warm pass: {time.monotonic() - start:.0f} s", flush=True)
+        if args.no_time:
+            return 0
 
     pending = [(file, part) for _, file, part in units]
     workers = max(1, (os.cpu_count() or 1) // args.gpus)

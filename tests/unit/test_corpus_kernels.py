@@ -113,3 +113,9 @@ def test_warm_pass_runs_every_part_untimed_before_the_timed_pass(tmp_path):
     assert warm and timed and max(warm) < min(timed), result.stdout
     assert any("first call tilec/Triton (warm caches)" in line for line in lines), result.stdout
     assert sum(line.startswith("| dropout |") for line in lines) == 4, result.stdout
+    # With --no-time as well, only the warm pass runs (a machine's caches filled for later runs).
+    result = subprocess.run([sys.executable, os.path.join(CORPUS, "run.py"), "--gpus", "1", "--warm", "2",
+                             "--no-time", "--interpret", "--only", "dropout"], env=env, capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "k_dropout.py part 0/1: 4 cases" in result.stdout and "[gpu" not in result.stdout, result.stdout
