@@ -387,6 +387,11 @@ def run_on_gpus(args) -> int:
             os.killpg(child.pid, 9)
             return child.communicate()[0], False
 
+    def take(queue: list) -> tuple[str, str] | None:
+        """The next (file, part) of `queue`, None when it is empty."""
+        with lock:
+            return queue.pop(0) if queue else None
+
     def run_threads(target, count: int) -> None:
         threads = [threading.Thread(target=target, args=(gpus[i % len(gpus)],)) for i in range(count)]
         for thread in threads:
@@ -397,13 +402,11 @@ def run_on_gpus(args) -> int:
     if args.warm:
         warm_pending = [(file, part) for _, file, part in units]
         warm_until = (args.deadline if args.no_time else args.deadline / 3) if args.deadline else None
+        warm_problems = []
 
         def warmer(gpu: str) -> None:
-            while True:
-                with lock:
-                    if not warm_pending:
-                        return
-                    file, part = warm_pending.pop(0)
+            while (unit := take(warm_pending)) is not None:
+                file, part = unit
                 elapsed = time.monotonic() - start
                 if warm_until is not None and elapsed > warm_until:
                     continue
@@ -414,6 +417,8 @@ def run_on_gpus(args) -> int:
                 rows = load_rows(out)
                 bad = sum(any(o.status in ("FAIL", "ERR") for o in row.results.values()) for row in rows)
                 with lock:
+                    if bad or not complete:
+                        warm_problems.append((file, part))
                     print(f"[warm, gpu {gpu}, {time.monotonic() - start:.0f} s] {file} part {part}: "
                           f"{len(rows)} cases" + (f", {bad} failed" if bad else "")
                           + ("" if complete else " (stopped)"), flush=True)
@@ -421,18 +426,15 @@ def run_on_gpus(args) -> int:
         run_threads(warmer, args.warm)
         print(f"warm pass: {time.monotonic() - start:.0f} s", flush=True)
         if args.no_time:
-            return 0
+            return 1 if warm_problems else 0
 
     pending = [(file, part) for _, file, part in units]
     workers = max(1, (os.cpu_count() or 1) // args.gpus)
     finished, unfinished = [], []
 
     def worker(gpu: str) -> None:
-        while True:
-            with lock:
-                if not pending:
-                    return
-                file, part = pending.pop(0)
+        while (unit := take(pending)) is not None:
+            file, part = unit
             if args.deadline and time.monotonic() - start > args.deadline:
                 with lock:
                     unfinished.append((file, part))
