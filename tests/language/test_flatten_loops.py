@@ -158,9 +158,13 @@ def test_warp_specialize_fuses_as_flatten_does(backend, rng, flatten, ws, fused)
     options = dict(signature=SIGNATURE, target="sm_90", num_warps=4,
                    constexprs={"BM": 128, "BN": 128, "BK": 64, "PROGRAMS": 132, "STAGES": 3, "FLATTEN": flatten,
                                "WS": ws})
-    ttgir = tilec.compile(persistent_matmul_kernel, **options).asm["ttgir"]
+    kernel = tilec.compile(persistent_matmul_kernel, **options)
+    ttgir = kernel.asm["ttgir"]
     first_loop = ttgir[ttgir.index("scf.for"):].split("scf.yield")[0]
     assert ("tilegpu.local_alloc" not in first_loop) == fused  # nested: the rings are made per tile
+    # The fused loop still says it was asked to specialise (tile.warp_specialize).
+    assert ("tile.warp_specialize" in kernel.asm["ttir"]) == ws
+    assert ("tile.warp_specialize" in ttgir) == ws
     m, n, k, programs = 96, 64, 80, 3
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)

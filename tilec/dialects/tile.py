@@ -580,6 +580,10 @@ IMPRECISE_ACC_ATTR = "max_num_imprecise_acc"
 # tile's epilogue; tilec gets it by fusing the loops (on Hopper Triton cannot do both, and
 # its tutorial turns `flatten` off where it specialises).
 FLATTEN_ATTR = "tile.flatten"
+# On an scf.for: `tl.range(..., warp_specialize=True)`, beside FLATTEN_ATTR (such a loop is
+# fused as a flattened one). tile-flatten-loops keeps it on the fused loop, so that the
+# pipeline still knows, after fusion, which loop its user asked to specialise.
+WARP_SPECIALIZE_ATTR = "tile.warp_specialize"
 
 
 def dot(a: ir.Value, b: ir.Value, acc: ir.Value, input_precision: str,

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 from mlir import ir
 
-from ..dialects.tile import FLATTEN_ATTR
+from ..dialects.tile import FLATTEN_ATTR, WARP_SPECIALIZE_ATTR
 from ..errors import CompilationError, SourceLocation, UnsupportedLanguageConstruct
 from ..language import builtins as lang
 from ..language import core as tl
@@ -695,6 +695,8 @@ class CodeGenerator(CallRules, ast.NodeVisitor):
                                                                       int(loop.num_stages))
         if getattr(loop, "flatten", False) or getattr(loop, "warp_specialize", False):
             for_op.attributes[FLATTEN_ATTR] = ir.UnitAttr.get()
+        if getattr(loop, "warp_specialize", False):
+            for_op.attributes[WARP_SPECIALIZE_ATTR] = ir.UnitAttr.get()
         body = for_op.regions[0].blocks[0]
         before = dict(self.scope)
         self.scope = dict(before)

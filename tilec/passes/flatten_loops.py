@@ -56,7 +56,7 @@ from mlir.dialects import arith, scf
 from ..dialects import tile
 from ..dialects._mlir import block_ops, is_tensor, tensor_type
 from ..dialects.op_facts import is_pure, reads_memory
-from ..dialects.tile import FLATTEN_ATTR
+from ..dialects.tile import FLATTEN_ATTR, WARP_SPECIALIZE_ATTR
 from . import register_pass
 from .utils import clone_reading, functions, walk_postorder
 
@@ -142,6 +142,8 @@ def flatten(outer: ir.Operation) -> bool:
     with ir.InsertionPoint(choice.else_block), outer.location:
         plain = outer.clone()
         plain.attributes.__delitem__(FLATTEN_ATTR)
+        if WARP_SPECIALIZE_ATTR in plain.attributes:  # no inner loop left to specialise
+            plain.attributes.__delitem__(WARP_SPECIALIZE_ATTR)
         plain_inner = next(op for op in block_ops(plain.regions[0].blocks[0]) if op.name == "scf.for")
         for result, init in zip(plain_inner.results, list(plain_inner.operands)[3:]):
             result.replace_all_uses_with(init)

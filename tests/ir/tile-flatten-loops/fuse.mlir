@@ -113,3 +113,34 @@ module {
     return
   }
 }
+
+// -----
+
+// warp_specialize=True marks its loop with tile.warp_specialize beside tile.flatten: the
+// fused loop keeps it (tilegpu-pipeline reads it there), the outer loop run where the
+// inner one has no step drops both.
+// CHECK-LABEL: func.func @specialised
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: } {tile.warp_specialize}
+// CHECK: } else {
+// CHECK: scf.for
+// CHECK-NOT: tile.warp_specialize
+// CHECK: return
+module {
+  func.func @specialised(%p: !tile.ptr<f32>, %n: i32, %m: i32) {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    scf.for %t = %c0 to %m step %c1 : i32 {
+      %x = arith.sitofp %t : i32 to f32
+      %r = scf.for %k = %c0 to %n step %c1 iter_args(%a = %x) -> (f32) : i32 {
+        %kf = arith.sitofp %k : i32 to f32
+        %s = arith.addf %a, %kf : f32
+        scf.yield %s : f32
+      }
+      %ptr = "tile.addptr"(%p, %t) : (!tile.ptr<f32>, i32) -> !tile.ptr<f32>
+      "tile.store"(%ptr, %r) {cache = "", evict = "", operandSegmentSizes = array<i32: 1, 1, 0>} : (!tile.ptr<f32>, f32) -> ()
+    } {tile.flatten, tile.warp_specialize}
+    return
+  }
+}
