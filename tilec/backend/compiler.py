@@ -18,7 +18,7 @@ from typing import Any, Callable
 from mlir import ir
 
 from ..config import config
-from ..dialects import make_context, verify_module
+from ..dialects import make_context, tilegpu, verify_module
 from ..errors import InternalError, OutOfResources, ToolNotFoundError, UsageError
 from ..frontend import KernelFunction, generate_ttir
 from ..frontend.ir_builder import TENSORMAPS_ATTR, recipe_positions
@@ -212,6 +212,7 @@ def make_llir(state: _Compilation) -> None:
                            f"{',tilegpu-order-pure-ops' if config.order_pure_ops else ''}")
     with state.context:
         state.metadata.shared = ir.IntegerAttr(state.module.operation.attributes[SHARED_ATTR]).value
+        state.metadata.producer_warps = tilegpu.producer_warps_of(state.module.operation)
         _check_shared_memory(state, state.metadata.shared)
         state.asm["llir"] = _llvm_ir_text(_gpu_module(state.module))
 

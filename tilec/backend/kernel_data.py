@@ -82,6 +82,9 @@ class KernelMetadata:
     # TMA tensor maps the launcher encodes from the call's values and passes after them
     # (descriptors made in the kernel; see tilec.runtime.tma.kernel_tensor_maps).
     tensormaps: list[dict] = field(default_factory=list)
+    # Warps a warp-specialised kernel runs beyond num_warps (its copies' producers): the
+    # block has 32 * (num_warps + producer_warps) threads.
+    producer_warps: int = 0
     tilec_version: str = TILEC_VERSION
 
 

@@ -28,7 +28,10 @@ Ops:
     "tilegpu.bulk_store_wait"()       (after a loop whose TMA stores tilegpu-allocate-shared-memory
                                       left reading out: waits for them, then a CTA barrier)
 
-Module attributes: `tilegpu.num-warps` (i32) and `tilegpu.target` (e.g. "sm_90").
+Module attributes: `tilegpu.num-warps` (i32) and `tilegpu.target` (e.g. "sm_90"); where a
+loop is warp-specialised, `tilegpu.producer-warps` (i32): warps the kernel runs beyond
+num_warps (ids num_warps and up), which issue its copies; layouts, scratch space and
+barriers count num_warps only.
 
 The bindings return IRDL attributes opaquely, so encodings are read back by parsing
 their text once (cached); `tilec.layout.encodings` holds the IR-free classes.
@@ -164,6 +167,7 @@ irdl.dialect @tilegpu {
 register_irdl("tilegpu", IRDL)
 
 NUM_WARPS_ATTR = "tilegpu.num-warps"
+PRODUCER_WARPS_ATTR = "tilegpu.producer-warps"
 TARGET_ATTR = "tilegpu.target"
 
 # ----------------------------------------------------------------------------- encodings <-> text
@@ -550,6 +554,13 @@ def _verify_convert_layout(op: ir.Operation) -> str | None:
 
 def num_warps_of(module_op: ir.Operation) -> int:
     return ir.IntegerAttr(module_op.attributes[NUM_WARPS_ATTR]).value
+
+
+def producer_warps_of(module_op: ir.Operation) -> int:
+    """The warps a warp-specialised kernel adds for its copies (0: none)."""
+    if PRODUCER_WARPS_ATTR not in module_op.attributes:
+        return 0
+    return ir.IntegerAttr(module_op.attributes[PRODUCER_WARPS_ATTR]).value
 
 
 def target_of(module_op: ir.Operation) -> str:

@@ -98,7 +98,7 @@ class LoadedKernel:
         self.name: str = compiled.name
         self.device = device
         self.num_warps: int = metadata.num_warps
-        self.block: int = 32 * metadata.num_warps
+        self.block: int = 32 * (metadata.num_warps + getattr(metadata, "producer_warps", 0))
         self.shared: int = metadata.shared
         self.param_names: tuple[str, ...] = tuple(name for name, _ in metadata.params)
         self.codes: str = "".join(type_code(ty) for _, ty in metadata.params)

@@ -52,7 +52,7 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True, max
     gpu_block = gpu_module.regions[0].blocks.append()
     for fn in list(functions(module_op)):
         ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion,
-                              maxnreg=maxnreg)
+                              maxnreg=maxnreg, producer_warps=tilegpu.producer_warps_of(module_op))
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()

@@ -87,8 +87,11 @@ def _tensormap_args(fn: ir.Operation) -> set[int]:
 
 class LoweringContext:
     def __init__(self, func_op: ir.Operation, gpu_block: ir.Block, *, num_warps: int, target: Target,
-                 fp_fusion: bool = True, maxnreg: int = 0):
+                 fp_fusion: bool = True, maxnreg: int = 0, producer_warps: int = 0):
         self.func_op = func_op
+        # Warps beyond num_warps that a warp-specialised kernel runs (its copies' producers):
+        # they count in the block's size only.
+        self.producer_warps = producer_warps
         self.maxnreg = maxnreg
         self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
@@ -134,7 +137,7 @@ class LoweringContext:
                 "sym_name": ir.StringAttr.get(name),
                 "function_type": fn_type,
                 "nvvm.kernel": ir.UnitAttr.get(),
-                "nvvm.maxntid": ir.DenseI32ArrayAttr.get([32 * self.num_warps]),
+                "nvvm.maxntid": ir.DenseI32ArrayAttr.get([32 * (self.num_warps + self.producer_warps)]),
             }
             if self.maxnreg:  # Triton's `maxnreg`: ptxas keeps to it, spilling past it
                 attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(self.i32, self.maxnreg)
