@@ -27,6 +27,10 @@ Ops:
     "tilegpu.barrier"()
     "tilegpu.bulk_store_wait"()       (after a loop whose TMA stores tilegpu-allocate-shared-memory
                                       left reading out: waits for them, then a CTA barrier)
+    "tilegpu.arrive_barrier"(%bar, %pred)   (one lane of each warp arrives on the mbarrier)
+    "tilegpu.warp_specialize"() ({ producer ops; gpu.yield }) {producer_regs, consumer_regs}
+                                      (the producer warps run the region and leave; the
+                                      consumers go on past it)
 
 Module attributes: `tilegpu.num-warps` (i32) and `tilegpu.target` (e.g. "sm_90"); where a
 loop is warp-specialised, `tilegpu.producer-warps` (i32): warps the kernel runs beyond
@@ -146,6 +150,18 @@ irdl.dialect @tilegpu {
     %0 = irdl.base @tilegpu::@memdesc
     %1 = irdl.any
     irdl.operands(barrier: %0, phase: %1)
+  }
+  irdl.operation @arrive_barrier {
+    %0 = irdl.base @tilegpu::@memdesc
+    %1 = irdl.is i1
+    irdl.operands(barrier: %0, pred: %1)
+  }
+  irdl.operation @warp_specialize {
+    %0 = irdl.base "#builtin.integer"
+    %1 = irdl.base "#builtin.integer"
+    irdl.attributes {"producer_regs" = %0, "consumer_regs" = %1}
+    %2 = irdl.region
+    irdl.regions(producer: %2)
   }
   irdl.operation @async_wait {
     %0 = irdl.base "#builtin.integer"
@@ -376,6 +392,29 @@ def wait_barrier(barrier: ir.Value, phase: ir.Value) -> ir.Operation:
     return create_op("tilegpu.wait_barrier", [], [barrier, phase])
 
 
+# On an init_barriers: how many arrivals complete a phase of each of its mbarriers (1
+# when absent: a TMA copy's expect_tx). A warp-specialised loop's `empty` barriers take
+# one arrival from each consumer warp (arrive_barrier).
+ARRIVE_COUNT_ATTR = "tilegpu.arrive_count"
+
+
+def arrive_barrier(barrier: ir.Value, pred: ir.Value) -> ir.Operation:
+    """Where `pred` holds, one lane of each warp arrives on the mbarrier `barrier` (a
+    warp-specialised loop's consumers freeing a ring slot for its producer)."""
+    return create_op("tilegpu.arrive_barrier", [], [barrier, pred])
+
+
+def warp_specialize(producer_regs: int, consumer_regs: int) -> tuple[ir.Operation, ir.Block]:
+    """The split of a warp-specialised kernel: the module's producer warps (beyond
+    num_warps; `tilegpu.producer-warps`) run the op's region, one warp of them, then leave
+    the kernel; the num_warps consumer warps go on past the op. Each side first sets its
+    register budget (setmaxnreg; 0: leave it). Returns the op and its region's block,
+    which the caller fills and ends with gpu.yield."""
+    op = create_op("tilegpu.warp_specialize", [], [], attributes={
+        "producer_regs": i32_attr(producer_regs), "consumer_regs": i32_attr(consumer_regs)}, regions=1)
+    return op, op.regions[0].blocks.append()
+
+
 def bulk_store_wait() -> ir.Operation:
     """Waits until every TMA store issued so far has been read out of shared memory, then
     synchronises the CTA: their blocks' bytes may then be written again."""
@@ -467,7 +506,8 @@ def _verify_memdesc_subview(op: ir.Operation) -> str | None:
                         "view")
 
 
-for _name in ("init_barriers", "inval_barriers", "tma_copy_global_to_local", "wait_barrier"):
+for _name in ("init_barriers", "inval_barriers", "tma_copy_global_to_local", "wait_barrier", "arrive_barrier",
+              "warp_specialize"):
     define_op("tilegpu." + _name)
 for _name in ("local_dealloc", "local_store", "async_copy_global_to_local", "async_commit_group", "async_wait",
               "barrier", "bulk_store_wait"):

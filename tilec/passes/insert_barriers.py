@@ -221,6 +221,10 @@ class _Placer:
             return _in_flight(state)
         if name in ("scf.for", "scf.while"):
             return self.loop(op, state)
+        if name == "tilegpu.warp_specialize":
+            # Its region runs in another warp than what follows, and reaches shared memory
+            # only through TMA copies and mbarriers, which order themselves.
+            return state
         if name == "scf.if":
             after = [self.block(region.blocks[0], state) for region in op.regions if len(region.blocks)]
             if len(after) == 1:  # no else: the branch may not run

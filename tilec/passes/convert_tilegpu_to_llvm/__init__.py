@@ -32,7 +32,7 @@ from ..utils import functions
 from .context import TENSORMAP_ARG_ATTR, LoweringContext, lower_block  # noqa: F401
 from .shared_memory import SHARED_ATTR
 from . import (atomic, control_flow, convert_layout, debug, dot, dot_wgmma, elementwise, hardware,  # noqa: F401
-               indexing, local_memory, memory, reduce, scan, shape, tma)
+               indexing, local_memory, memory, reduce, scan, shape, tma, warp_specialize)
 
 GPU_MODULE_NAME = "tilec"
 

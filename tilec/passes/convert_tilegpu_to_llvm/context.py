@@ -13,7 +13,7 @@ import hashlib
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import llvm as llvm_d
+from mlir.dialects import llvm as llvm_d, nvvm
 
 from ...dialects import tilegpu
 from ...dialects._mlir import block_ops, create_op, int_attr_value, is_tensor
@@ -92,6 +92,12 @@ class LoweringContext:
         # Warps beyond num_warps that a warp-specialised kernel runs (its copies' producers):
         # they count in the block's size only.
         self.producer_warps = producer_warps
+        # Set by tilegpu.warp_specialize's rule. `consumer_only`: what is lowered from then
+        # on runs in the consumer warps alone (the producers have left), so CTA barriers
+        # become a named barrier over those warps. `single_warp`: its region is being
+        # lowered, which one producer warp runs.
+        self.consumer_only = False
+        self.single_warp = False
         self.maxnreg = maxnreg
         self.fp_fusion = fp_fusion
         self.gpu_block = gpu_block
@@ -283,6 +289,12 @@ class LoweringContext:
                 for i, t in enumerate(result_types)]
 
     def barrier(self) -> None:
+        """Every thread of the block waits for the others; after a warp_specialize split,
+        every consumer thread for the other consumers (named barrier 1: the producer
+        warps have left, and barrier 0 would wait for them)."""
+        if self.consumer_only:
+            nvvm.BarrierOp(None, barrierId=self.const(1), numberOfThreads=self.const(32 * self.num_warps))
+            return
         create_op("nvvm.barrier0", [])
 
     def reserve_shared(self, nbytes: int) -> None:

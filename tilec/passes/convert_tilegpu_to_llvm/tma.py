@@ -84,6 +84,8 @@ def _first_thread(ctx: LoweringContext) -> ir.Value:
     predicate ptxas cannot prove holds in one lane only, it wraps each in a loop over the
     lanes that hold it. An elected lane it knows is one."""
     elected = create_op("nvvm.elect.sync", [ctx.i1]).result
+    if ctx.single_warp:  # a warp_specialize region: one (producer) warp runs it
+        return ctx.arith("extui", elected, result_type=ctx.i32)
     in_warp_0 = ctx.arith("cmpi", ctx.tid, ctx.const(32), result_type=ctx.i1,
                           attrs={"predicate": ir.IntegerAttr.get(ctx.i64, 6)})  # ult
     return ctx.arith("extui", ctx.arith("andi", in_warp_0, elected), result_type=ctx.i32)
@@ -116,11 +118,11 @@ def _by_first_thread(ctx: LoweringContext, instruction: str, barrier: ir.Value) 
                    [_first_thread(ctx), barrier], [])
 
 
-def _initialise(ctx: LoweringContext, barriers: list[ir.Value], publish: bool = True) -> None:
-    """Thread 0 initialises the mbarriers for one arrival each; then (`publish`) every
-    thread may use them."""
+def _initialise(ctx: LoweringContext, barriers: list[ir.Value], publish: bool = True, arrivals: int = 1) -> None:
+    """Thread 0 initialises the mbarriers for `arrivals` arrivals each; then (`publish`)
+    every thread may use them."""
     for barrier in barriers:
-        _by_first_thread(ctx, "mbarrier.init.shared::cta.b64 [$1], 1;", barrier)
+        _by_first_thread(ctx, f"mbarrier.init.shared::cta.b64 [$1], {arrivals};", barrier)
     if publish:
         ctx.inline_asm("fence.mbarrier_init.release.cluster;", "", [], [])
         ctx.barrier()
@@ -156,8 +158,8 @@ def _barrier_array(ctx: LoweringContext, barriers: ir.Value) -> list[ir.Value]:
 def lower_init_barriers(ctx: LoweringContext, op: ir.Operation) -> None:
     """A pipelined loop's rings initialise their barriers one after another: the fence
     and barrier that publish them come once, after the last."""
-    _initialise(ctx, _barrier_array(ctx, op.operands[0]),
-                publish=_next_init(op) != "tilegpu.init_barriers")
+    _initialise(ctx, _barrier_array(ctx, op.operands[0]), publish=_next_init(op) != "tilegpu.init_barriers",
+                arrivals=int_attr_value(op, tilegpu.ARRIVE_COUNT_ATTR, 1))
 
 
 @lowers("tilegpu.inval_barriers")
@@ -255,3 +257,15 @@ def _wait_for_read_out(ctx: LoweringContext) -> None:
     has any), then the CTA synchronises."""
     ctx.inline_asm("cp.async.bulk.wait_group.read 0;", "", [], [])
     ctx.barrier()
+
+
+@lowers("tilegpu.arrive_barrier")
+def lower_arrive_barrier(ctx: LoweringContext, op: ir.Operation) -> None:
+    """Where the predicate holds, the lane `elect.sync` picks in each warp arrives once on
+    the mbarrier: it completes a phase when every warp of the side running it has (its
+    init_barriers' arrive count)."""
+    elected = create_op("nvvm.elect.sync", [ctx.i1]).result
+    predicate = ctx.arith("extui", ctx.arith("andi", elected, ctx.lowered(op.operands[1])), result_type=ctx.i32)
+    barrier = ctx.shared_address32(ctx.lowered(op.operands[0]))
+    ctx.inline_asm("{ .reg .pred p; setp.ne.b32 p, $0, 0; @p mbarrier.arrive.shared::cta.b64 _, [$1]; }", "r,r",
+                   [predicate, barrier], [])
