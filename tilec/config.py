@@ -78,7 +78,7 @@ def _size(name: str, default: int) -> int:
 
 
 # The settings that change generated code (codegen_flags names them; every cache keys them).
-_CODEGEN_SWITCHES = ("wgmma", "tma", "flatten_loops", "order_pure_ops")
+_CODEGEN_SWITCHES = ("wgmma", "tma", "flatten_loops", "order_pure_ops", "warp_specialize")
 
 
 @dataclass
@@ -110,6 +110,11 @@ class Config:
     # needed, element by element (streaming kernels only); TILEC_ORDER_PURE_OPS=0
     # turns it off. Part of every kernel's cache key.
     order_pure_ops: bool = True
+    # `tl.range(..., warp_specialize=True)` on sm_90: a producer warpgroup issues the
+    # loop's TMA copies (passes/pipeline.py, "warp specialisation"). Off until it has
+    # run on a GPU (TILEC_WARP_SPECIALIZE=1 turns it on); the loop is then fused and
+    # pipelined as without it. Part of every kernel's cache key.
+    warp_specialize: bool = False
 
     @staticmethod
     def from_env() -> "Config":
@@ -131,6 +136,7 @@ class Config:
             tma=_flag("TILEC_TMA", default=True),
             flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=True),
             order_pure_ops=_flag("TILEC_ORDER_PURE_OPS", default=True),
+            warp_specialize=_flag("TILEC_WARP_SPECIALIZE"),
         )
 
     def __setattr__(self, name: str, value) -> None:
@@ -144,7 +150,8 @@ class Config:
         """The settings besides the compile options that change generated code (keyed)."""
         return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma),
                                                ("no-flatten", not self.flatten_loops),
-                                               ("no-order-pure-ops", not self.order_pure_ops)) if on)
+                                               ("no-order-pure-ops", not self.order_pure_ops),
+                                               ("warp-specialize", self.warp_specialize)) if on)
 
 
 # The process-wide configuration; tests may change its fields.

@@ -188,7 +188,9 @@ def make_ttgir(state: _Compilation) -> None:
             f"convert-tile-to-tilegpu{{num-warps={o.num_warps} target={o.target.name}}},tilegpu-coalesce,"
             f"tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul{{wgmma={int(config.wgmma)}}},"
             "tilegpu-remove-layout-conversions,"
-            f"tilegpu-pipeline{{num-stages={o.num_stages}}},tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
+            f"tilegpu-pipeline{{num-stages={o.num_stages} "
+            f"warp-specialize={int(config.warp_specialize and config.wgmma and o.target.capability == 90)}}},"
+            "tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     with state.context:
         _drop_unused_tensormap_params(state)
         _pass_tensormaps_by_value(state)

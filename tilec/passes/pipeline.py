@@ -132,8 +132,9 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from ..dialects import tile, tilegpu
-from ..dialects._mlir import (block_ops, bool_attr_value, i32_attr, int_attr_value, operand_groups, str_attr_value,
-                              tensor_type)
+from ..dialects._mlir import (block_ops, bool_attr_value, create_op, i32_attr, int_attr_value, is_tensor,
+                              operand_groups, str_attr_value, tensor_type)
+from ..dialects.tile import WARP_SPECIALIZE_ATTR
 from ..dialects.op_facts import reads_memory
 from ..layout.encodings import LANE, REGISTER, WARP, DotOperandEncoding
 from ..layout.linear_layout import LinearLayout
@@ -1137,6 +1138,239 @@ def _only_feeds(value: ir.Value, yield_op: ir.Operation, position: int) -> bool:
     return True
 
 
+# ----------------------------------------------------------------------------- warp specialisation
+
+# A warp-specialised loop (issue 27; `tl.range(..., warp_specialize=True)` with
+# TILEC_WARP_SPECIALIZE=1, sm_90) keeps the kernel's num_warps consumer warps and their
+# layouts, and adds one producer warpgroup, of which one warp issues every TMA copy of
+# the loop: its own loop over the same iterations, each waiting until the consumers have
+# freed the iteration's slot (the ring's `empty` mbarriers, one arrival per consumer
+# warp), then copying into it (its `full` mbarrier, as without specialisation). The
+# consumers' loop keeps its waits on `full` and, where it refilled the slot read one
+# iteration earlier, frees it instead (arrive_barrier). The producers give registers to
+# the consumers (setmaxnreg under a .maxnreg of 65536 / threads): with eight consumer
+# warps 40 and 232 a thread.
+PRODUCER_WARPS = 4
+_REGISTERS = {8: (40, 232)}  # consumer warps -> (producer, consumer) registers a thread
+
+
+class _NotSpecializable(Exception):
+    pass
+
+
+def _specializable(loop: _Loop, num_warps: int) -> bool:
+    """Whether `loop` is one tilec specialises: marked tile.warp_specialize, every load a
+    TMA copy read by wgmma, addresses computed without loads or tensors, nested only in
+    scf.ifs (each side of the split must run the loop's iterations alike) whose
+    conditions, like what else the producer reads from outside the loop, come from pure
+    ops; num_warps a multiple of a warpgroup."""
+    if WARP_SPECIALIZE_ATTR not in loop.op.attributes or num_warps % 4 or not loop.wgmma:
+        return False
+    if not all(load.is_tma for load in loop.loads) or _reads_tables(loop.slice):
+        return False
+    if any(op.name == "tile.load" or any(is_tensor(r.type) for r in op.results) for op in loop.slice.ops):
+        return False
+    try:
+        for holder, _ in _branches(loop.op):  # (the producer's copy of an if yields nothing)
+            if holder.name != "scf.if":
+                return False
+        return all(_materializable(value) for value in _outside_needs(loop))
+    except _NotSpecializable:
+        return False
+
+
+def _branches(op: ir.Operation) -> list[tuple[ir.Operation, int]]:
+    """The ops holding `op` up to the function's body, outermost first, each with the
+    index of the region `op` is in."""
+    chain = []
+    while op.parent.name != "func.func":
+        holder = op.parent
+        chain.append((holder, _region_index(holder, op)))
+        op = holder
+    return list(reversed(chain))
+
+
+def _outside_needs(loop: _Loop) -> list[ir.Value]:
+    """The values defined outside the loop that its producer copy reads: the conditions
+    of the ifs holding it, its bounds, the initial carried values of its address slice,
+    and what the slice and the loads' tensor maps and offsets read from outside."""
+    op = loop.op
+    needs = [holder.operands[0] for holder, _ in _branches(op)] + list(op.operands)[:3]
+    needs += [list(op.operands)[3 + j] for j in loop.slice.carried]
+    for inner in loop.slice.ops:
+        needs += list(inner.operands) + (_free_values(inner) if len(inner.regions) else [])
+    needs += [root for load in loop.loads for root in _roots(load)]
+    seen, outside = set(), []
+    for value in needs:
+        if value not in seen and not _inside_loop(value, op):
+            seen.add(value)
+            outside.append(value)
+    return outside
+
+
+def _materializable(value: ir.Value) -> bool:
+    """Whether _materialize can give the producer `value` (see there)."""
+    owner = _owner(value)
+    if owner is None:
+        return _holder(value).name == "func.func"
+    if owner.parent.name == "func.func":
+        return True
+    return is_pure(owner) and not len(owner.regions) and all(_materializable(v) for v in owner.operands)
+
+
+def _top_level(op: ir.Operation) -> ir.Operation:
+    """The op of the function's body that holds `op` (itself when it is one)."""
+    while op.parent.name != "func.func":
+        op = op.parent
+    return op
+
+
+def _materialize(value: ir.Value, mapping: dict[ir.Value, ir.Value]) -> ir.Value:
+    """`value` as the producer's region (at the insertion point; the region sits in the
+    function's body right before the loop's outermost holder) can read it: the
+    function's arguments and values of the body as they are (they come before the
+    region); what is computed inside the loop's holders (pure, region-free ops) cloned,
+    once (`mapping`)."""
+    if value in mapping:
+        return mapping[value]
+    owner = _owner(value)
+    if owner is None or owner.parent.name == "func.func":
+        return value
+    for operand in owner.operands:
+        _materialize(operand, mapping)
+    clone_reading(owner, mapping)
+    return mapping[value]
+
+
+def _pipeline_warp_specialized(loop: _Loop, num_warps: int) -> None:
+    slots = loop.slots
+    i64 = ir.IntegerType.get_signless(64)
+    top = _top_level(loop.op)
+    producer_regs, consumer_regs = _REGISTERS.get(num_warps, (0, 0))
+    # The rings and both kinds of mbarriers before the split: every warp meets the
+    # barrier that publishes their initialisation.
+    with ir.InsertionPoint(top), loop.op.location:
+        for load in loop.loads:
+            ring = ir.RankedTensorType.get([slots] + list(load.buffer.shape), load.buffer.element_type,
+                                           load.buffer.encoding)
+            load.ring = tilegpu.local_alloc(tilegpu.memdesc_type(ring))
+            load.barriers = tilegpu.local_alloc(tilegpu.memdesc_type(ir.RankedTensorType.get([slots], i64)))
+            tilegpu.init_barriers(load.barriers)
+        empty = tilegpu.local_alloc(tilegpu.memdesc_type(ir.RankedTensorType.get([slots], i64)))
+        tilegpu.init_barriers(empty).attributes[tilegpu.ARRIVE_COUNT_ATTR] = i32_attr(num_warps)
+        _, region = tilegpu.warp_specialize(producer_regs, consumer_regs)
+    _producer(loop, region, empty)
+    _consumer(loop, empty)
+
+
+def _producer(loop: _Loop, region: ir.Block, empty: ir.Value) -> None:
+    """The region: the loop's iterations again, under the same conditions, each waiting
+    for its slot to be free (the `empty` barrier's phase before the one the consumers
+    complete: the first pass through the ring waits for nothing), then copying into it."""
+    i1, i32 = ir.IntegerType.get_signless(1), ir.IntegerType.get_signless(32)
+    op, body = loop.op, loop.body
+    lower, upper, step = list(op.operands)[:3]
+    inits = list(op.operands)[3:]
+    mapping: dict[ir.Value, ir.Value] = {}
+    with ir.InsertionPoint(region), op.location:
+        end = create_op("gpu.yield", [])
+    place = ir.InsertionPoint(end)
+    for holder, index in _branches(op):  # the ifs holding the loop, their conditions again
+        with place, op.location:
+            condition = _materialize(holder.operands[0], mapping)
+            if index == 1:  # the else branch
+                condition = arith.xori(condition, _constant(i1, 1))
+            guard = scf.IfOp(condition)
+        with ir.InsertionPoint(guard.then_block), op.location:
+            place = ir.InsertionPoint(scf.YieldOp([]))
+    with place, op.location:
+        for value in _outside_needs(loop):
+            _materialize(value, mapping)
+        bounds = [mapping.get(v, v) for v in (lower, upper, step)]
+        zero = _constant(i32, 0)
+        producer = scf.ForOp(*bounds, [mapping.get(inits[j], inits[j]) for j in loop.slice.carried] + [zero, zero])
+    with ir.InsertionPoint(producer.body), op.location:
+        args = list(producer.body.arguments)
+        slot, phase = args[-2], args[-1]
+        own = {**mapping, body.arguments[0]: args[0]}
+        own.update({body.arguments[1 + j]: arg for j, arg in zip(loop.slice.carried, args[1:-2])})
+        tilegpu.wait_barrier(tilegpu.memdesc_index(empty, slot), arith.xori(phase, _constant(i32, 1)))
+        true = _constant(i1, 1)
+        own = _clone_slice(loop.slice, own, true)
+        _issue_copies(loop, loop.loads, own, true, slot, None, commit=False)
+        yielded = list(block_ops(body)[-1].operands)
+        following = arith.addi(slot, _constant(i32, 1))
+        wraps = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, loop.slots))
+        following = arith.select(wraps, _constant(i32, 0), following)
+        scf.YieldOp([own.get(yielded[j], yielded[j]) for j in loop.slice.carried]
+                    + [following, arith.xori(phase, arith.extui(i32, wraps))])
+
+
+def _region_index(holder: ir.Operation, inner: ir.Operation) -> int:
+    for index, region in enumerate(holder.regions):
+        for block in region.blocks:
+            if any(candidate == inner for candidate in block_ops(block)):
+                return index
+    raise _NotSpecializable("the loop's place in its if")
+
+
+def _holder(argument: ir.Value) -> ir.Operation:
+    """The op whose region's block has `argument` (a block argument)."""
+    holder = argument.owner.owner
+    return holder.operation if hasattr(holder, "operation") else holder
+
+
+def _inside_loop(value: ir.Value, loop: ir.Operation) -> bool:
+    owner = _owner(value)
+    if owner is None:
+        holder = _holder(value)
+        return holder == loop or _inside(holder, loop)
+    return _inside(owner, loop)
+
+
+def _consumer(loop: _Loop, empty: ir.Value) -> None:
+    """The loop itself: waits on each load's `full` barrier as without specialisation,
+    and where it refilled the slot read one iteration earlier, frees it (an arrival of
+    each consumer warp on that slot's `empty` barrier, from the second iteration on)."""
+    i32 = ir.IntegerType.get_signless(32)
+    zero = None
+    with ir.InsertionPoint(loop.op), loop.op.location:
+        zero = _constant(i32, 0)
+    _rebuild_loop(loop, [zero, zero])
+    body = loop.body
+    counter, phase = body.arguments[-2], body.arguments[-1]
+    yield_op = block_ops(body)[-1]
+    for load in loop.loads:
+        with ir.InsertionPoint(load.op), load.op.location:
+            barrier = tilegpu.memdesc_index(load.barriers, counter)
+            _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
+            tilegpu.wait_barrier(barrier, phase)
+            _read_slot(load, counter)
+        load.op.erase()
+    iv, lower = body.arguments[0], loop.op.operands[0]
+    with ir.InsertionPoint(_refill_point(body)), yield_op.location:
+        wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
+        previous = arith.select(wraps_down, _constant(i32, loop.slots - 1), arith.subi(counter, _constant(i32, 1)))
+        freed = tilegpu.memdesc_index(empty, previous)
+        _owner(freed).attributes[SLOT_ATTR] = i32_attr(loop.slots - 1)
+        tilegpu.arrive_barrier(freed, arith.cmpi(arith.CmpIPredicate.ne, iv, lower))
+    _keep_wgmma_in_flight(loop)
+    with ir.InsertionPoint(yield_op), yield_op.location:
+        following = arith.addi(counter, _constant(i32, 1))
+        wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, loop.slots))
+        following = arith.select(wraps_up, _constant(i32, 0), following)
+        scf.YieldOp(list(yield_op.operands) + [following, arith.xori(phase, arith.extui(i32, wraps_up))])
+    yield_op.erase()
+    with ir.InsertionPoint.after(loop.op), loop.op.location:
+        for load in loop.loads:
+            tilegpu.local_dealloc(load.ring)
+            tilegpu.inval_barriers(load.barriers)
+            tilegpu.local_dealloc(load.barriers)
+        tilegpu.inval_barriers(empty)
+        tilegpu.local_dealloc(empty)
+    _forward_unused_carried(loop)
+
+
 # ----------------------------------------------------------------------------- the pass
 
 
@@ -1145,20 +1379,27 @@ def _loops_innermost_first(fn: ir.Operation) -> list[ir.Operation]:
 
 
 @register_pass("tilegpu-pipeline", "Pipeline the loads feeding tl.dot in loops through cp.async rings",
-               **{"num-stages": 3})
-def pipeline_pass(module_op: ir.Operation, num_stages: int = 3) -> None:
+               **{"num-stages": 3, "warp-specialize": False})
+def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize: bool = False) -> None:
     if tilegpu.TARGET_ATTR not in module_op.attributes:
         return
     if not Target.parse(tilegpu.target_of(module_op)).at_least(ASYNC_COPY_CAPABILITY):
         return
+    num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)
             if plan is not None and _reads_tables(plan.slice) and _prefetch_tables(plan):
                 plan = _plan(plan.op, num_stages, AxisInfoAnalysis(fn))
-            if plan is not None:
-                _pipeline(plan)
+            if plan is None:
+                continue
+            if warp_specialize and _specializable(plan, num_warps) and \
+                    tilegpu.PRODUCER_WARPS_ATTR not in module_op.attributes:
+                _pipeline_warp_specialized(plan, num_warps)
+                module_op.attributes[tilegpu.PRODUCER_WARPS_ATTR] = i32_attr(PRODUCER_WARPS)
+                continue
+            _pipeline(plan)
         _stage_after_loads(fn)
 
 

@@ -50,9 +50,11 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True, max
         gpu_module = ir.Operation.create("gpu.module", regions=1,
                                          attributes={"sym_name": ir.StringAttr.get(GPU_MODULE_NAME)})
     gpu_block = gpu_module.regions[0].blocks.append()
+    producer_warps = tilegpu.producer_warps_of(module_op)
     for fn in list(functions(module_op)):
+        cap = maxnreg or _split_register_cap(fn, num_warps + producer_warps)
         ctx = LoweringContext(fn, gpu_block, num_warps=num_warps, target=target, fp_fusion=fp_fusion,
-                              maxnreg=maxnreg, producer_warps=tilegpu.producer_warps_of(module_op))
+                              maxnreg=cap, producer_warps=producer_warps)
         ctx.build_function()
         lower_block(ctx, fn.regions[0].blocks[0], ctx.entry_block)
         ctx.finish()
@@ -62,3 +64,15 @@ def convert_tilegpu_to_llvm(module_op: ir.Operation, fp_fusion: bool = True, max
     # tilegpu-allocate-shared-memory, which recorded the total (none without it: then
     # any rule needing scratch space has failed above).
     module_op.attributes[SHARED_ATTR] = i32_attr(int_attr_value(module_op, SHARED_ATTR, 0))
+
+
+def _split_register_cap(fn: ir.Operation, warps: int) -> int:
+    """For a warp-specialised kernel that moves registers between its warps (setmaxnreg),
+    the cap ptxas must allocate within (PTX's `.maxnreg`; without one ptxas ignores
+    setmaxnreg): the register file's 65536 over the block's threads, rounded down to a
+    multiple of 8. 0 for other kernels."""
+    for op in fn.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "tilegpu.warp_specialize" and int_attr_value(op, "producer_regs", 0):
+            return 65536 // (32 * warps) // 8 * 8
+    return 0
