@@ -23,6 +23,7 @@ sys.path.insert(0, {codegen!r})
 from test_warp_specialize_pipeline import persistent_matmul, k_loop_matmul
 results = []
 for which, m, n, k, warps, stages in {cases!r}:
+    print("case", which, m, n, k, warps, stages, file=sys.stderr, flush=True)  # the last one shows a hang's case
     rng = np.random.default_rng(m * 7 + n * 3 + k)
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((n, k)).astype(np.float16)
@@ -59,8 +60,11 @@ def test_warp_specialized_matmuls_match_the_reference(tmp_path, which):
     env = dict(os.environ, TILEC_WARP_SPECIALIZE="1", TILEC_CACHE_DIR=str(tmp_path / "cache"))
     try:
         out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=240)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"{which}: a warp-specialised kernel did not finish in 240 s (a hang: mbarrier phases?)")
+    except subprocess.TimeoutExpired as error:
+        started = (error.stderr.decode() if isinstance(error.stderr, bytes) else error.stderr or "").splitlines()
+        last = [line for line in started if line.startswith("case ")][-1:]
+        pytest.fail(f"{which}: a warp-specialised kernel did not finish in 240 s (a hang: mbarrier phases?); "
+                    f"last started: {last}")
     assert out.returncode == 0, out.stderr[-3000:]
     results = json.loads(out.stdout.strip().splitlines()[-1])
     bad = [r for r in results if not r[-1] < 2e-2]
