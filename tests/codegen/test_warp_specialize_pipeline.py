@@ -62,6 +62,32 @@ def k_loop_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constex
 
 
 @tilec.jit
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, ROWS, N_CTX, sm_scale, D: tl.constexpr, BM: tl.constexpr,
+                  BN: tl.constexpr):
+    """softmax(q k^T * sm_scale) v over (batch x heads) blocks of N_CTX rows stacked in ROWS."""
+    start_m = tl.program_id(0)
+    first = tl.program_id(1) * N_CTX
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BM, D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BN, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BN, D])
+    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BM, D])
+    q = q_desc.load([first + start_m * BM, 0])
+    m_i = tl.full([BM], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    scale = sm_scale * 1.44269504
+    for start_n in tl.range(0, N_CTX, BN, warp_specialize=True):
+        qk = tl.dot(q, k_desc.load([first + start_n, 0]).T)
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * scale)
+        p = tl.math.exp2(qk * scale - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v_desc.load([first + start_n, 0]), acc * alpha[:, None])
+        m_i = m_ij
+    o_desc.store([first + start_m * BM, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+@tilec.jit
 def pointer_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
@@ -83,6 +109,13 @@ def _compile(monkeypatch, kernel, num_warps, on=True, **constexprs):
     return tilec.compile(kernel, signature=signature, constexprs=constexprs, target="sm_90", num_warps=num_warps)
 
 
+def _split(ttgir: str) -> tuple[str, str]:
+    """The warp_specialize op's region (the producer) and what follows it (the consumers)."""
+    start = ttgir.index('"tilegpu.warp_specialize"')
+    end = ttgir.index("gpu.yield", start)
+    return ttgir[start:end], ttgir[end:]
+
+
 def _counts(ptx: str, pattern: str) -> int:
     return len(re.findall(pattern, ptx))
 
@@ -96,8 +129,7 @@ def test_a_producer_warpgroup_issues_the_copies(monkeypatch, which, num_warps):
     else:
         kernel = _compile(monkeypatch, k_loop_matmul, num_warps, BM=128, BN=128, BK=64)
     ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
-    region = ttgir[ttgir.index('"tilegpu.warp_specialize"'):ttgir.index("gpu.yield")]
-    rest = ttgir[ttgir.index("gpu.yield"):]
+    region, rest = _split(ttgir)
     # The producer: its loop waits on `empty`, then copies (two TMA loads a step).
     assert "scf.for" in region and region.count("tilegpu.tma_copy_global_to_local") == 2
     assert region.count("tilegpu.wait_barrier") == 1 and "tile.dot" not in region
@@ -115,6 +147,23 @@ def test_a_producer_warpgroup_issues_the_copies(monkeypatch, which, num_warps):
     else:
         assert "setmaxnreg" not in ptx and ".maxnreg" not in ptx
     assert kernel.asm["cubin"][:4] == b"\x7fELF" and kernel.n_spills == 0
+
+
+@pytest.mark.parametrize("num_warps", [4, 8])
+def test_attention_forward_specialises(monkeypatch, num_warps):
+    """Attention's loop (two dots, K and V tiles by TMA, p from registers): one producer
+    loop copies both, the consumers free both slots once p @ v's group of the previous
+    iteration is done."""
+    monkeypatch.setattr(config, "warp_specialize", True)
+    kernel = tilec.compile(attention_fwd, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16",
+                                                     "o_ptr": "*fp16:16", "ROWS": "i32", "N_CTX": "i32:16",
+                                                     "sm_scale": "fp32"},
+                           constexprs={"D": 64, "BM": 128, "BN": 64}, target="sm_90", num_warps=num_warps)
+    ttgir = kernel.asm["ttgir"]
+    region, rest = _split(ttgir)
+    assert region.count("tilegpu.tma_copy_global_to_local") == 2 and "tile.dot" not in region
+    assert rest.count("tilegpu.arrive_barrier") == 1 and rest.count('"tile.dot"') == 2
+    assert kernel.metadata.producer_warps == 4 and kernel.asm["cubin"][:4] == b"\x7fELF"
 
 
 def test_off_by_default_and_without_the_mark(monkeypatch):
