@@ -146,8 +146,3 @@ def _vector_reads(dst, shape, num_warps, shared):
                 starts.append(places[0])
             reads.append(starts)
     return reads
-
-
-def _chunk(offset: int) -> int:
-    """The 16-byte bank group (of 8 in a 128-byte line) of a 16-bit element offset."""
-    return offset * 2 // 16 % 8
