@@ -806,6 +806,53 @@ def _erase_unused_chain(value: ir.Value) -> None:
             user.erase()
 
 
+def _next_slot(counter: ir.Value, slots: int) -> tuple[ir.Value, ir.Value]:
+    """(counter + 1) % slots, and whether it wrapped to 0 (an i1)."""
+    i32 = ir.IntegerType.get_signless(32)
+    following = arith.addi(counter, _constant(i32, 1))
+    wraps = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, slots))
+    return arith.select(wraps, _constant(i32, 0), following), wraps
+
+
+def _previous_slot(counter: ir.Value, slots: int) -> ir.Value:
+    """(counter + slots - 1) % slots: the slot one iteration earlier."""
+    i32 = ir.IntegerType.get_signless(32)
+    wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
+    return arith.select(wraps_down, _constant(i32, slots - 1), arith.subi(counter, _constant(i32, 1)))
+
+
+def _read_slots(loop: _Loop, counter: ir.Value, phase: ir.Value | None) -> None:
+    """Replaces each pipelined load by reads of its ring's slot `counter`, after the wait
+    for it: the cp.async groups before the first load (all but the S-2 newest), each TMA
+    slot's mbarrier at `phase`."""
+    for index, load in enumerate(loop.loads):  # in program order
+        with ir.InsertionPoint(load.op), load.op.location:
+            if index == 0 and _copies_async(loop):
+                tilegpu.async_wait(loop.stages - 2)
+            if load.is_tma:
+                barrier = tilegpu.memdesc_index(load.barriers, counter)
+                _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
+                tilegpu.wait_barrier(barrier, phase)
+            _read_slot(load, counter)
+        load.op.erase()
+
+
+def _release_rings(loop: _Loop, extra_barriers: list[ir.Value] = ()) -> None:
+    """After the loop: the last copies waited for, the rings freed, their mbarriers (and
+    `extra_barriers`) invalidated and freed."""
+    with ir.InsertionPoint.after(loop.op), loop.op.location:
+        if _copies_async(loop):
+            tilegpu.async_wait(0)
+        for load in loop.loads:
+            tilegpu.local_dealloc(load.ring)
+            if load.is_tma:
+                tilegpu.inval_barriers(load.barriers)
+                tilegpu.local_dealloc(load.barriers)
+        for barriers in extra_barriers:
+            tilegpu.inval_barriers(barriers)
+            tilegpu.local_dealloc(barriers)
+
+
 def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value],
                  points: list[tuple[ir.Operation, list[_Load]]]) -> tuple[ir.Value, list[ir.Value]]:
     """In the body: the copies of iteration i+S-1 into slot (counter + S-1) % slots (the
@@ -813,7 +860,6 @@ def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]
     right after the op `points` gives it (in program order; the group's commit after the
     last); returns the next counter and the ahead carried values of the next iteration."""
     op, stages, slots, body = loop.op, loop.stages, loop.slots, loop.body
-    i32 = ir.IntegerType.get_signless(32)
     iv, upper, step = body.arguments[0], op.operands[1], _constant_int(op.operands[2])
     places = [ir.InsertionPoint.after(anchor) for anchor, _ in points]  # before anything is inserted
     first, last = points[0][0], points[-1][0]
@@ -821,11 +867,8 @@ def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]
         iteration = arith.addi(iv, _constant(iv.type, (stages - 1) * step))
         exists = arith.cmpi(arith.CmpIPredicate.slt, iteration, upper)
         offset = (stages - 1) % slots
-        if offset == 0:
-            write_slot = counter
-        else:  # slots == stages: offset S-1, the slot before the counter's
-            wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
-            write_slot = arith.select(wraps_down, _constant(i32, slots - 1), arith.subi(counter, _constant(i32, 1)))
+        # slots == stages: offset S-1, the slot before the counter's
+        write_slot = counter if offset == 0 else _previous_slot(counter, slots)
     # At each point, the addresses its copies need and no earlier point computed; then,
     # after the last, what only the next iteration's ahead values need (a flattened tile
     # loop's next-tile `if`): no branch stands between the wait for the previous wgmma
@@ -840,12 +883,8 @@ def _issue_ahead(loop: _Loop, counter: ir.Value, ahead: dict[ir.Value, ir.Value]
     for_later = _split_slice(loop, loop.loads)[1]
     with places[-1], last.location:
         mapping = _clone_slice(for_later, mapping, exists)
-        if slots == 1:  # stays 0: canonicalisation folds it away
-            following = counter
-        else:
-            following = arith.addi(counter, _constant(i32, 1))
-            wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, slots))
-            following = arith.select(wraps_up, _constant(i32, 0), following)
+        # (one slot: the counter stays 0, which canonicalisation folds away)
+        following = counter if slots == 1 else _next_slot(counter, slots)[0]
     yielded = list(block_ops(body)[-1].operands)
     return following, [mapping.get(yielded[j], yielded[j]) for j in loop.slice.carried]
 
@@ -902,7 +941,6 @@ def _rebuild_loop(loop: _Loop, extra_inits: list[ir.Value]) -> None:
 
 
 def _pipeline(loop: _Loop) -> None:
-    stages = loop.stages
     i32 = ir.IntegerType.get_signless(32)
     tma = any(load.is_tma for load in loop.loads)
     with ir.InsertionPoint(loop.op), loop.op.location:
@@ -924,16 +962,7 @@ def _pipeline(loop: _Loop) -> None:
     # Rings read into registers are refilled in the slot just read, once the dots that
     # read it are done with it.
     refills = None if loop.wgmma else _after_readers(loop)
-    for index, load in enumerate(loop.loads):  # in program order
-        with ir.InsertionPoint(load.op), load.op.location:
-            if index == 0 and _copies_async(loop):
-                tilegpu.async_wait(stages - 2)
-            if load.is_tma:
-                barrier = tilegpu.memdesc_index(load.barriers, counter)
-                _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
-                tilegpu.wait_barrier(barrier, phase)
-            _read_slot(load, counter)
-        load.op.erase()
+    _read_slots(loop, counter, phase)
     if not loop.wgmma:  # insert-barriers orders each slot's reads before its refill
         following, ahead_next = _issue_ahead(loop, counter, ahead, refills)
     else:
@@ -950,14 +979,7 @@ def _pipeline(loop: _Loop) -> None:
             extra.append(arith.xori(phase, wrapped))
         scf.YieldOp(list(yield_op.operands) + ahead_next + extra)
     yield_op.erase()
-    with ir.InsertionPoint.after(loop.op), loop.op.location:
-        if _copies_async(loop):
-            tilegpu.async_wait(0)
-        for load in loop.loads:
-            tilegpu.local_dealloc(load.ring)
-            if load.is_tma:
-                tilegpu.inval_barriers(load.barriers)
-                tilegpu.local_dealloc(load.barriers)
+    _release_rings(loop)
     _forward_unused_carried(loop)
 
 
@@ -1299,9 +1321,7 @@ def _producer(loop: _Loop, region: ir.Block, empty: ir.Value) -> None:
         own = _clone_slice(loop.slice, own, true)
         _issue_copies(loop, loop.loads, own, true, slot, None, commit=False)
         yielded = list(block_ops(body)[-1].operands)
-        following = arith.addi(slot, _constant(i32, 1))
-        wraps = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, loop.slots))
-        following = arith.select(wraps, _constant(i32, 0), following)
+        following, wraps = _next_slot(slot, loop.slots)
         scf.YieldOp([own.get(yielded[j], yielded[j]) for j in loop.slice.carried]
                     + [following, arith.xori(phase, arith.extui(i32, wraps))])
 
@@ -1340,34 +1360,18 @@ def _consumer(loop: _Loop, empty: ir.Value) -> None:
     body = loop.body
     counter, phase = body.arguments[-2], body.arguments[-1]
     yield_op = block_ops(body)[-1]
-    for load in loop.loads:
-        with ir.InsertionPoint(load.op), load.op.location:
-            barrier = tilegpu.memdesc_index(load.barriers, counter)
-            _owner(barrier).attributes[SLOT_ATTR] = i32_attr(0)
-            tilegpu.wait_barrier(barrier, phase)
-            _read_slot(load, counter)
-        load.op.erase()
+    _read_slots(loop, counter, phase)
     iv, lower = body.arguments[0], loop.op.operands[0]
     with ir.InsertionPoint(_refill_point(body)), yield_op.location:
-        wraps_down = arith.cmpi(arith.CmpIPredicate.eq, counter, _constant(i32, 0))
-        previous = arith.select(wraps_down, _constant(i32, loop.slots - 1), arith.subi(counter, _constant(i32, 1)))
-        freed = tilegpu.memdesc_index(empty, previous)
+        freed = tilegpu.memdesc_index(empty, _previous_slot(counter, loop.slots))
         _owner(freed).attributes[SLOT_ATTR] = i32_attr(loop.slots - 1)
         tilegpu.arrive_barrier(freed, arith.cmpi(arith.CmpIPredicate.ne, iv, lower))
     _keep_wgmma_in_flight(loop)
     with ir.InsertionPoint(yield_op), yield_op.location:
-        following = arith.addi(counter, _constant(i32, 1))
-        wraps_up = arith.cmpi(arith.CmpIPredicate.eq, following, _constant(i32, loop.slots))
-        following = arith.select(wraps_up, _constant(i32, 0), following)
-        scf.YieldOp(list(yield_op.operands) + [following, arith.xori(phase, arith.extui(i32, wraps_up))])
+        following, wraps = _next_slot(counter, loop.slots)
+        scf.YieldOp(list(yield_op.operands) + [following, arith.xori(phase, arith.extui(i32, wraps))])
     yield_op.erase()
-    with ir.InsertionPoint.after(loop.op), loop.op.location:
-        for load in loop.loads:
-            tilegpu.local_dealloc(load.ring)
-            tilegpu.inval_barriers(load.barriers)
-            tilegpu.local_dealloc(load.barriers)
-        tilegpu.inval_barriers(empty)
-        tilegpu.local_dealloc(empty)
+    _release_rings(loop, [empty])
     _forward_unused_carried(loop)
 
 
