@@ -1240,13 +1240,6 @@ def _materializable(value: ir.Value) -> bool:
     return is_pure(owner) and not len(owner.regions) and all(_materializable(v) for v in owner.operands)
 
 
-def _top_level(op: ir.Operation) -> ir.Operation:
-    """The op of the function's body that holds `op` (itself when it is one)."""
-    while op.parent.name != "func.func":
-        op = op.parent
-    return op
-
-
 def _materialize(value: ir.Value, mapping: dict[ir.Value, ir.Value]) -> ir.Value:
     """`value` as the producer's region (at the insertion point; the region sits in the
     function's body right before the loop's outermost holder) can read it: the
@@ -1267,7 +1260,8 @@ def _materialize(value: ir.Value, mapping: dict[ir.Value, ir.Value]) -> ir.Value
 def _pipeline_warp_specialized(loop: _Loop, num_warps: int) -> None:
     slots = loop.slots
     i64 = ir.IntegerType.get_signless(64)
-    top = _top_level(loop.op)
+    branches = _branches(loop.op)
+    top = branches[0][0] if branches else loop.op  # the function body's op holding the loop
     producer_regs, consumer_regs = _REGISTERS.get(num_warps, (0, 0))
     # The rings and both kinds of mbarriers before the split: every warp meets the
     # barrier that publishes their initialisation.

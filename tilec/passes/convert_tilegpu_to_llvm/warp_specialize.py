@@ -22,15 +22,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import nvvm
 
-from ...dialects._mlir import create_op, int_attr_value
+from ...dialects._mlir import int_attr_value
 from .context import LoweringContext, LoweringError, lower_block, lowers
-
-
-def _if(ctx: LoweringContext, condition: ir.Value) -> ir.Block:
-    """An scf.if without results or else at the insertion point; its then block, which
-    the caller fills and ends (scf.yield)."""
-    op = create_op("scf.if", [], [condition], regions=2)
-    return op.regions[0].blocks.append()
+from .debug import scf_if
 
 
 def _compare(ctx: LoweringContext, predicate: int, lhs: ir.Value, rhs: int) -> ir.Value:
@@ -48,18 +42,14 @@ def lower_warp_specialize(ctx: LoweringContext, op: ir.Operation) -> None:
     producer_regs = int_attr_value(op, "producer_regs")
     consumer_regs = int_attr_value(op, "consumer_regs")
     warp = ctx.uniform_warp
-    producers = _if(ctx, _compare(ctx, 9, warp, ctx.num_warps))  # uge
-    with ir.InsertionPoint(producers):
+    with scf_if(ctx, _compare(ctx, 9, warp, ctx.num_warps)):  # uge: the producers
         if producer_regs:
             nvvm.SetMaxRegisterOp(producer_regs, nvvm.SetMaxRegisterAction.decrease)
-        issuer = _if(ctx, _compare(ctx, 0, warp, ctx.num_warps))  # eq
-        ctx.single_warp = True
-        lower_block(ctx, op.regions[0].blocks[0], issuer)
-        ctx.single_warp = False
-        with ir.InsertionPoint(issuer):
-            create_op("scf.yield", [])
+        with scf_if(ctx, _compare(ctx, 0, warp, ctx.num_warps)):  # eq: the one that issues
+            ctx.single_warp = True
+            lower_block(ctx, op.regions[0].blocks[0], ir.InsertionPoint.current.block)
+            ctx.single_warp = False
         nvvm.exit()
-        create_op("scf.yield", [])
     if consumer_regs:
         nvvm.SetMaxRegisterOp(consumer_regs, nvvm.SetMaxRegisterAction.increase)
     ctx.consumer_only = True
