@@ -78,7 +78,7 @@ def _size(name: str, default: int) -> int:
 
 
 # The settings that change generated code (codegen_flags names them; every cache keys them).
-_CODEGEN_SWITCHES = ("wgmma", "tma", "flatten_loops", "order_pure_ops", "warp_specialize")
+_CODEGEN_SWITCHES = ("wgmma", "tma", "flatten_loops", "order_pure_ops", "warp_specialize", "overlap_prologue")
 
 
 @dataclass
@@ -115,6 +115,11 @@ class Config:
     # run on a GPU (TILEC_WARP_SPECIALIZE=1 turns it on); the loop is then fused and
     # pipelined as without it. Part of every kernel's cache key.
     warp_specialize: bool = False
+    # A pipelined loop's prologue for the enclosing loop's next iteration issued before
+    # this iteration's epilogue (passes/overlap_prologue.py: a persistent pointer
+    # matmul's next tile's copies in flight while this tile stores). Off until it has
+    # run on a GPU (TILEC_OVERLAP_PROLOGUE=1 turns it on). Part of every kernel's cache key.
+    overlap_prologue: bool = False
 
     @staticmethod
     def from_env() -> "Config":
@@ -137,6 +142,7 @@ class Config:
             flatten_loops=_flag("TILEC_FLATTEN_LOOPS", default=True),
             order_pure_ops=_flag("TILEC_ORDER_PURE_OPS", default=True),
             warp_specialize=_flag("TILEC_WARP_SPECIALIZE"),
+            overlap_prologue=_flag("TILEC_OVERLAP_PROLOGUE"),
         )
 
     def __setattr__(self, name: str, value) -> None:
@@ -151,7 +157,8 @@ class Config:
         return ",".join(flag for flag, on in (("no-wgmma", not self.wgmma), ("no-tma", not self.tma),
                                                ("no-flatten", not self.flatten_loops),
                                                ("no-order-pure-ops", not self.order_pure_ops),
-                                               ("warp-specialize", self.warp_specialize)) if on)
+                                               ("warp-specialize", self.warp_specialize),
+                                               ("overlap-prologue", self.overlap_prologue)) if on)
 
 
 # The process-wide configuration; tests may change its fields.

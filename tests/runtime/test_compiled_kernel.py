@@ -96,7 +96,8 @@ def test_warmup_refuses_a_target_it_cannot_read(fresh_cache, target):
     assert copy_kernel.warmup("*fp32:16", "*fp32:16", BLOCK=128, grid=(1,), target="sm_80").name
 
 
-@pytest.mark.parametrize("switch", ["wgmma", "tma", "flatten_loops", "order_pure_ops"])
+@pytest.mark.parametrize("switch", ["wgmma", "tma", "flatten_loops", "order_pure_ops", "warp_specialize",
+                                    "overlap_prologue"])
 def test_in_memory_kernels_follow_every_code_generation_switch(fresh_cache, monkeypatch, switch):
     """A kernel found in memory was compiled under the switches in force now
     (config.codegen_flags names them; the disk cache keys them too): flipping one at

@@ -189,7 +189,8 @@ def make_ttgir(state: _Compilation) -> None:
             f"tilegpu-remove-layout-conversions,tilegpu-accelerate-matmul{{wgmma={int(config.wgmma)}}},"
             "tilegpu-remove-layout-conversions,"
             f"tilegpu-pipeline{{num-stages={o.num_stages} "
-            f"warp-specialize={int(config.warp_specialize and config.wgmma and o.target.capability == 90)}}},"
+            f"warp-specialize={int(config.warp_specialize and config.wgmma and o.target.capability == 90)} "
+            f"overlap-prologue={int(config.overlap_prologue)}}},"
             "tilegpu-optimize-dot-operands,tile-dce,canonicalize,cse")
     with state.context:
         _drop_unused_tensormap_params(state)

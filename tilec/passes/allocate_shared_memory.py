@@ -114,8 +114,9 @@ def _read_out_loop(op: ir.Operation) -> ir.Operation | None:
 
 def collect_buffers(fn: ir.Operation, num_warps: int,
                     deferred: dict[ir.Operation, ir.Operation] | None = None) -> list[Buffer]:
-    """The function's buffers and when each is live; a store in `deferred` keeps its
-    scratch live over the loop it maps to."""
+    """The function's buffers and when each is live; an op in `deferred` keeps its buffer
+    live over the op it maps to at least (a TMA store's scratch over its loop; a ring that
+    tilegpu-pipeline's overlap_prologue would keep over its outer loop)."""
     points = _ProgramPoints(fn)
     buffers = []
     for op in points.number:
@@ -126,6 +127,8 @@ def collect_buffers(fn: ir.Operation, num_warps: int,
                 buffers.append(Buffer(op, size, points.number[holder], points.last[holder], alignment=_alignment(op)))
             continue
         start = end = points.number[op]
+        if op in (deferred or {}):
+            start, end = min(start, points.number[deferred[op]]), points.last[deferred[op]]
         for user in _users(op.results[0]):
             # The op at the definition's level that holds this use: a loop or an if
             # using the buffer anywhere inside keeps it live to its end.

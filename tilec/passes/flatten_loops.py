@@ -59,6 +59,7 @@ from ..dialects.op_facts import is_pure, reads_memory
 from ..dialects.tile import FLATTEN_ATTR, WARP_SPECIALIZE_ATTR
 from . import register_pass
 from .utils import clone_reading, functions, walk_postorder
+from .utils import user_of as _user
 
 
 def _inner_loop(outer: ir.Operation) -> ir.Operation | None:
@@ -234,10 +235,6 @@ def flatten(outer: ir.Operation) -> bool:
         result.replace_all_uses_with(value)
     outer.erase()
     return True
-
-
-def _user(use) -> ir.Operation:
-    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
 
 
 def _user_of_result(value: ir.Value) -> ir.Operation:

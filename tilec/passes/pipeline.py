@@ -146,9 +146,11 @@ from . import bounded_runs, register_pass
 from .axis_info import AxisInfoAnalysis
 from .convert_tilegpu_to_llvm.context import LoweringError
 from .convert_tilegpu_to_llvm.local_memory import copy_width
+from .overlap_prologue import overlap_next_prologue
 from .utils import (clone_reading, dots_reached, erase_dead_ops, fresh_accumulator, functions, has_uses, is_pure,
                     is_zero_constant, walk_postorder)
 from .utils import defining_op as _owner
+from .utils import user_of as _user
 
 NUM_STAGES_ATTR = "tile.num_stages"
 # The stages of a loop whose tile addresses read a loaded table: tiles one iteration ahead.
@@ -1105,10 +1107,6 @@ def _by_block(uses: list) -> list[list]:
     return [members for _, members in groups]
 
 
-def _user(use) -> ir.Operation:
-    return use.owner.operation if hasattr(use.owner, "operation") else use.owner
-
-
 def _stable_operands(op: ir.Operation, loop: _Loop) -> bool:
     """Whether the dot's A and B stay unchanged while its group runs on into the next
     iteration: B a ring slot; A a ring slot, registers, or a buffer made before the loop."""
@@ -1377,14 +1375,17 @@ def _loops_innermost_first(fn: ir.Operation) -> list[ir.Operation]:
 
 
 @register_pass("tilegpu-pipeline", "Pipeline the loads feeding tl.dot in loops through cp.async rings",
-               **{"num-stages": 3, "warp-specialize": False})
-def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize: bool = False) -> None:
+               **{"num-stages": 3, "warp-specialize": False, "overlap-prologue": False})
+def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize: bool = False,
+                  overlap_prologue: bool = False) -> None:
     if tilegpu.TARGET_ATTR not in module_op.attributes:
         return
-    if not Target.parse(tilegpu.target_of(module_op)).at_least(ASYNC_COPY_CAPABILITY):
+    target = Target.parse(tilegpu.target_of(module_op))
+    if not target.at_least(ASYNC_COPY_CAPABILITY):
         return
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
+        streamed: list[_Loop] = []  # pipelined through cp.async rings only
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)
@@ -1398,6 +1399,12 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize:
                 module_op.attributes[tilegpu.PRODUCER_WARPS_ATTR] = i32_attr(PRODUCER_WARPS)
                 continue
             _pipeline(plan)
+            if not any(load.is_tma for load in plan.loads):
+                streamed.append(plan)
+        # Once every loop is pipelined, so that each sees the copies of the others.
+        for plan in streamed if overlap_prologue else ():
+            overlap_next_prologue(plan.op, [load.ring for load in plan.loads], plan.wgmma, num_warps,
+                                  target.max_shared_bytes)
         _stage_after_loads(fn)
 
 

@@ -54,6 +54,12 @@ def defining_op(value: ir.Value) -> ir.Operation | None:
     return owner.operation if hasattr(owner, "operation") else owner
 
 
+def user_of(use: ir.OpOperand) -> ir.Operation:
+    """The op holding the use."""
+    owner = use.owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
 def clone_reading(op: ir.Operation, mapping: dict[ir.Value, ir.Value]) -> ir.Operation:
     """Clones `op` at the insertion point, its operands and those of the ops nested in
     it read through `mapping` (an if's branches read outer values too); records the
