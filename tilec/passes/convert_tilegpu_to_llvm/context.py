@@ -147,12 +147,17 @@ class LoweringContext:
             }
             if self.maxnreg:  # Triton's `maxnreg`: ptxas keeps to it, spilling past it
                 attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(self.i32, self.maxnreg)
-            if by_value:  # tensor maps: `.param .align 64 .b8 [128]`, addressed in parameter space
-                attributes["arg_attrs"] = ir.ArrayAttr.get([
-                    ir.DictAttr.get({"llvm.byval": ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>")),
-                                     "llvm.align": ir.IntegerAttr.get(self.i64, 64),
-                                     "nvvm.grid_constant": ir.UnitAttr.get()}) if i in by_value else ir.DictAttr.get({})
-                    for i in range(len(arg_types))])
+            # Tensor maps: `.param .align 64 .b8 [128]`, addressed in parameter space. Every
+            # other argument is a defined value (the launcher passes each one): `noundef`
+            # spares LLVM's straight-line strength reduction its undef/poison checks on
+            # values derived from them (a fifth of that pass's time on an attention kernel
+            # with runtime strides; the same PTX).
+            attributes["arg_attrs"] = ir.ArrayAttr.get([
+                ir.DictAttr.get({"llvm.byval": ir.TypeAttr.get(ir.Type.parse("!llvm.array<128 x i8>")),
+                                 "llvm.align": ir.IntegerAttr.get(self.i64, 64),
+                                 "nvvm.grid_constant": ir.UnitAttr.get()}) if i in by_value
+                else ir.DictAttr.get({"llvm.noundef": ir.UnitAttr.get()})
+                for i in range(len(arg_types))])
             self.llvm_func = create_op("llvm.func", attributes=attributes, regions=1)
         self.entry_block = self.llvm_func.regions[0].blocks.append(*arg_types)
         with ir.InsertionPoint(self.entry_block), fn.location:
