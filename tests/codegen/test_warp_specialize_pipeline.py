@@ -166,6 +166,20 @@ def test_attention_forward_specialises(monkeypatch, num_warps):
     assert kernel.metadata.producer_warps == 4 and kernel.asm["cubin"][:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("bn,warps", [(256, 8), (128, 4)])
+def test_a_tile_too_big_for_one_warpgroup_gets_two(monkeypatch, bn, warps):
+    """num_warps=4 with a 128 x bn fp32 accumulator: 256 registers a thread at bn=256,
+    which spilled (0.15x Triton on an H200); the tile's rows then go to two consumer
+    warpgroups (eight warps, as Triton's data partitioning gives its consumers), and the
+    metadata says so. A 128x128 tile stays on four."""
+    kernel = _compile(monkeypatch, persistent_matmul, 4, BM=128, BN=bn, BK=64, GROUP=8, PROGRAMS=132, WS=True)
+    ptx = kernel.asm["ptx"]
+    assert kernel.metadata.num_warps == warps and kernel.metadata.producer_warps == 4
+    assert f".maxntid {32 * (warps + 4)}" in ptx and kernel.n_spills == 0
+    unmarked = _compile(monkeypatch, persistent_matmul, 4, BM=128, BN=bn, BK=64, GROUP=8, PROGRAMS=132, WS=False)
+    assert unmarked.metadata.num_warps == 4  # only a specialised loop changes the warps
+
+
 def test_off_by_default_and_without_the_mark(monkeypatch):
     """The switch off (the default), or the loop not marked: the pipeline as before."""
     off = _compile(monkeypatch, persistent_matmul, 8, on=False, BM=128, BN=128, BK=64, GROUP=8, PROGRAMS=132, WS=True)

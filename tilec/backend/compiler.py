@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from mlir import ir
 
 from ..config import config
 from ..dialects import make_context, tilegpu, verify_module
+from ..dialects._mlir import walk_ops
+from ..dialects.tile import WARP_SPECIALIZE_ATTR
 from ..errors import InternalError, OutOfResources, ToolNotFoundError, UsageError
 from ..frontend import KernelFunction, generate_ttir
 from ..frontend.ir_builder import TENSORMAPS_ATTR, recipe_positions
@@ -180,7 +182,40 @@ def _add_tensormap_params(state: _Compilation) -> None:
         del op.attributes[TENSORMAPS_ATTR]
 
 
+# A warp-specialised loop's consumer warpgroup keeps its dot's accumulator in registers:
+# past this many a thread, the tile is split over two consumer warpgroups instead.
+_CONSUMER_ACCUMULATOR_REGS = 128
+
+
+def _warp_specialized_warps(state: _Compilation) -> int:
+    """The consumer warps of a kernel whose loop is marked `warp_specialize=True` (and
+    specialised: TILEC_WARP_SPECIALIZE=1, sm_90, wgmma): num_warps, but eight where four
+    would hold more than _CONSUMER_ACCUMULATOR_REGS accumulator registers a thread (a
+    128x256 fp32 tile: 256, which spilled at 0.15x Triton on an H200), the tile's rows
+    then split over two warpgroups as Triton splits them (its consumers are num_warps
+    each). The metadata's num_warps says what runs."""
+    o = state.options
+    if not (config.warp_specialize and config.wgmma and o.target.capability == 90) or o.num_warps != 4:
+        return o.num_warps
+    for op in walk_ops(_kernel_function(state)):
+        if op.name != "scf.for" or WARP_SPECIALIZE_ATTR not in op.attributes:
+            continue
+        for dot in walk_ops(op):
+            if dot.name != "tile.dot":
+                continue
+            ty = ir.RankedTensorType(dot.results[0].type)
+            rows, columns = ty.shape[-2:]
+            bits = getattr(ty.element_type, "width", 32)
+            if rows >= 128 and rows * columns * bits // 32 // (32 * o.num_warps) > _CONSUMER_ACCUMULATOR_REGS:
+                return 2 * o.num_warps
+    return o.num_warps
+
+
 def make_ttgir(state: _Compilation) -> None:
+    warps = _warp_specialized_warps(state)
+    if warps != state.options.num_warps:
+        state.options = replace(state.options, num_warps=warps)
+        state.metadata.num_warps = warps
     o = state.options
     _passes(state, "ttgir",
             f"{'tile-flatten-loops,' if config.flatten_loops else ''}"

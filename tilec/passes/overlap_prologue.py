@@ -49,7 +49,9 @@ Rewritten only when:
   memory along with everything else (128x256 tiles at 4 stages do not: they keep the
   old form).
 The outer loop's induction variable plus one step is assumed not to overflow (as the
-pipeline assumes for its own copies).
+pipeline assumes for its own copies), and the epilogue's stores not to write what the
+next iteration's copies read (a tile's output over the next tile's inputs): the copies now
+read before those stores, as a flattened loop's (Triton's, tile-flatten-loops') do.
 """
 from __future__ import annotations
 

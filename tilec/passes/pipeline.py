@@ -1169,7 +1169,8 @@ def _only_feeds(value: ir.Value, yield_op: ir.Operation, position: int) -> bool:
 # consumers' loop keeps its waits on `full` and, where it refilled the slot read one
 # iteration earlier, frees it instead (arrive_barrier). The producers give registers to
 # the consumers (setmaxnreg under a .maxnreg of 65536 / threads): with eight consumer
-# warps 40 and 232 a thread.
+# warps 40 and 232 a thread. (The compile driver gives a 4-warp kernel whose accumulator
+# would take over 128 registers a thread 8 consumer warps: _warp_specialized_warps.)
 PRODUCER_WARPS = 4
 _REGISTERS = {8: (40, 232)}  # consumer warps -> (producer, consumer) registers a thread
 
