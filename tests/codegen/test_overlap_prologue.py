@@ -22,10 +22,10 @@ except toolkit.ToolkitError:  # pragma: no cover - CI machines have the CUDA too
 
 @tilec.jit
 def persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm, BM: tl.constexpr,
-                      BN: tl.constexpr, BK: tl.constexpr, PROGRAMS: tl.constexpr):
+                      BN: tl.constexpr, BK: tl.constexpr, PROGRAMS: tl.constexpr, FLATTEN: tl.constexpr = True):
     """A [M, K] row-major times B^T given as [N, K] row-major, tiles walked PROGRAMS apart."""
     num_n = tl.cdiv(N, BN)
-    for tile_id in tl.range(tl.program_id(0), tl.cdiv(M, BM) * num_n, PROGRAMS, flatten=True):
+    for tile_id in tl.range(tl.program_id(0), tl.cdiv(M, BM) * num_n, PROGRAMS, flatten=FLATTEN):
         offs_m = (tile_id // num_n) * BM + tl.arange(0, BM)
         offs_n = (tile_id % num_n) * BN + tl.arange(0, BN)
         rows = tl.max_contiguous(tl.multiple_of(tl.where(offs_m < M, offs_m, 0), BM), BM)
@@ -145,3 +145,15 @@ def test_left_alone_where_the_rings_and_the_epilogue_do_not_fit_together(monkeyp
     three = _compile(monkeypatch, persistent_matmul, True, num_warps=8, num_stages=3, BM=128, BN=256, BK=64)
     assert "async_copy" in _outer_loop(three.asm["ttgir"])[0]
     assert three.metadata.shared <= 232448
+
+
+def test_an_unmarked_loop_keeps_its_blocks_an_sm(monkeypatch):
+    """Without flatten=True the loop may run beside other blocks: 128x128 tiles at 3
+    stages (96 KiB of rings, two blocks an SM) would need 128 KiB with the epilogue's
+    buffer apart (one block), and are left alone; 64x64 tiles keep four blocks and are
+    rewritten."""
+    big = dict(BM=128, BN=128, BK=64, FLATTEN=False)
+    on = _compile(monkeypatch, persistent_matmul, True, **big)
+    assert on.asm["ttgir"] == _compile(monkeypatch, persistent_matmul, False, **big).asm["ttgir"]
+    small = _compile(monkeypatch, persistent_matmul, True, BM=64, BN=64, BK=64, FLATTEN=False)
+    assert "async_copy" in _outer_loop(small.asm["ttgir"])[0]

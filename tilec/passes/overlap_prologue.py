@@ -47,7 +47,9 @@ Rewritten only when:
 - the rings, now live over the whole outer loop instead of sharing bytes with the
   epilogue's scratch (a conversion's exchange buffer), still fit the target's shared
   memory along with everything else (128x256 tiles at 4 stages do not: they keep the
-  old form).
+  old form); and, for an outer loop not marked `flatten=True`, leave room for as many
+  blocks an SM as before (a loop so marked is a persistent kernel's tile loop, one block
+  an SM, which Triton fuses, keeping the same buffers live together).
 The outer loop's induction variable plus one step is assumed not to overflow (as the
 pipeline assumes for its own copies), and the epilogue's stores not to write what the
 next iteration's copies read (a tile's output over the next tile's inputs): the copies now
@@ -61,6 +63,7 @@ from mlir.dialects import arith, scf
 from ..dialects import tilegpu
 from ..dialects._mlir import block_ops, int_attr_value
 from ..dialects.op_facts import is_pure, reads_memory
+from ..dialects.tile import FLATTEN_ATTR
 from .allocate_shared_memory import assign_offsets, collect_buffers
 from .utils import clone_reading, erase_dead_ops, walk_postorder
 from .utils import defining_op as _owner
@@ -102,10 +105,29 @@ def overlap_next_prologue(inner: ir.Operation, rings: list[ir.Value], wgmma: boo
     fn = outer
     while fn.name != "func.func":
         fn = fn.parent
-    if capacity is not None and assign_offsets(collect_buffers(fn, num_warps, {a: outer for a in allocs})) > capacity:
+    if capacity is not None and not _fits(fn, outer, allocs, num_warps, capacity):
         return False
     _rewrite(outer, allocs, deallocs, slice_, prologue, anchor)
     return True
+
+
+# The shared memory the system keeps for each block on an SM, beside the block's own.
+_RESERVED_PER_BLOCK = 1024
+
+
+def _fits(fn: ir.Operation, outer: ir.Operation, allocs: list[ir.Operation], num_warps: int, capacity: int) -> bool:
+    """Whether the rings, live over the whole outer loop, still fit the target's shared
+    memory beside the function's other buffers; and, for a loop not marked
+    `flatten=True`, leave room for as many blocks an SM as before. (A persistent kernel's
+    tile loop, marked so, runs one block an SM: Triton fuses such loops and keeps the
+    same buffers live together.)"""
+    before = assign_offsets(collect_buffers(fn, num_warps))
+    after = assign_offsets(collect_buffers(fn, num_warps, {alloc: outer for alloc in allocs}))
+    if after > capacity:
+        return False
+    per_sm = capacity + _RESERVED_PER_BLOCK
+    blocks = lambda size: per_sm // (size + _RESERVED_PER_BLOCK)  # noqa: E731
+    return FLATTEN_ATTR in outer.attributes or blocks(after) >= blocks(before)
 
 
 def _resume_point(after: list[ir.Operation], wgmma: bool) -> ir.Operation | None:
