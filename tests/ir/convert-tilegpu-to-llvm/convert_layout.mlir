@@ -16,7 +16,7 @@
 #t = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 1, 1>, threadsPerWarp = array<i32: 2, 16>, warpsPerCTA = array<i32: 1, 1>}>
 
 // CHECK: tilegpu.shared = 512 : i32
-// CHECK-LABEL: llvm.func @convert(%arg0: f32)
+// CHECK-LABEL: llvm.func @convert(%arg0: f32 {llvm.noundef})
 // CHECK: [[SMEM:%[0-9]+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
 // CHECK-NOT: nvvm.barrier0
 // CHECK-COUNT-2: llvm.store %{{[0-9]+}}, %{{[0-9]+}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>

@@ -10,7 +10,7 @@
 #cols = #tilegpu.blocked<{order = array<i32: 0, 1>, sizePerThread = array<i32: 1, 1>, threadsPerWarp = array<i32: 8, 4>, warpsPerCTA = array<i32: 1, 1>}>
 
 // CHECK: tilegpu.shared = 512 : i32
-// CHECK-LABEL: llvm.func @convert(%arg0: f32)
+// CHECK-LABEL: llvm.func @convert(%arg0: f32 {llvm.noundef})
 // CHECK-NOT: llvm.store {{.*}} : f32
 // CHECK: llvm.store %{{[0-9]+}}, %{{[0-9]+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<3>
 // CHECK-NOT: llvm.store

@@ -4,7 +4,7 @@
 // num_warps: the block's bound counts them (8 + 4 warps: 384 threads), while the warp
 // split of the thread id is the same as without them.
 
-// CHECK-LABEL: llvm.func @ids(%arg0: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 384>}
+// CHECK-LABEL: llvm.func @ids(%arg0: !llvm.ptr<1> {llvm.noundef}) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 384>}
 // CHECK-NEXT: [[TID:%[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK-NEXT: [[C31:%.*]] = arith.constant 31 : i32
 // CHECK-NEXT: {{%[0-9]+}} = arith.andi [[TID]], [[C31]] : i32

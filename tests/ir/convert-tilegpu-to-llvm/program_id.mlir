@@ -3,7 +3,7 @@
 // Program ids and counts read the CTA id and grid size registers of their axis.
 // Every kernel starts by reading the thread id and splitting it into lane and warp.
 
-// CHECK-LABEL: llvm.func @ids(%arg0: !llvm.ptr<1>) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256>}
+// CHECK-LABEL: llvm.func @ids(%arg0: !llvm.ptr<1> {llvm.noundef}) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 256>}
 // CHECK-NEXT: [[TID:%[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK-NEXT: [[C31:%.*]] = arith.constant 31 : i32
 // CHECK-NEXT: {{%[0-9]+}} = arith.andi [[TID]], [[C31]] : i32

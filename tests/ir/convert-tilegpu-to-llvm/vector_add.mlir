@@ -8,7 +8,7 @@
 // CHECK: module attributes {gpu.container_module, "tilegpu.num-warps" = 4 : i32, tilegpu.shared = 0 : i32, tilegpu.target = "sm_90"}
 // CHECK-NEXT: gpu.module @tilec {
 // CHECK-NEXT: llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
-// CHECK-NEXT: llvm.func @add(%arg0: !llvm.ptr<1>, %arg1: !llvm.ptr<1>, %arg2: !llvm.ptr<1>, %arg3: i32) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128>}
+// CHECK-NEXT: llvm.func @add(%arg0: !llvm.ptr<1> {llvm.noundef}, %arg1: !llvm.ptr<1> {llvm.noundef}, %arg2: !llvm.ptr<1> {llvm.noundef}, %arg3: i32 {llvm.noundef}) attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128>}
 // CHECK: nvvm.read.ptx.sreg.ctaid.x : i32
 // CHECK: [[MASK0:%[0-9]+]] = arith.cmpi slt, %{{[0-9]+}}, %arg3 : i32
 // CHECK: [[P0:%[0-9]+]] = llvm.getelementptr %arg0[%{{[0-9]+}}] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, f32
