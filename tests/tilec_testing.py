@@ -273,6 +273,19 @@ cumsum_cols_kernel, cumsum_rows_kernel = _scan_kernels()
 MARK = "# <-"
 
 
+def ptx_loops(ptx: str) -> list[str]:
+    """The PTX of every loop: from a label to a backward branch to it, in program order."""
+    import re
+    lines = ptx.splitlines()
+    labels = {line.strip()[:-1]: i for i, line in enumerate(lines) if re.match(r"\$L__\w+:$", line.strip())}
+    loops = []
+    for end, line in enumerate(lines):
+        jump = re.search(r"bra(?:\.uni)?\s+(\$L__\w+);", line)
+        if jump and labels.get(jump.group(1), end) < end:
+            loops.append("\n".join(lines[labels[jump.group(1)]:end + 1]))
+    return loops
+
+
 def marked_line(fn) -> tuple[int, str]:
     """The line number and stripped text of the one line of `fn` (a @jit function or a
     plain one) marked with MARK."""

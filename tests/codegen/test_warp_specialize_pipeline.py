@@ -180,6 +180,22 @@ def test_a_tile_too_big_for_one_warpgroup_gets_two(monkeypatch, bn, warps):
     assert unmarked.metadata.num_warps == 4  # only a specialised loop changes the warps
 
 
+@pytest.mark.parametrize("on", [False, True])
+def test_attention_loops_wait_for_q_before_they_start(monkeypatch, on):
+    """Q, staged before the loop and read by every iteration's first wgmma, is ordered
+    by one barrier before the loop (tilegpu-insert-barriers), not one each iteration:
+    the plain loop keeps only its refill barrier, the consumers' loop none."""
+    from tilec_testing import ptx_loops
+    monkeypatch.setattr(config, "warp_specialize", on)
+    kernel = tilec.compile(attention_fwd, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16",
+                                                     "o_ptr": "*fp16:16", "ROWS": "i32", "N_CTX": "i32:16",
+                                                     "sm_scale": "fp32"},
+                           constexprs={"D": 128, "BM": 128, "BN": 128}, target="sm_90", num_warps=8)
+    loops = [body for body in ptx_loops(kernel.asm["ptx"]) if "wgmma.mma_async" in body]
+    assert len(loops) == 1
+    assert _counts(loops[0], r"bar\.sync") == (0 if on else 1)
+
+
 def test_off_by_default_and_without_the_mark(monkeypatch):
     """The switch off (the default), or the loop not marked: the pipeline as before."""
     off = _compile(monkeypatch, persistent_matmul, 8, on=False, BM=128, BN=128, BK=64, GROUP=8, PROGRAMS=132, WS=True)

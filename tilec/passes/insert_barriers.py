@@ -38,6 +38,9 @@ writes: read-after-write, write-after-read and write-after-write.
 - Loops: the state at the head of the body is the state before the loop joined with the
   state at the end of the body (the next iteration), grown to a fixed point before any
   barrier is placed; `if`: both branches start from the same state and join after.
+  Where the body would get fewer barriers if the accesses before the loop were ordered
+  (a buffer staged before the loop and read in it: attention's Q), one barrier goes
+  before the loop instead, run once rather than every iteration.
 - Other ops holding regions (a reduction's combiner, lowered inline once per combine
   step): the op's own accesses come first, then its regions run like a loop body.
 - An access to bytes that a committed copy may still be writing is an error: no barrier
@@ -209,6 +212,7 @@ class _Placer:
     def __init__(self, num_warps: int, insert: bool):
         self.num_warps = num_warps
         self.insert = insert  # False: only compute states (the loop fixed point)
+        self.placed = 0  # barriers placed (or, probing, that would be), each counted once
 
     def block(self, block: ir.Block, state: State) -> State:
         for op in block_ops(block):
@@ -250,21 +254,42 @@ class _Placer:
             raise ValueError(f"{name} touches shared memory that an asynchronous copy may still be writing "
                              "(no wait for that copy's group before it)")
         if any(a.conflicts(p) for a in touched for p in state):
-            if self.insert:
-                with ir.InsertionPoint(op), op.location:
-                    tilegpu.barrier()
+            self._barrier_before(op)
             state = _in_flight(state)
         if name == "tilegpu.async_copy_global_to_local":
             touched = [replace(a, in_flight=0) for a in touched]
         state = state.union(touched)
         if any(len(region.blocks) for region in op.regions):  # a combiner: run any number of times
-            state = self.loop(op, state)
+            state = self.loop(op, state, hoist=False)
         return state
 
-    def loop(self, op: ir.Operation, state: State) -> State:
+    def _barrier_before(self, op: ir.Operation) -> None:
+        self.placed += 1
+        if self.insert:
+            with ir.InsertionPoint(op), op.location:
+                tilegpu.barrier()
+
+    def loop(self, op: ir.Operation, state: State, hoist: bool = True) -> State:
         # scf.while: before, after; scf.for and combiners: the body
         bodies = [region.blocks[0] for region in op.regions if len(region.blocks)]
-        entry = _enter(state, op, _slot_rings(op))
+        rings = _slot_rings(op)
+        head = self._head(op, bodies, _enter(state, op, rings))
+        cleared = _in_flight(state)
+        if hoist and cleared != state:
+            # Where a barrier in the body would order the body only after what came
+            # before the loop (attention's first wgmma after Q was staged), one before the
+            # loop does, run once instead of every iteration.
+            cleared_head = self._head(op, bodies, _enter(cleared, op, rings))
+            if self._count(bodies, cleared_head) < self._count(bodies, head):
+                self._barrier_before(op)
+                state, head = cleared, cleared_head
+        end = head
+        for body in bodies:
+            end = self.block(body, end)
+        return state.union(_leave(end, op))
+
+    def _head(self, op: ir.Operation, bodies: list[ir.Block], entry: State) -> State:
+        """The state at the head of the body: `entry` joined with every later iteration's."""
         head = entry
         probe = _Placer(self.num_warps, insert=False)
         for _ in range(64):  # the head only grows, over a finite set of accesses
@@ -275,10 +300,14 @@ class _Placer:
             if grown == head:
                 break
             head = grown
-        end = head
+        return head
+
+    def _count(self, bodies: list[ir.Block], head: State) -> int:
+        """The barriers the body would get from `head` (each placed once)."""
+        probe = _Placer(self.num_warps, insert=False)
         for body in bodies:
-            end = self.block(body, end)
-        return state.union(_leave(end, op))
+            head = probe.block(body, head)
+        return probe.placed
 
 
 def _in_flight(state: State) -> State:

@@ -61,3 +61,27 @@ func.func @loop_carried(%x: tensor<16x16xf32>, %p: tensor<16x16x!tile.ptr<f32>>)
   %z = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<tensor<16x16xf32>>) -> tensor<16x16xf32>
   return
 }
+
+// A buffer written before a loop and only read in it: the reads wait for the write once,
+// by a barrier before the loop, not by one in the body every iteration. A loop that also
+// writes it keeps its barriers in the body (above).
+
+// CHECK-LABEL: func.func @staged_before_loop
+// CHECK: "tilegpu.local_alloc"(%arg0)
+// CHECK-NEXT: "tilegpu.barrier"()
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: "tilegpu.local_load"
+// CHECK-NEXT: "tilegpu.local_load"
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @staged_before_loop(%x: tensor<16x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %buf = "tilegpu.local_alloc"(%x) {operandSegmentSizes = array<i32: 1>} : (tensor<16x16xf32>) -> !tilegpu.memdesc<tensor<16x16xf32>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %y = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<tensor<16x16xf32>>) -> tensor<16x16xf32>
+    %z = "tilegpu.local_load"(%buf) : (!tilegpu.memdesc<tensor<16x16xf32>>) -> tensor<16x16xf32>
+  }
+  return
+}
