@@ -5,7 +5,8 @@
     python benchmarks/bench_tutorials.py --quick         # one small shape per variant
     python benchmarks/bench_tutorials.py --variant 'bwd' # variants whose name matches a regex
     python benchmarks/bench_tutorials.py --shape '^8192' # shapes ("8192x8192x512") matching a regex
-    python benchmarks/bench_tutorials.py --only 09 --per-config   # every autotune config, one row each
+    python benchmarks/bench_tutorials.py --only 09 --per-config   # every autotune config, one row each,
+                                                                  # with both kernels' registers/spills/smem
     python benchmarks/bench_tutorials.py --interpret     # tilec only, NumPy interpreter, CPU tensors
     python benchmarks/bench_tutorials.py --compile-only sm_90   # tilec only: compile every kernel, launch none
 
@@ -85,7 +86,7 @@ from typing import Any, Callable, Iterator
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from common import have_triton  # noqa: E402
-from configs import autotuned, launched_configs, only_config  # noqa: E402
+from configs import autotuned, launched_configs, only_config, resources  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FOLDER = os.path.join(REPO, ".triton-tutorials")
@@ -1125,14 +1126,19 @@ def main() -> None:
                 first = lambda: (case.call(mine.module, inputs)(), synchronize(hardware))  # noqa: E731
                 for kernel, index, label in launched_configs(mine.module, [theirs.module] if theirs else [], first):
                     one = dataclasses.replace(case, variant=f"{case.variant} ({kernel}: {label})")
+                    launched = {tutorial.backend: [] for tutorial in filter(None, (mine, theirs))}
                     with contextlib.ExitStack() as stack:
                         for tutorial in filter(None, (mine, theirs)):
-                            stack.enter_context(only_config(autotuned(tutorial.module)[kernel], index))
+                            stack.enter_context(only_config(autotuned(tutorial.module)[kernel], index,
+                                                            launched[tutorial.backend]))
                         outcome = run_case(one, mine, inputs, hardware, time_it)
                         other = run_case(one, theirs, inputs, hardware, time_it) if theirs is not None else Outcome("n/a")
                     outcome.output = other.output = None
                     rows.append((one, outcome, other))
-                    print(f"    {kernel}: {label} -> {_row_summary(outcome, other)}", flush=True)
+                    used = ", ".join(f"{backend} {resources(kernels[0])}" for backend, kernels in launched.items()
+                                     if kernels and resources(kernels[0]) != "?/?/?")  # (the interpreter's)
+                    print(f"    {kernel}: {label} -> {_row_summary(outcome, other)}"
+                          + (f" [regs/spill/smem {used}]" if used else ""), flush=True)
                 continue
             outcome = run_case(case, mine, inputs, hardware, time_it)
             other = run_case(case, theirs, inputs, hardware, time_it) \

@@ -33,18 +33,43 @@ def _attribute(value: Any, name: str) -> Any:
 
 
 @contextmanager
-def only_config(tuner: Any, index: int) -> Iterator[Any]:
+def only_config(tuner: Any, index: int, launched: list | None = None) -> Iterator[Any]:
     """Within the block, `tuner` has config `index` alone (and forgets its choices);
-    afterwards its configs and choices are as they were. Yields the config."""
+    afterwards its configs and choices are as they were. Yields the config. With
+    `launched`, its one element becomes what each launch of the tuner returns (both
+    backends return the compiled kernel: registers, spills, shared memory)."""
     configs, cache = tuner.configs, dict(tuner.cache)
     tuner.configs = [configs[index]]
     tuner.cache.clear()
+    own_run = vars(tuner).get("run")  # an instance's own run (None: the class's)
+    if launched is not None:
+        run = tuner.run
+
+        def recording(*args, **kwargs):
+            launched[:] = [run(*args, **kwargs)]
+            return launched[0]
+        tuner.run = recording  # both backends' kernel[grid](...) calls self.run
     try:
         yield configs[index]
     finally:
         tuner.configs = configs
         tuner.cache.clear()
         tuner.cache.update(cache)
+        if launched is not None:
+            if own_run is None:
+                del tuner.run
+            else:
+                tuner.run = own_run
+
+
+def resources(kernel: Any) -> str:
+    """A compiled kernel's registers a thread, spilled bytes and shared memory, as
+    "regs/spill/smem" ("?" where the backend does not say)."""
+    shared = getattr(kernel, "shared", None)
+    if shared is None:
+        shared = getattr(getattr(kernel, "metadata", None), "shared", None)
+    values = (getattr(kernel, "n_regs", None), getattr(kernel, "n_spills", None), shared)
+    return "/".join("?" if value is None else str(value) for value in values)
 
 
 def describe(config: Any) -> str:

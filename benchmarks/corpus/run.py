@@ -88,7 +88,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from bench_tutorials import ImportRewriter, Unavailable  # noqa: E402
 from case import Case  # noqa: E402
-from configs import autotuned, launched_configs, only_config  # noqa: E402
+from configs import autotuned, launched_configs, only_config, resources  # noqa: E402
 
 
 @dataclass
@@ -216,7 +216,7 @@ def main() -> int:
                              "(the other cards idle), and report those times")
     parser.add_argument("--per-config", action="store_true",
                         help="one row per config of each @autotune kernel the case launches (the others autotuned "
-                             "as usual), each through the case's own call; single process only")
+                             "as usual), each followed by both compilers' registers, spill bytes and shared memory, each through the case's own call; single process only")
     parser.add_argument("--warm", type=int, default=0, metavar="N",
                         help="with --gpus: first run every part untimed, N children at once, to fill the compile "
                              "caches before the timed pass")
@@ -280,10 +280,16 @@ def main() -> int:
                 for kernel, index, label in launched_configs(modules["tilec"], others, first):
                     row = Row(file, dataclasses.replace(case, name=f"{case.name} ({kernel}: {label})"))
                     rows.append(row)
+                    launched = {backend: [] for backend in backends if not isinstance(modules[backend], Exception)}
                     with contextlib.ExitStack() as stack:
-                        for backend in backends:
-                            stack.enter_context(only_config(autotuned(modules[backend])[kernel], index))
+                        for backend in launched:
+                            stack.enter_context(only_config(autotuned(modules[backend])[kernel], index,
+                                                            launched[backend]))
                         run_row(row, modules, backends, inputs, reference, synchronize, gpu)
+                    used = ", ".join(f"{b} {resources(k[0])}" for b, k in launched.items()
+                                     if k and resources(k[0]) != "?/?/?")  # (not the interpreter's)
+                    if used:
+                        print(f"    regs/spill/smem: {used}", flush=True)
                 continue
             run_row(row, modules, backends, inputs, reference, synchronize, gpu and not args.no_time)
             if args.rows_json:

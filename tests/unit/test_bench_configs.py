@@ -37,6 +37,36 @@ def test_only_config_restores_the_autotuner():
     assert kernel.configs == configs and kernel.cache == {(1,): configs[0]}
 
 
+def test_only_config_records_what_each_launch_returns(monkeypatch):
+    """With a list, each launch of the tuner leaves there the compiled kernel it ran (what
+    --per-config reports registers, spills and shared memory of); afterwards the tuner's
+    own run is back."""
+    from tilec.config import config
+    from configs import resources
+    monkeypatch.setattr(config, "interpret", False)
+    configs = [tilec.Config({"BLOCK": 16}), tilec.Config({"BLOCK": 32}, num_warps=8)]
+
+    @tilec.autotune(configs, key=["n"])
+    @tilec.jit
+    def fill(x, n, BLOCK: tl.constexpr):
+        tl.store(x + tl.arange(0, BLOCK), tl.full((BLOCK,), 1.0, tl.float32))
+
+    class Compiled:  # a launch's result as either backend returns it
+        n_regs, n_spills, shared = 40, 0, 512
+
+    def run(*args, **kwargs):
+        assert fill.configs == [configs[1]]
+        return Compiled()
+    monkeypatch.setattr(fill, "run", run)  # stands in for the GPU launch
+    launched = []
+    with only_config(fill, 1, launched):
+        fill[(1,)](None, 32)
+        fill[(1,)](None, 32)
+    assert len(launched) == 1 and resources(launched[0]) == "40/0/512"
+    assert fill.run is run
+    assert resources(object()) == "?/?/?"
+
+
 def test_launched_configs_are_those_of_the_kernels_the_call_launches(monkeypatch):
     """Only the kernels whose choice the first call makes, and that the other backend's
     module has too, each config in order; a first call that raises keeps what it reached."""
