@@ -88,6 +88,43 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, ROWS, N_CTX, sm_scale, D: tl.const
 
 
 @tilec.jit
+def attention_causal(q_ptr, k_ptr, v_ptr, o_ptr, ROWS, N_CTX, sm_scale, D: tl.constexpr, BM: tl.constexpr,
+                     BN: tl.constexpr):
+    """attention_fwd with a causal mask in two marked loops, as Triton's tutorial 06 splits
+    it: the blocks left of the diagonal unmasked, then the diagonal's, masked."""
+    start_m = tl.program_id(0)
+    first = tl.program_id(1) * N_CTX
+    q_desc = tl.make_tensor_descriptor(q_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BM, D])
+    k_desc = tl.make_tensor_descriptor(k_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BN, D])
+    v_desc = tl.make_tensor_descriptor(v_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BN, D])
+    o_desc = tl.make_tensor_descriptor(o_ptr, shape=[ROWS, D], strides=[D, 1], block_shape=[BM, D])
+    q = q_desc.load([first + start_m * BM, 0])
+    rows = start_m * BM + tl.arange(0, BM)
+    m_i = tl.full([BM], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BM], dtype=tl.float32)
+    acc = tl.zeros([BM, D], dtype=tl.float32)
+    scale = sm_scale * 1.44269504
+    for start_n in tl.range(0, start_m * BM, BN, warp_specialize=True):
+        qk = tl.dot(q, k_desc.load([first + start_n, 0]).T) * scale
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v_desc.load([first + start_n, 0]), acc * alpha[:, None])
+        m_i = m_ij
+    for start_n in tl.range(start_m * BM, (start_m + 1) * BM, BN, warp_specialize=True):
+        qk = tl.dot(q, k_desc.load([first + start_n, 0]).T) * scale
+        qk = tl.where(rows[:, None] >= start_n + tl.arange(0, BN)[None, :], qk, float("-inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = tl.dot(p.to(tl.float16), v_desc.load([first + start_n, 0]), acc * alpha[:, None])
+        m_i = m_ij
+    o_desc.store([first + start_m * BM, 0], (acc / l_i[:, None]).to(tl.float16))
+
+
+@tilec.jit
 def pointer_matmul(a_ptr, b_ptr, c_ptr, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
@@ -194,6 +231,24 @@ def test_attention_loops_wait_for_q_before_they_start(monkeypatch, on):
     loops = [body for body in ptx_loops(kernel.asm["ptx"]) if "wgmma.mma_async" in body]
     assert len(loops) == 1
     assert _counts(loops[0], r"bar\.sync") == (0 if on else 1)
+
+
+@pytest.mark.parametrize("num_warps", [4, 8])
+def test_of_two_marked_loops_the_first_specialises(monkeypatch, num_warps):
+    """A causal attention's two marked loops: the first in program order (the blocks left
+    of the diagonal, most of the work) gets the producer; the diagonal's loop after it
+    runs pipelined on the consumers alone, which synchronise by their named barrier."""
+    monkeypatch.setattr(config, "warp_specialize", True)
+    kernel = tilec.compile(attention_causal, signature={"q_ptr": "*fp16:16", "k_ptr": "*fp16:16", "v_ptr": "*fp16:16",
+                                                        "o_ptr": "*fp16:16", "ROWS": "i32", "N_CTX": "i32:16",
+                                                        "sm_scale": "fp32"},
+                           constexprs={"D": 64, "BM": 128, "BN": 64}, target="sm_90", num_warps=num_warps)
+    ttgir, ptx = kernel.asm["ttgir"], kernel.asm["ptx"]
+    assert ttgir.count('"tilegpu.warp_specialize"') == 1
+    assert '"tile.dot"' not in ttgir[:ttgir.index('"tilegpu.warp_specialize"')]  # no loop before the split
+    after = ptx[ptx.index("setmaxnreg.inc") if "setmaxnreg.inc" in ptx else ptx.index("bar.sync \t1,"):]
+    assert re.search(r"bar\.sync\s+0;", after) is None  # the producers have left: no whole-block barrier
+    assert kernel.metadata.producer_warps == 4 and kernel.n_spills == 0
 
 
 def test_off_by_default_and_without_the_mark(monkeypatch):

@@ -1387,6 +1387,7 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize:
     num_warps = tilegpu.num_warps_of(module_op)
     for fn in functions(module_op):
         streamed: list[_Loop] = []  # pipelined through cp.async rings only
+        special = _first_specializable(fn, num_stages, num_warps) if warp_specialize else None
         for loop in _loops_innermost_first(fn):
             analysis = AxisInfoAnalysis(fn)  # fresh: earlier loops were rewritten
             plan = _plan(loop, num_stages, analysis)
@@ -1394,7 +1395,7 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize:
                 plan = _plan(plan.op, num_stages, AxisInfoAnalysis(fn))
             if plan is None:
                 continue
-            if warp_specialize and _specializable(plan, num_warps) and \
+            if warp_specialize and (special is None or loop == special) and _specializable(plan, num_warps) and \
                     tilegpu.PRODUCER_WARPS_ATTR not in module_op.attributes:
                 _pipeline_warp_specialized(plan, num_warps)
                 module_op.attributes[tilegpu.PRODUCER_WARPS_ATTR] = i32_attr(PRODUCER_WARPS)
@@ -1407,6 +1408,22 @@ def pipeline_pass(module_op: ir.Operation, num_stages: int = 3, warp_specialize:
             overlap_next_prologue(plan.op, [load.ring for load in plan.loads], plan.wgmma, num_warps,
                                   target.max_shared_bytes)
         _stage_after_loads(fn)
+
+
+def _first_specializable(fn: ir.Operation, num_stages: int, num_warps: int) -> ir.Operation | None:
+    """The loop to specialise where several are marked: the first in program order (a
+    causal attention's long off-band loop, not the short on-band one after it). Only
+    loops without pointer loads are planned here (planning those builds ops); None where
+    none qualifies, and the pass then takes the first it meets."""
+    analysis = AxisInfoAnalysis(fn)
+    for loop in reversed(_loops_innermost_first(fn)):  # parents first, siblings in program order
+        if WARP_SPECIALIZE_ATTR not in loop.attributes or \
+                any(op.name == "tile.load" for op in block_ops(loop.regions[0].blocks[0])):
+            continue
+        plan = _plan(loop, num_stages, analysis)
+        if plan is not None and _specializable(plan, num_warps):
+            return loop
+    return None
 
 
 def _stage_after_loads(fn: ir.Operation) -> None:
