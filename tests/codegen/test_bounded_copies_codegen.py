@@ -23,7 +23,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.backend import toolkit
-from tilec_testing import grouped_descriptor_matmul, k_tail_matmul
+from tilec_testing import grouped_descriptor_matmul, k_tail_matmul, ptx_loops
 
 try:
     toolkit.ptxas_path()
@@ -41,18 +41,9 @@ GROUPED_SIGNATURE = {"group_a_ptrs": "*u64:16", "group_b_ptrs": "*u64:16", "grou
 
 
 def _loop(ptx: str) -> str:
-    """The PTX of the innermost loop holding the mma instructions: the shortest block
-    between a label and a backward branch to it that has them."""
-    lines = ptx.splitlines()
-    labels = {line[:-1]: i for i, line in enumerate(lines) if re.match(r"\$L__BB\d+_\d+:$", line)}
-    loops = []
-    for end, line in enumerate(lines):
-        jump = re.search(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", line)
-        if jump and labels.get(jump.group(1), end) < end:
-            body = "\n".join(lines[labels[jump.group(1)]:end])
-            if "mma" in body:
-                loops.append(body)
-    return min(loops, key=len, default="")
+    """The PTX of the innermost loop holding the mma instructions: the shortest loop that
+    has them."""
+    return min((body for body in ptx_loops(ptx) if "mma" in body), key=len, default="")
 
 
 @pytest.mark.parametrize("target, dot", [("sm_80", "mma.sync.aligned"), ("sm_90a", "wgmma.mma_async")])

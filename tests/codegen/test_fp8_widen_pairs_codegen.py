@@ -16,6 +16,7 @@ import pytest
 import tilec
 import tilec.language as tl
 from tilec.backend import toolkit
+from tilec_testing import ptx_loops
 
 try:
     toolkit.ptxas_path()
@@ -45,13 +46,10 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
 
 
 def _loop_body(ptx: str) -> str:
-    """The PTX of the kernel's (one) loop: from the label a backward branch goes to, to it."""
-    labels = {m.group(1): m.start() for m in re.finditer(r"^(\$L__\w+):", ptx, re.M)}
-    for m in re.finditer(r"bra(?:\.uni)?\s+(\$L__\w+);", ptx):
-        start = labels.get(m.group(1))
-        if start is not None and start < m.start():
-            return ptx[start:m.end()]
-    raise AssertionError("no loop in the PTX")
+    """The PTX of the kernel's (one) loop."""
+    loops = ptx_loops(ptx)
+    assert loops, "no loop in the PTX"
+    return loops[0]
 
 
 @pytest.mark.parametrize("dtype", ["fp8e4nv", "fp8e5"])

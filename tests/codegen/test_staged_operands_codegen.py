@@ -17,6 +17,7 @@ import pytest
 
 import tilec
 from tilec_testing import masked_matmul_kernel as matmul_kernel
+from tilec_testing import ptx_loops
 from tilec.backend import toolkit
 
 try:
@@ -43,12 +44,10 @@ def _ttgir_loop(ttgir: str) -> list[str]:
 
 
 def _ptx_loop(ptx: str) -> str:
-    """The PTX of the loop holding the wgmma: from its label to the branch back to it."""
-    for match in re.finditer(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", ptx):
-        label = ptx.find(f"{match.group(1)}:")
-        if 0 <= label < match.start() and "wgmma.mma_async" in ptx[label:match.start()]:
-            return ptx[label:match.start()]
-    raise AssertionError("no loop around the wgmma")
+    """The PTX of the loop holding the wgmma."""
+    loops = [body for body in ptx_loops(ptx) if "wgmma.mma_async" in body]
+    assert loops, "no loop around the wgmma"
+    return loops[0]
 
 
 def _staged_right_after_loads(loop: list[str]) -> int:
