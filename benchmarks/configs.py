@@ -36,16 +36,24 @@ def _attribute(value: Any, name: str) -> Any:
 def only_config(tuner: Any, index: int, launched: list | None = None) -> Iterator[Any]:
     """Within the block, `tuner` has config `index` alone (and forgets its choices);
     afterwards its configs and choices are as they were. Yields the config. With
-    `launched`, its one element becomes what each launch of the tuner returns (both
-    backends return the compiled kernel: registers, spills, shared memory)."""
+    `launched`, its one element becomes what the first launch of the tuner returns (both
+    backends return the compiled kernel: registers, spills, shared memory); the launches
+    after it, the timed ones, go straight to the tuner."""
     configs, cache = tuner.configs, dict(tuner.cache)
     tuner.configs = [configs[index]]
     tuner.cache.clear()
     own_run = vars(tuner).get("run")  # an instance's own run (None: the class's)
+
+    def restore_run() -> None:
+        if own_run is None:
+            vars(tuner).pop("run", None)
+        else:
+            tuner.run = own_run
     if launched is not None:
         run = tuner.run
 
         def recording(*args, **kwargs):
+            restore_run()
             launched[:] = [run(*args, **kwargs)]
             return launched[0]
         tuner.run = recording  # both backends' kernel[grid](...) calls self.run
@@ -55,11 +63,7 @@ def only_config(tuner: Any, index: int, launched: list | None = None) -> Iterato
         tuner.configs = configs
         tuner.cache.clear()
         tuner.cache.update(cache)
-        if launched is not None:
-            if own_run is None:
-                del tuner.run
-            else:
-                tuner.run = own_run
+        restore_run()
 
 
 def resources(kernel: Any) -> str:
